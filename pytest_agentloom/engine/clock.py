@@ -1,0 +1,122 @@
+"""Clocks and run ids, injected so that runs are repeatable.
+
+The engine never reads the wall clock or sleeps directly: it asks a
+:class:`Clock`. :class:`VirtualClock` makes time a number that only moves when
+the engine sleeps, so retries with backoff take no real time and every event
+in a trace gets the same timestamp on every run.
+
+Steps of one layer run concurrently. To keep their timestamps independent of
+which coroutine the event loop happens to resume first, each step gets a
+``fork()`` of the run clock; when the layer ends the run clock moves to the
+latest fork (``join``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import hashlib
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from typing import Protocol, runtime_checkable
+
+__all__ = [
+    "Clock",
+    "RunIdSource",
+    "SystemClock",
+    "VirtualClock",
+    "current_clock",
+    "derived_run_id",
+    "random_run_id",
+]
+
+
+@runtime_checkable
+class Clock(Protocol):
+    """Time as the engine sees it, in seconds."""
+
+    def now(self) -> float: ...
+
+    async def sleep(self, seconds: float) -> None: ...
+
+    def fork(self) -> Clock: ...
+
+    def join(self, forks: Iterable[Clock]) -> None: ...
+
+    @property
+    def is_virtual(self) -> bool: ...
+
+
+class VirtualClock:
+    """A clock that starts at ``start`` and advances only when something sleeps on it."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        self._now = float(start)
+
+    @property
+    def is_virtual(self) -> bool:
+        return True
+
+    def now(self) -> float:
+        return self._now
+
+    async def sleep(self, seconds: float) -> None:
+        self._now += max(0.0, float(seconds))
+        await asyncio.sleep(0)  # still yield, so concurrent steps interleave as they would for real
+
+    def advance(self, seconds: float) -> None:
+        """Move time forward without sleeping (for tests of timeouts)."""
+        self._now += max(0.0, float(seconds))
+
+    def fork(self) -> VirtualClock:
+        return VirtualClock(self._now)
+
+    def join(self, forks: Iterable[Clock]) -> None:
+        self._now = max([self._now, *(fork.now() for fork in forks)])
+
+
+class SystemClock:
+    """Real time from :func:`time.monotonic`; sleeps really sleep."""
+
+    @property
+    def is_virtual(self) -> bool:
+        return False
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+    def fork(self) -> SystemClock:
+        return self
+
+    def join(self, forks: Iterable[Clock]) -> None:
+        return None
+
+
+_current: contextvars.ContextVar[Clock | None] = contextvars.ContextVar("agentloom_clock", default=None)
+
+
+def current_clock() -> Clock:
+    """The clock of the step being run, for providers that simulate latency."""
+    return _current.get() or SystemClock()
+
+
+def set_current_clock(clock: Clock) -> contextvars.Token[Clock | None]:
+    return _current.set(clock)
+
+
+RunIdSource = Callable[[], str]
+
+
+def random_run_id() -> str:
+    """A fresh, unique run id; the CLI uses it for real runs."""
+    return f"run-{uuid.uuid4().hex[:12]}"
+
+
+def derived_run_id(*parts: str) -> str:
+    """A run id that is a pure function of its parts (workflow hash, inputs, test id)."""
+    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+    return f"run-{digest[:12]}"

@@ -1,0 +1,340 @@
+"""Reading a workflow file into a :class:`Workflow`, or explaining why it can't be.
+
+Loading is all-or-nothing: the YAML is parsed, validated against the models,
+then checked as a graph (ids, dependencies, cycles, router targets) and for
+templates and router expressions that could never work. Every problem found is
+reported, each naming the file, the step id and the field.
+"""
+
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from ..errors import TemplateError, WorkflowError
+from .expressions import ExpressionSyntaxError, compile_expression
+from .model import FUTURE_STEP_TYPES, STEP_TYPES, LLMCallStep, RouterStep, Workflow
+from .templates import check_template
+
+__all__ = ["load_workflow", "parse_workflow", "validate_workflow"]
+
+
+def load_workflow(path: str | Path) -> Workflow:
+    """Load and check the workflow at ``path``; raise :class:`WorkflowError` if anything is wrong."""
+    source = Path(path).expanduser().resolve()
+    try:
+        text = source.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise WorkflowError(
+            f"Workflow file not found: {path}", file=str(path), hint="check the path; relative paths are "
+            "resolved against the current directory (or the test file's folder in the agentloom fixture)."
+        ) from None
+    return parse_workflow(text, source=source)
+
+
+def parse_workflow(text: str, *, source: Path | None = None) -> Workflow:
+    """Parse YAML text into a checked workflow; ``source`` names the file in errors and anchors paths."""
+    file = str(source) if source else "<string>"
+    data = _read_yaml(text, file)
+    _check_step_types(data, file)
+    try:
+        workflow = Workflow.model_validate(data)
+    except ValidationError as exc:
+        raise _combine([_translate(error, data, file) for error in exc.errors()], file) from None
+    workflow._source = source
+    validate_workflow(workflow, file=file)
+    return workflow
+
+
+def validate_workflow(workflow: Workflow, *, file: str = "<workflow>") -> None:
+    """Run the checks that need the whole workflow; compile router expressions on success."""
+    problems = [*_check_ids(workflow, file), *_check_references(workflow, file)]
+    if not problems:
+        problems.extend(_check_cycles(workflow, file))
+    problems.extend(_check_llm_calls(workflow, file))
+    problems.extend(_compile_routers(workflow, file))
+    if problems:
+        raise _combine(problems, file)
+
+
+# -- YAML and models --------------------------------------------------------------------------------------
+
+
+def _read_yaml(text: str, file: str) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise WorkflowError(f"Invalid YAML{where}: {problem}", file=file, hint="fix the YAML syntax.") from None
+    if not isinstance(data, dict):
+        raise WorkflowError(
+            f"A workflow file must hold a mapping with 'name' and 'steps', got {type(data).__name__}",
+            file=file,
+        )
+    return data
+
+
+def _check_step_types(data: dict[str, Any], file: str) -> None:
+    """Explain unknown or not-yet-supported step types before pydantic's union error does."""
+    steps = data.get("steps")
+    if not isinstance(steps, list):
+        return
+    problems = []
+    for index, raw in enumerate(steps):
+        if not isinstance(raw, dict):
+            continue
+        kind = raw.get("type")
+        step_id = raw.get("id") if isinstance(raw.get("id"), str) else f"steps[{index}]"
+        if kind in STEP_TYPES:
+            continue
+        if kind in FUTURE_STEP_TYPES:
+            message = f"Step type '{kind}' is part of AgentLoom 0.5 but not supported by this version yet"
+            hint = f"supported step types: {', '.join(STEP_TYPES)}."
+        elif kind is None:
+            message, hint = "Step has no 'type'", f"add 'type:' with one of: {', '.join(STEP_TYPES)}."
+        else:
+            message = f"Unknown step type '{kind}'"
+            hint = _did_you_mean(str(kind), STEP_TYPES) or f"use one of: {', '.join(STEP_TYPES)}."
+        problems.append(WorkflowError(message, file=file, step_id=step_id, field="type", hint=hint))
+    if problems:
+        raise _combine(problems, file)
+
+
+def _translate(error: Any, data: dict[str, Any], file: str) -> WorkflowError:
+    """Turn one pydantic error into a WorkflowError naming the step and the field."""
+    loc = list(error["loc"])
+    step_id = None
+    if len(loc) >= 2 and loc[0] == "steps" and isinstance(loc[1], int):
+        raw = data["steps"][loc[1]]
+        step_id = raw.get("id") if isinstance(raw, dict) and isinstance(raw.get("id"), str) else f"steps[{loc[1]}]"
+        loc = loc[3:] if len(loc) > 2 and loc[2] in STEP_TYPES else loc[2:]
+    field = _format_loc(loc) or None
+    hint = None
+    if error["type"] == "extra_forbidden":
+        key = str(loc[-1])
+        known = _known_keys(error["loc"])
+        message = f"Unknown key '{key}'"
+        hint = _did_you_mean(key, known) or (f"known keys here: {', '.join(sorted(known))}." if known else None)
+    elif error["type"] == "missing":
+        message = f"Missing required key '{loc[-1]}'"
+    else:
+        message = f"Invalid value for '{field}': {error['msg']}" if field else error["msg"]
+    return WorkflowError(message, file=file, step_id=step_id, field=field, hint=hint)
+
+
+def _format_loc(loc: Iterable[Any]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _known_keys(loc: tuple[Any, ...]) -> list[str]:
+    """Field names of the model that holds the last key of ``loc``."""
+    model: Any = Workflow
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        if model is Workflow and part in STEP_TYPES:
+            continue
+        if isinstance(model, type) and issubclass(model, BaseModel) and part in model.model_fields:
+            annotation = model.model_fields[part].annotation
+            model = _inner_model(annotation, loc)
+        elif part in STEP_TYPES:
+            model = STEP_TYPES[part]
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return list(model.model_fields)
+    return []
+
+
+def _inner_model(annotation: Any, loc: tuple[Any, ...]) -> Any:
+    """The pydantic model inside ``list[X]``, ``X | None``, ``dict[str, X]`` or the step union."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    args = typing.get_args(annotation)
+    if typing.get_origin(annotation) is typing.Annotated:
+        return _inner_model(args[0], loc)
+    if len(loc) >= 3 and loc[0] == "steps" and loc[2] in STEP_TYPES and args and all(
+        isinstance(arg, type) and issubclass(arg, BaseModel) for arg in args
+    ):
+        return STEP_TYPES[loc[2]]
+    for arg in args:
+        if arg is type(None):
+            continue
+        found = _inner_model(arg, loc)
+        if found is not None:
+            return found
+    if isinstance(annotation, types.UnionType):
+        return None
+    return None
+
+
+def _did_you_mean(word: str, choices: Iterable[str]) -> str | None:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"did you mean '{close[0]}'?" if close else None
+
+
+def _combine(problems: list[WorkflowError], file: str) -> WorkflowError:
+    if len(problems) == 1:
+        return problems[0]
+    lines = [f"{len(problems)} problems in workflow {file}:"]
+    for number, problem in enumerate(problems, 1):
+        body = str(problem).replace("\n", "\n     ")
+        lines.append(f"  {number}. {body}")
+    first = problems[0]
+    combined = WorkflowError(
+        "\n".join(lines), step_id=first.step_id, field=first.field, problems=problems
+    )
+    combined.file = file
+    return combined
+
+
+# -- whole-workflow checks ----------------------------------------------------------------------------------
+
+
+def _check_ids(workflow: Workflow, file: str) -> list[WorkflowError]:
+    seen: set[str] = set()
+    problems = []
+    for index, step in enumerate(workflow.steps):
+        if step.id in seen:
+            problems.append(WorkflowError(
+                f"Duplicate step id '{step.id}'", file=file, step_id=step.id, field=f"steps[{index}].id",
+                hint="give every step its own id.",
+            ))
+        seen.add(step.id)
+    return problems
+
+
+def _check_references(workflow: Workflow, file: str) -> list[WorkflowError]:
+    ids = [step.id for step in workflow.steps]
+    problems = []
+    for step in workflow.steps:
+        for position, dep in enumerate(step.depends_on):
+            if dep not in ids:
+                problems.append(WorkflowError(
+                    f"Step '{step.id}' depends on unknown step '{dep}'", file=file, step_id=step.id,
+                    field=f"depends_on[{position}]", hint=_did_you_mean(dep, ids) or f"known steps: {', '.join(ids)}.",
+                ))
+            elif dep == step.id:
+                problems.append(WorkflowError(
+                    f"Step '{step.id}' depends on itself", file=file, step_id=step.id, field=f"depends_on[{position}]",
+                ))
+        if isinstance(step, RouterStep):
+            problems.extend(_check_router_targets(step, ids, file))
+    return problems
+
+
+def _check_router_targets(step: RouterStep, ids: list[str], file: str) -> list[WorkflowError]:
+    fields = [(f"conditions[{i}].target", c.target) for i, c in enumerate(step.conditions)]
+    if step.default is not None:
+        fields.append(("default", step.default))
+    problems = []
+    if not fields:
+        problems.append(WorkflowError(
+            f"Router '{step.id}' has no conditions and no default", file=file, step_id=step.id,
+            field="conditions", hint="add at least one condition or a default target.",
+        ))
+    for field, target in fields:
+        if target not in ids:
+            problems.append(WorkflowError(
+                f"Router '{step.id}' targets unknown step '{target}'", file=file, step_id=step.id, field=field,
+                hint=_did_you_mean(target, ids) or f"known steps: {', '.join(ids)}.",
+            ))
+        elif target == step.id:
+            problems.append(WorkflowError(
+                f"Router '{step.id}' targets itself", file=file, step_id=step.id, field=field,
+            ))
+    return problems
+
+
+def dependency_graph(workflow: Workflow) -> dict[str, list[str]]:
+    """Each step's dependencies, with the implicit edge from a router to each of its targets."""
+    graph = {step.id: list(dict.fromkeys(step.depends_on)) for step in workflow.steps}
+    for step in workflow.steps:
+        if isinstance(step, RouterStep):
+            for target in step.targets():
+                if target in graph and step.id not in graph[target]:
+                    graph[target].append(step.id)
+    return graph
+
+
+def _check_cycles(workflow: Workflow, file: str) -> list[WorkflowError]:
+    graph = dependency_graph(workflow)
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for dep in graph[node]:
+            if state.get(dep) == 1:
+                return [*stack[stack.index(dep):], dep]
+            if dep not in state and (cycle := visit(dep)):
+                return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for step in workflow.steps:
+        if step.id not in state and (cycle := visit(step.id)):
+            shown = " -> ".join(reversed(cycle))
+            return [WorkflowError(
+                f"Dependency cycle: {shown}", file=file, step_id=cycle[-1], field="depends_on",
+                hint="remove one of these dependencies (a router's targets depend on the router implicitly).",
+            )]
+    return []
+
+
+def _check_llm_calls(workflow: Workflow, file: str) -> list[WorkflowError]:
+    problems = []
+    for step in workflow.steps:
+        if not isinstance(step, LLMCallStep):
+            continue
+        if step.prompt is None and step.conversation is None:
+            problems.append(WorkflowError(
+                f"llm_call '{step.id}' has neither 'prompt' nor 'conversation'", file=file, step_id=step.id,
+                field="prompt", hint="add a prompt, e.g. prompt: \"Summarize {state.text}\".",
+            ))
+        if step.conversation is not None:
+            problems.append(WorkflowError(
+                f"llm_call '{step.id}' uses 'conversation', which this version does not support yet",
+                file=file, step_id=step.id, field="conversation", hint="use a prompt instead for now.",
+            ))
+        for field in ("prompt", "system_prompt"):
+            text = getattr(step, field)
+            if text is None:
+                continue
+            try:
+                check_template(text)
+            except TemplateError as exc:
+                problems.append(WorkflowError(
+                    str(exc), file=file, step_id=step.id, field=field,
+                    hint="write literal braces twice: {{ and }}.",
+                ))
+    return problems
+
+
+def _compile_routers(workflow: Workflow, file: str) -> list[WorkflowError]:
+    problems = []
+    for step in workflow.steps:
+        if not isinstance(step, RouterStep):
+            continue
+        for index, condition in enumerate(step.conditions):
+            try:
+                workflow._compiled[f"{step.id}/{index}"] = compile_expression(condition.expression)
+            except ExpressionSyntaxError as exc:
+                problems.append(WorkflowError(
+                    f"Router expression not allowed: {exc}", file=file, step_id=step.id,
+                    field=f"conditions[{index}].expression",
+                    hint="use comparisons, and/or/not, in, literals, state paths and simple string methods.",
+                ))
+    return problems

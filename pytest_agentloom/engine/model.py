@@ -1,0 +1,177 @@
+"""The workflow file as typed data: one pydantic model per step type.
+
+Every model forbids unknown keys, so a typo such as ``promt`` is an error at
+load time instead of a silently ignored field. The loader
+(:mod:`pytest_agentloom.engine.loader`) turns pydantic's errors into
+:class:`~pytest_agentloom.errors.WorkflowError` messages that name the file,
+the step and the field.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+__all__ = [
+    "DEFAULT_RETRYABLE_STATUS_CODES",
+    "FUTURE_STEP_TYPES",
+    "STEP_TYPES",
+    "Condition",
+    "LLMCallStep",
+    "RetryPolicy",
+    "RouterStep",
+    "StateKeySchema",
+    "Step",
+    "ToolStep",
+    "Workflow",
+    "WorkflowConfig",
+]
+
+DEFAULT_RETRYABLE_STATUS_CODES = (429, 500, 502, 503, 504)
+STEP_ID_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*$"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RetryPolicy(_Strict):
+    """How a failed call is retried: ``max_retries`` more attempts, exponential backoff.
+
+    The n-th retry waits ``backoff_seconds * backoff_multiplier ** (n - 1)``,
+    capped at ``max_backoff_seconds``, on the run's clock.
+    """
+
+    max_retries: int = Field(default=3, ge=0)
+    backoff_seconds: float = Field(default=1.0, ge=0)
+    backoff_multiplier: float = Field(default=2.0, ge=1)
+    max_backoff_seconds: float = Field(default=60.0, ge=0)
+    retryable_status_codes: list[int] = Field(default_factory=lambda: list(DEFAULT_RETRYABLE_STATUS_CODES))
+
+    def delay(self, retry_number: int) -> float:
+        """Seconds to wait before retry number ``retry_number`` (1 for the first retry)."""
+        raw = self.backoff_seconds * self.backoff_multiplier ** (retry_number - 1)
+        return min(raw, self.max_backoff_seconds)
+
+
+class WorkflowConfig(_Strict):
+    """Run-wide settings; a step's own field wins over the matching one here."""
+
+    model: str | None = None
+    provider: str | None = None
+    budget_usd: float | None = Field(default=None, gt=0)
+    timeout: float | None = Field(default=None, gt=0)
+    stream: bool = False
+    retry: RetryPolicy | None = None
+
+
+class StateKeySchema(_Strict):
+    """What the workflow says about one state key (or glob of keys)."""
+
+    redact: bool = False
+    type: str | None = None
+    description: str | None = None
+
+
+class _StepBase(_Strict):
+    """The fields every step has."""
+
+    id: str = Field(pattern=STEP_ID_PATTERN)
+    description: str | None = None
+    depends_on: list[str] = Field(default_factory=list)
+    output: str | None = None
+    timeout: float | None = Field(default=None, gt=0)
+    retry: RetryPolicy | None = None
+
+
+class LLMCallStep(_StepBase):
+    """One model call: a prompt in, the reply's text out."""
+
+    type: Literal["llm_call"]
+    prompt: str | None = None
+    system_prompt: str | None = None
+    model: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = Field(default=None, gt=0)
+    stream: bool | None = None
+    conversation: str | None = None
+
+
+class ToolStep(_StepBase):
+    """Calls a registered Python tool with rendered ``tool_args``."""
+
+    type: Literal["tool"]
+    tool_name: str
+    tool_args: dict[str, Any] = Field(default_factory=dict)
+
+
+class Condition(_Strict):
+    """One branch of a router: the first whose ``expression`` is true wins."""
+
+    expression: str
+    target: str
+
+
+class RouterStep(_StepBase):
+    """Chooses one of its targets; the branches not chosen are skipped."""
+
+    type: Literal["router"]
+    conditions: list[Condition] = Field(default_factory=list)
+    default: str | None = None
+
+    def targets(self) -> list[str]:
+        """Every step this router may choose, conditions first, without repeats."""
+        names = [condition.target for condition in self.conditions]
+        if self.default is not None:
+            names.append(self.default)
+        return list(dict.fromkeys(names))
+
+
+Step = Annotated[LLMCallStep | ToolStep | RouterStep, Field(discriminator="type")]
+STEP_TYPES: dict[str, type[_StepBase]] = {"llm_call": LLMCallStep, "tool": ToolStep, "router": RouterStep}
+FUTURE_STEP_TYPES = ("subworkflow", "approval_gate", "agent", "embed")
+
+
+class Workflow(_Strict):
+    """A whole workflow file. ``source`` is where it was loaded from, if anywhere."""
+
+    name: str
+    description: str | None = None
+    version: str | None = None
+    config: WorkflowConfig = Field(default_factory=WorkflowConfig)
+    state: dict[str, Any] = Field(default_factory=dict)
+    state_schema: dict[str, StateKeySchema] = Field(default_factory=dict)
+    steps: list[Step] = Field(min_length=1)
+
+    _source: Path | None = PrivateAttr(default=None)
+    _compiled: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @property
+    def source(self) -> Path | None:
+        return self._source
+
+    @property
+    def base_dir(self) -> Path:
+        """The folder relative paths in this workflow are resolved against."""
+        return self._source.parent if self._source is not None else Path.cwd()
+
+    def resolve_path(self, value: str | Path) -> Path:
+        """A path from the workflow, made absolute against the workflow file's folder."""
+        path = Path(value).expanduser()
+        return path if path.is_absolute() else (self.base_dir / path).resolve()
+
+    def step(self, step_id: str) -> LLMCallStep | ToolStep | RouterStep:
+        for step in self.steps:
+            if step.id == step_id:
+                return step
+        raise KeyError(step_id)
+
+    def with_config(self, **overrides: Any) -> Workflow:
+        """A copy with some ``config`` fields replaced, validated like the file's own."""
+        config = WorkflowConfig.model_validate({**self.config.model_dump(exclude_unset=True), **overrides})
+        clone = self.model_copy(update={"config": config})
+        clone._source = self._source
+        clone._compiled = self._compiled
+        return clone

@@ -1,0 +1,164 @@
+"""What a run returns: per-step results and the run's status, reason and state.
+
+``WorkflowResult.to_json()`` is canonical (sorted keys, fixed separators,
+values normalised to JSON types), so two runs with the same inputs produce the
+same bytes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from .trace import Trace
+
+__all__ = ["RunStatus", "StepResult", "StepStatus", "TerminationReason", "WorkflowResult", "to_plain"]
+
+
+class RunStatus(enum.StrEnum):
+    """How a run ended, in one word."""
+
+    SUCCESS = "success"
+    FAILED = "failed"
+    PAUSED = "paused"
+    BUDGET_EXCEEDED = "budget_exceeded"
+    TIMEOUT = "timeout"
+    CANCELLED = "cancelled"
+
+
+class TerminationReason(enum.StrEnum):
+    """Why a run stopped: a closed set, documented in the README.
+
+    - ``completed``: every step ran or was skipped by a router.
+    - ``step_failed``: a step failed; later steps were skipped.
+    - ``budget_exceeded``: spend reached ``config.budget_usd`` before another layer could start.
+    - ``timeout``: ``config.timeout`` seconds passed before another layer could start.
+    - ``cancelled``: the run was cancelled from outside.
+    - ``awaiting_approval``: reserved for approval gates (paused runs).
+    """
+
+    COMPLETED = "completed"
+    STEP_FAILED = "step_failed"
+    BUDGET_EXCEEDED = "budget_exceeded"
+    TIMEOUT = "timeout"
+    CANCELLED = "cancelled"
+    AWAITING_APPROVAL = "awaiting_approval"
+
+
+class StepStatus(enum.StrEnum):
+    SUCCESS = "success"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+
+
+@dataclass
+class StepResult:
+    """The outcome of one step. ``error_code`` is a short machine-readable code of ``error``."""
+
+    step_id: str
+    status: StepStatus
+    output: Any = None
+    error: str | None = None
+    error_code: str | None = None
+    attempts: int = 0
+    finish_reason: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    cost_usd: float = 0.0
+    model: str | None = None
+    provider: str | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens + self.reasoning_tokens
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["status"] = self.status.value
+        data["output"] = to_plain(self.output)
+        return data
+
+
+@dataclass
+class WorkflowResult:
+    """The outcome of a run: ``status`` and ``reason``, the final ``state``, every step's result."""
+
+    workflow: str
+    run_id: str
+    status: RunStatus
+    reason: TerminationReason
+    state: dict[str, Any]
+    steps: dict[str, StepResult]
+    trace: Trace = field(repr=False)
+    failed_step: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status is RunStatus.SUCCESS
+
+    @property
+    def cost_usd(self) -> float:
+        return round(sum(step.cost_usd for step in self.steps.values()), 10)
+
+    @property
+    def usage(self) -> dict[str, int]:
+        return {
+            "input_tokens": sum(s.input_tokens for s in self.steps.values()),
+            "output_tokens": sum(s.output_tokens for s in self.steps.values()),
+            "reasoning_tokens": sum(s.reasoning_tokens for s in self.steps.values()),
+        }
+
+    def output(self, step_id: str) -> Any:
+        return self.steps[step_id].output
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "workflow": self.workflow,
+            "run_id": self.run_id,
+            "status": self.status.value,
+            "reason": self.reason.value,
+            "failed_step": self.failed_step,
+            "state": to_plain(self.state),
+            "steps": {step_id: result.to_dict() for step_id, result in self.steps.items()},
+            "usage": self.usage,
+            "cost_usd": self.cost_usd,
+            "trace": to_plain(self.trace.to_list()),
+        }
+
+    def to_json(self, *, indent: int | None = None) -> str:
+        """Canonical JSON: the same result always gives the same bytes."""
+        separators = (",", ": ") if indent else (",", ":")
+        return json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False, separators=separators, indent=indent)
+
+    def __repr__(self) -> str:
+        return f"<WorkflowResult {self.workflow!r} status={self.status.value} reason={self.reason.value}>"
+
+
+def to_plain(value: Any) -> Any:
+    """``value`` as JSON-ready data: models and dataclasses as dicts, sets sorted, tuples as lists."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, enum.Enum):
+        return to_plain(value.value)
+    if isinstance(value, dict):
+        return {str(key): to_plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_plain(item) for item in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((to_plain(item) for item in value), key=lambda item: json.dumps(item, sort_keys=True))
+    if hasattr(value, "model_dump"):
+        return to_plain(value.model_dump(mode="json"))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_plain(dataclasses.asdict(value))
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return str(value)

@@ -1,0 +1,302 @@
+"""Running a workflow: layers of ready steps, run concurrently, written in file order.
+
+One run goes like this:
+
+1. Find the layer: every pending step whose dependencies are all finished.
+   Steps whose dependencies were all skipped are skipped too.
+2. Before starting it, stop if the budget is spent or the run timed out.
+3. Take one snapshot of the state; run the layer's steps concurrently against
+   it, each with its own fork of the clock and its own event buffer.
+4. Apply the writes and merge the events in the order the steps appear in the
+   file, so neither depends on which coroutine finished first.
+5. A failed step stops the run after its layer; the remaining steps are
+   skipped with an error naming the failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import threading
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import AgentloomError, StepError, UsageError
+from ..providers.types import Provider
+from .clock import Clock, RunIdSource, SystemClock, derived_run_id, set_current_clock
+from .loader import dependency_graph, load_workflow
+from .model import LLMCallStep, RouterStep, ToolStep, Workflow
+from .paths import OutputPathError, parse_path, set_path
+from .result import RunStatus, StepResult, StepStatus, TerminationReason, WorkflowResult, to_plain
+from .steps.base import StepContext, StepOutcome, ToolFunction
+from .steps.llm_call import run_llm_call
+from .steps.router import run_router
+from .steps.tool import run_tool
+from .trace import Trace
+
+__all__ = ["arun_workflow", "run_workflow"]
+
+_RUNNERS: dict[type, Callable[[Any, StepContext], Awaitable[StepOutcome]]] = {
+    LLMCallStep: run_llm_call,
+    ToolStep: run_tool,
+    RouterStep: run_router,
+}
+
+
+def run_workflow(
+    workflow: Workflow | str | Path,
+    *,
+    state: Mapping[str, Any] | None = None,
+    provider: Provider | None = None,
+    tools: Mapping[str, ToolFunction] | None = None,
+    clock: Clock | None = None,
+    run_id: str | RunIdSource | None = None,
+) -> WorkflowResult:
+    """Run a workflow to the end and return its result (see :func:`arun_workflow`)."""
+    coroutine = arun_workflow(workflow, state=state, provider=provider, tools=tools, clock=clock, run_id=run_id)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    return _run_in_thread(coroutine)
+
+
+async def arun_workflow(
+    workflow: Workflow | str | Path,
+    *,
+    state: Mapping[str, Any] | None = None,
+    provider: Provider | None = None,
+    tools: Mapping[str, ToolFunction] | None = None,
+    clock: Clock | None = None,
+    run_id: str | RunIdSource | None = None,
+) -> WorkflowResult:
+    """Run a workflow.
+
+    ``state`` adds or replaces top-level keys of the file's ``state:``;
+    ``tools`` maps tool names to callables (sync or async). Without ``clock``
+    real time is used; pass a :class:`~pytest_agentloom.engine.clock.VirtualClock`
+    for runs whose output is identical byte for byte. Without ``run_id`` the id
+    is derived from the workflow and the inputs, so it is repeatable too.
+    """
+    loaded = workflow if isinstance(workflow, Workflow) else load_workflow(workflow)
+    if tools is not None and not isinstance(tools, Mapping):
+        raise UsageError(f"tools must map tool names to callables, got {type(tools).__name__}")
+    initial = {**copy.deepcopy(loaded.state), **copy.deepcopy(dict(state or {}))}
+    run = _Run(loaded, initial, provider, dict(tools or {}), clock or SystemClock(), _run_id(run_id, loaded, initial))
+    return await run.execute()
+
+
+def _run_id(source: str | RunIdSource | None, workflow: Workflow, state: dict[str, Any]) -> str:
+    if isinstance(source, str):
+        return source
+    if callable(source):
+        return source()
+    import json
+
+    definition = json.dumps(workflow.model_dump(mode="json"), sort_keys=True, default=str)
+    inputs = json.dumps(to_plain(state), sort_keys=True)
+    return derived_run_id(definition, inputs)
+
+
+def _run_in_thread(coroutine: Awaitable[WorkflowResult]) -> WorkflowResult:
+    """``run_workflow`` called from inside an event loop: run on a fresh loop in a thread."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = asyncio.run(coroutine)  # type: ignore[arg-type]
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name="agentloom-run")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+class _Run:
+    """The mutable bookkeeping of one run; :meth:`execute` drives it layer by layer."""
+
+    def __init__(self, workflow: Workflow, state: dict[str, Any], provider: Provider | None,
+                 tools: dict[str, ToolFunction], clock: Clock, run_id: str) -> None:
+        self.workflow = workflow
+        self.state = state
+        self.provider = provider
+        self.tools = tools
+        self.clock = clock
+        self.run_id = run_id
+        self.graph = dependency_graph(workflow)
+        self.order = [step.id for step in workflow.steps]
+        self.results: dict[str, StepResult] = {}
+        self.trace = Trace()
+        self.start = clock.now()
+        self.status = RunStatus.SUCCESS
+        self.reason = TerminationReason.COMPLETED
+        self.failed_step: str | None = None
+
+    def now(self) -> float:
+        return self.clock.now() - self.start
+
+    async def execute(self) -> WorkflowResult:
+        self.trace.append(self.now(), "run_start", workflow=self.workflow.name, run_id=self.run_id)
+        layer_number = 0
+        while pending := [sid for sid in self.order if sid not in self.results]:
+            layer = self._next_layer(pending)
+            if not layer:
+                continue  # only skips were decided; look again
+            if self._out_of_budget_or_time():
+                break
+            layer_number += 1
+            self.trace.append(self.now(), "layer_start", layer=layer_number, steps=layer)
+            await self._run_layer(layer)
+            if self.failed_step:
+                self._skip_rest_after_failure()
+                break
+        self.trace.append(self.now(), "run_end", status=self.status.value, reason=self.reason.value)
+        return WorkflowResult(
+            workflow=self.workflow.name, run_id=self.run_id, status=self.status, reason=self.reason,
+            state=copy.deepcopy(self.state),
+            steps={sid: self.results[sid] for sid in self.order if sid in self.results},
+            trace=self.trace, failed_step=self.failed_step,
+        )
+
+    # -- choosing what runs -------------------------------------------------------------------------------
+
+    def _next_layer(self, pending: list[str]) -> list[str]:
+        layer = []
+        for step_id in pending:
+            deps = self.graph[step_id]
+            if not all(dep in self.results for dep in deps):
+                continue
+            if deps and all(self.results[dep].status is StepStatus.SKIPPED for dep in deps):
+                self._skip(step_id, "all of its dependencies were skipped", "dependencies_skipped")
+                return []
+            layer.append(step_id)
+        return layer
+
+    def _out_of_budget_or_time(self) -> bool:
+        config = self.workflow.config
+        spent = sum(result.cost_usd for result in self.results.values())
+        if config.budget_usd is not None and spent >= config.budget_usd:
+            self._stop(RunStatus.BUDGET_EXCEEDED, TerminationReason.BUDGET_EXCEEDED,
+                       f"budget of ${config.budget_usd:g} reached (spent ${spent:.6f})", "budget_exceeded")
+            return True
+        if config.timeout is not None and self.now() >= config.timeout:
+            self._stop(RunStatus.TIMEOUT, TerminationReason.TIMEOUT,
+                       f"run timeout of {config.timeout:g}s reached", "timeout")
+            return True
+        return False
+
+    def _stop(self, status: RunStatus, reason: TerminationReason, why: str, code: str) -> None:
+        self.status, self.reason = status, reason
+        for step_id in self.order:
+            if step_id not in self.results:
+                self._skip(step_id, f"run stopped: {why}", code)
+
+    def _skip(self, step_id: str, why: str, code: str) -> None:
+        self.results[step_id] = StepResult(step_id, StepStatus.SKIPPED, error=why, error_code=code)
+        self.trace.append(self.now(), "step_skip", step_id, reason=why)
+
+    def _skip_rest_after_failure(self) -> None:
+        failed = {sid for sid, r in self.results.items() if r.status is StepStatus.FAILED}
+        for step_id in self.order:
+            if step_id in self.results:
+                continue
+            ancestor = self._failed_ancestor(step_id, failed)
+            if ancestor:
+                self._skip(step_id, f"depends on failed step '{ancestor}'", "dependency_failed")
+            else:
+                self._skip(step_id, f"run stopped after step '{self.failed_step}' failed", "run_failed")
+
+    def _failed_ancestor(self, step_id: str, failed: set[str]) -> str | None:
+        seen: set[str] = set()
+        todo = list(self.graph[step_id])
+        while todo:
+            dep = todo.pop(0)
+            if dep in failed:
+                return dep
+            if dep not in seen:
+                seen.add(dep)
+                todo.extend(self.graph[dep])
+        return None
+
+    # -- running a layer ----------------------------------------------------------------------------------
+
+    async def _run_layer(self, layer: list[str]) -> None:
+        snapshot = copy.deepcopy(self.state)
+        contexts = [self._context(step_id, snapshot) for step_id in layer]
+        outcomes = await asyncio.gather(*(self._run_step(ctx) for ctx in contexts))
+        self.clock.join(ctx.clock for ctx in contexts)
+        for ctx, outcome in zip(contexts, outcomes, strict=True):
+            self._settle(ctx, outcome)
+
+    def _context(self, step_id: str, snapshot: dict[str, Any]) -> StepContext:
+        return StepContext(
+            workflow=self.workflow, state=snapshot, clock=self.clock.fork(), provider=self.provider,
+            tools=self.tools, step_id=step_id,
+        )
+
+    async def _run_step(self, ctx: StepContext) -> StepOutcome | StepError:
+        step = self.workflow.step(ctx.step_id)
+        ctx.event("step_start", type=step.type)
+        token = set_current_clock(ctx.clock)
+        try:
+            return await _RUNNERS[type(step)](step, ctx)
+        except StepError as exc:
+            return exc
+        except AgentloomError as exc:
+            return StepError(str(exc), code=exc.code)
+        finally:
+            from .clock import _current
+
+            _current.reset(token)
+
+    def _settle(self, ctx: StepContext, outcome: StepOutcome | StepError) -> None:
+        """Merge a step's events and apply its writes; a write that fails fails the step."""
+        for time, kind, step_id, attempt, data in ctx.events:
+            self.trace.append(time - self.start, kind, step_id, attempt, **data)
+        step = self.workflow.step(ctx.step_id)
+        ended = ctx.clock.now() - self.start
+        if isinstance(outcome, StepOutcome):
+            try:
+                self._write(step.id, step.output, outcome.value, ended)
+            except OutputPathError as exc:
+                outcome = StepError(str(exc), code=exc.code)
+        result = self._result(ctx, outcome)
+        result.ended_at = round(ended, 6)
+        self.results[step.id] = result
+        self.trace.append(ended, "step_end", step.id, result.attempts or None, status=result.status.value,
+                          **({"error": result.error} if result.error else {}))
+        if result.status is StepStatus.FAILED and self.failed_step is None:
+            self.failed_step = step.id
+            self.status, self.reason = RunStatus.FAILED, TerminationReason.STEP_FAILED
+        if isinstance(outcome, StepOutcome) and outcome.chosen is not None:
+            self._skip_unchosen(step, outcome.chosen)
+
+    def _write(self, step_id: str, output: str | None, value: Any, time: float) -> None:
+        if output is not None:
+            set_path(self.state, parse_path(output), copy.deepcopy(value))
+            self.trace.append(time, "state_write", step_id, path=output)
+        steps = self.state.setdefault("steps", {})
+        steps[step_id] = {"output": copy.deepcopy(value), "status": StepStatus.SUCCESS.value}
+        self.trace.append(time, "state_write", step_id, path=f"steps.{step_id}")
+
+    def _result(self, ctx: StepContext, outcome: StepOutcome | StepError) -> StepResult:
+        step_id = ctx.step_id
+        if isinstance(outcome, StepError):
+            return StepResult(step_id, StepStatus.FAILED, error=str(outcome), error_code=outcome.code,
+                              attempts=ctx.attempts)
+        return StepResult(
+            step_id, StepStatus.SUCCESS, output=outcome.value, attempts=outcome.attempts,
+            finish_reason=outcome.finish_reason, input_tokens=outcome.usage.input_tokens,
+            output_tokens=outcome.usage.output_tokens, reasoning_tokens=outcome.usage.reasoning_tokens,
+            cost_usd=outcome.cost_usd, model=outcome.model, provider=outcome.provider,
+        )
+
+    def _skip_unchosen(self, router: RouterStep, chosen: str) -> None:
+        for target in router.targets():
+            if target != chosen and target not in self.results:
+                self._skip(target, f"not chosen by router '{router.id}' (it chose '{chosen}')", "not_chosen")

@@ -1,0 +1,97 @@
+"""The ``llm_call`` step: render the prompt, call the model, retry what the table says to retry.
+
+Retry table (003): a provider error whose status is in
+``retry.retryable_status_codes`` (429, 500, 502, 503, 504 by default), or an
+error with no status at all (a dropped connection, a timeout), is retried with
+backoff on the step's clock. Any other status fails at once, and so do
+template errors and a scripted provider with no reply left.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ...errors import ProviderError, ScriptError, StepError
+from ...providers.types import LLMRequest, LLMResponse, Message
+from ..model import LLMCallStep, RetryPolicy
+from ..pricing import cost_of
+from ..templates import render
+from .base import StepContext, StepOutcome
+
+
+async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
+    model = step.model or ctx.workflow.config.model
+    if not model:
+        raise StepError(
+            f"llm_call '{step.id}' has no model: set 'model' on the step or 'config.model'", code="no_model"
+        )
+    if ctx.provider is None:
+        raise StepError("no provider was given for this run. How to fix: pass provider=Scripted({...}).",
+                        code="no_provider")
+    request = _build_request(step, ctx, model)
+    policy = ctx.retry_policy(step.retry)
+    for attempt in range(1, policy.max_retries + 2):
+        ctx.attempts = attempt
+        call = functools.partial(ctx.provider.complete, request.model_copy(update={"attempt": attempt}))
+        try:
+            response = await ctx.within(step.timeout, call)
+        except ScriptError as exc:
+            raise StepError(str(exc), code="script_exhausted") from exc
+        except ProviderError as exc:
+            error: Exception = exc
+            retryable = exc.status is None or exc.status in policy.retryable_status_codes
+        except StepError as exc:
+            error, retryable = exc, exc.retryable
+        except (ConnectionError, TimeoutError) as exc:
+            error, retryable = exc, True
+        else:
+            return _succeed(ctx, response, attempt, model)
+        _give_up_unless(retryable, attempt, policy, error)
+        delay = policy.delay(attempt)
+        ctx.event("retry", attempt, error=str(error), status=getattr(error, "status", None), delay=delay)
+        await ctx.clock.sleep(delay)
+    raise AssertionError("unreachable")
+
+
+def _build_request(step: LLMCallStep, ctx: StepContext, model: str) -> LLMRequest:
+    messages = []
+    if step.system_prompt is not None:
+        system = render(step.system_prompt, ctx.state, on_missing=ctx.missing_key)
+        messages.append(Message(role="system", content=system))
+    messages.append(Message(role="user", content=render(step.prompt or "", ctx.state, on_missing=ctx.missing_key)))
+    params: dict[str, object] = {}
+    if step.temperature is not None:
+        params["temperature"] = step.temperature
+    if step.max_tokens is not None:
+        params["max_tokens"] = step.max_tokens
+    stream = step.stream if step.stream is not None else ctx.workflow.config.stream
+    return LLMRequest(
+        step_id=step.id, model=model, messages=tuple(messages), params=params, stream=stream,
+        provider=ctx.workflow.config.provider,
+    )
+
+
+def _give_up_unless(retryable: bool, attempt: int, policy: RetryPolicy, error: Exception) -> None:
+    code = "provider_error" if isinstance(error, ProviderError) else getattr(error, "code", "provider_error")
+    if not retryable:
+        raise StepError(f"{error} (not retryable, attempt {attempt})", code=code) from error
+    if attempt > policy.max_retries:
+        retries = "retry" if policy.max_retries == 1 else "retries"
+        raise StepError(
+            f"{error} (gave up after {attempt} attempts: {policy.max_retries} {retries})", code=code
+        ) from error
+
+
+def _succeed(ctx: StepContext, response: LLMResponse, attempt: int, model: str) -> StepOutcome:
+    answered_by = response.model or model
+    cost = response.cost if response.cost is not None else cost_of(answered_by, response.usage)
+    ctx.event(
+        "provider_call", attempt, model=answered_by, provider=response.provider,
+        input_tokens=response.usage.input_tokens, output_tokens=response.usage.output_tokens,
+        reasoning_tokens=response.usage.reasoning_tokens, finish_reason=response.finish_reason,
+        cost_usd=cost or 0.0, priced=cost is not None,
+    )
+    return StepOutcome(
+        value=response.text, attempts=attempt, finish_reason=response.finish_reason, usage=response.usage,
+        cost_usd=cost or 0.0, model=answered_by, provider=response.provider,
+    )

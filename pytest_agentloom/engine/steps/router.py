@@ -1,0 +1,31 @@
+"""The ``router`` step: the first condition that holds picks the next branch."""
+
+from __future__ import annotations
+
+from ...errors import StepError
+from ..expressions import EvaluationError, compile_expression
+from ..model import RouterStep
+from .base import StepContext, StepOutcome
+
+
+async def run_router(step: RouterStep, ctx: StepContext) -> StepOutcome:
+    ctx.attempts = 1
+    for index, condition in enumerate(step.conditions):
+        expression = ctx.workflow._compiled.get(f"{step.id}/{index}") or compile_expression(condition.expression)
+        try:
+            matched = bool(expression.evaluate(ctx.state))
+        except EvaluationError as exc:
+            raise StepError(f"condition {index} ({condition.expression!r}) failed: {exc}",
+                            code="expression_error") from exc
+        if matched:
+            ctx.event("router_choice", target=condition.target, condition=index, expression=condition.expression)
+            return StepOutcome(value=condition.target, chosen=condition.target)
+    if step.default is not None:
+        ctx.event("router_choice", target=step.default, condition="default")
+        return StepOutcome(value=step.default, chosen=step.default)
+    tried = "; ".join(c.expression for c in step.conditions)
+    raise StepError(
+        f"router '{step.id}' matched no condition and has no default (tried: {tried}). "
+        "How to fix: add 'default: <step id>' or a condition that covers this state.",
+        code="router_no_match",
+    )

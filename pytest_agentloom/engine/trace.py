@@ -1,0 +1,106 @@
+"""The trace: one event per decision the engine made, in a stable order.
+
+Events of one layer are buffered per step and merged in the order the steps
+appear in the file, so a trace never depends on which coroutine finished
+first. ``seq`` numbers the merged events; ``time`` is the (virtual) clock
+relative to the start of the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["EVENT_KINDS", "Trace", "TraceEvent"]
+
+EVENT_KINDS = (
+    "run_start",
+    "layer_start",
+    "step_start",
+    "provider_call",
+    "retry",
+    "tool_call",
+    "router_choice",
+    "template_warning",
+    "state_write",
+    "step_skip",
+    "step_end",
+    "run_end",
+)
+
+
+@dataclass(frozen=True)
+class TraceEvent:
+    """One decision: what happened (``kind``), to which step, on which attempt, when."""
+
+    seq: int
+    time: float
+    kind: str
+    step_id: str | None = None
+    attempt: int | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "time": self.time,
+            "kind": self.kind,
+            "step_id": self.step_id,
+            "attempt": self.attempt,
+            "data": self.data,
+        }
+
+    def line(self) -> str:
+        """A one-line, human-readable form used in assertion messages."""
+        where = f" {self.step_id}" if self.step_id else ""
+        attempt = f" #{self.attempt}" if self.attempt else ""
+        details = " ".join(f"{key}={value!r}" for key, value in self.data.items())
+        return f"[{self.seq:>3}] t={self.time:g} {self.kind}{where}{attempt} {details}".rstrip()
+
+
+class Trace:
+    """The ordered events of a run, with small queries for assertions."""
+
+    def __init__(self, events: list[TraceEvent] | None = None) -> None:
+        self._events: list[TraceEvent] = list(events or [])
+
+    def __iter__(self) -> Iterator[TraceEvent]:
+        return iter(self._events)
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    def __getitem__(self, index: int) -> TraceEvent:
+        return self._events[index]
+
+    def append(self, time: float, kind: str, step_id: str | None = None, attempt: int | None = None,
+               **data: Any) -> TraceEvent:
+        event = TraceEvent(len(self._events) + 1, round(time, 6), kind, step_id, attempt, data)
+        self._events.append(event)
+        return event
+
+    def events(self, kind: str | None = None, *, step: str | None = None) -> list[TraceEvent]:
+        """Events of one kind (all kinds if ``None``), optionally of one step."""
+        return [e for e in self._events if (kind is None or e.kind == kind) and (step is None or e.step_id == step)]
+
+    def step_ids(self) -> list[str]:
+        """Ids of the steps that ran (were started), in execution order."""
+        return [e.step_id for e in self._events if e.kind == "step_start" and e.step_id]
+
+    def calls(self, step: str | None = None, tool: str | None = None) -> list[TraceEvent]:
+        """Provider and tool calls; ``tool=`` keeps only calls of that tool."""
+        kinds = ("tool_call",) if tool is not None else ("provider_call", "tool_call")
+        return [
+            e for e in self._events
+            if e.kind in kinds and (step is None or e.step_id == step) and (tool is None or e.data.get("tool") == tool)
+        ]
+
+    def lines(self, events: list[TraceEvent] | None = None) -> str:
+        return "\n".join(event.line() for event in (self._events if events is None else events))
+
+    def to_list(self) -> list[dict[str, Any]]:
+        return [event.to_dict() for event in self._events]
+
+    def __repr__(self) -> str:
+        return f"<Trace {len(self._events)} events>"

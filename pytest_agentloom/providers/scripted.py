@@ -1,0 +1,195 @@
+"""A provider for tests that answers from a script, never from a default.
+
+``Scripted({"classify": "bug", "summarize": ["draft", reply("final")]})`` gives
+each step its own queue of replies. Running out of replies is an error that
+names the step and the size of its script: a test must never pass because a
+fake made something up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ProviderError, ScriptError
+from .types import LLMRequest, LLMResponse, ToolCall, Usage
+
+__all__ = ["Scripted", "ScriptedCall", "error", "reply", "tool_call"]
+
+
+@dataclass(frozen=True)
+class ReplySpec:
+    """A scripted answer: text, tool calls, usage and finish reason."""
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+    finish_reason: str | None = "stop"
+    model: str | None = None
+    cost: float | None = None
+
+
+@dataclass(frozen=True)
+class ErrorSpec:
+    """A scripted provider failure with an HTTP status (``None`` for a dropped connection)."""
+
+    status: int | None
+    message: str = ""
+
+
+Reply = str | ReplySpec | ErrorSpec | Callable[[LLMRequest], Any]
+
+
+
+def reply(
+    text: str = "",
+    *,
+    input_tokens: int = 0,
+    output_tokens: int = 0,
+    reasoning_tokens: int = 0,
+    finish_reason: str | None = "stop",
+    model: str | None = None,
+    cost: float | None = None,
+    tool_calls: Sequence[ToolCall] = (),
+) -> ReplySpec:
+    """A reply with usage and finish reason, for tests of budgets and results."""
+    usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens, reasoning_tokens=reasoning_tokens)
+    return ReplySpec(
+        text=text, tool_calls=tuple(tool_calls), usage=usage, finish_reason=finish_reason, model=model, cost=cost
+    )
+
+
+def tool_call(
+    name: str, /, *, call_id: str | None = None, raw_arguments: str | None = None, **arguments: Any
+) -> ReplySpec:
+    """A reply in which the model asks to call one tool with ``arguments``.
+
+    ``raw_arguments`` sends text as written, for tests of arguments that are not JSON.
+    """
+    import json
+
+    args = raw_arguments if raw_arguments is not None else json.dumps(arguments, sort_keys=True)
+    call = ToolCall(id=call_id or f"call_{name}", name=name, arguments=args)
+    return ReplySpec(tool_calls=(call,), finish_reason="tool_calls")
+
+
+def error(status: int | None, message: str = "") -> ErrorSpec:
+    """A provider error: ``error(429)`` is retried, ``error(400)`` fails at once."""
+    return ErrorSpec(status=status, message=message)
+
+
+@dataclass(frozen=True)
+class ScriptedCall:
+    """One request a scripted provider received, in plain data for assertions."""
+
+    step_id: str
+    model: str
+    messages: list[dict[str, Any]]
+    params: dict[str, Any]
+    tools: list[str]
+    attempt: int
+    turn: int
+    request: LLMRequest = field(repr=False, compare=False)
+
+
+class Scripted:
+    """Answers each step's requests from its own queue of scripted replies.
+
+    ``replies`` maps a step id to one reply or a list of successive replies. A
+    reply is a string, :func:`reply`, :func:`tool_call`, :func:`error`, or a
+    callable taking the :class:`LLMRequest` and returning one of those. A
+    single callable answers every request of its step.
+    """
+
+    __test__ = False  # not a test class, whatever its name looks like to pytest
+
+    def __init__(self, replies: Mapping[str, Reply | Sequence[Reply]] | None = None) -> None:
+        self._script: dict[str, list[Reply]] = {}
+        self._repeat: dict[str, Reply] = {}
+        for step_id, value in (replies or {}).items():
+            if callable(value) and not isinstance(value, (ReplySpec, ErrorSpec)):
+                self._repeat[step_id] = value
+            elif isinstance(value, (list, tuple)):
+                self._script[step_id] = list(value)
+            else:
+                self._script[step_id] = [value]  # type: ignore[list-item]
+        self._used: dict[str, int] = {}
+        self.requests: list[ScriptedCall] = []
+
+    name = "scripted"
+
+    def calls(self, step_id: str) -> list[ScriptedCall]:
+        """The requests received for one step, in order."""
+        return [call for call in self.requests if call.step_id == step_id]
+
+    def unused(self) -> dict[str, int]:
+        """Steps whose scripted replies were not all consumed, with how many are left."""
+        return {
+            step: len(queue) - self._used.get(step, 0)
+            for step, queue in self._script.items()
+            if len(queue) > self._used.get(step, 0)
+        }
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        self.requests.append(_record(request))
+        answer = self._next_reply(request)
+        if callable(answer) and not isinstance(answer, (ReplySpec, ErrorSpec)):
+            answer = answer(request)
+        return _to_response(answer, request)
+
+    def _next_reply(self, request: LLMRequest) -> Reply:
+        step = request.step_id
+        if step in self._repeat:
+            return self._repeat[step]
+        if step not in self._script:
+            scripted = ", ".join(sorted([*self._script, *self._repeat])) or "none"
+            raise ScriptError(
+                f"Scripted provider has no replies for step '{step}' (steps with replies: {scripted}).\n"
+                f"How to fix: add '{step}' to the script, e.g. Scripted({{'{step}': 'the reply text'}})."
+            )
+        used = self._used.get(step, 0)
+        queue = self._script[step]
+        if used >= len(queue):
+            raise ScriptError(
+                f"Scripted provider has no reply left for step '{step}': {len(queue)} "
+                f"{'reply was' if len(queue) == 1 else 'replies were'} scripted and all were used "
+                f"(this is request {used + 1} for the step, attempt {request.attempt}, turn {request.turn}).\n"
+                f"How to fix: add another reply to the list for '{step}'."
+            )
+        self._used[step] = used + 1
+        return queue[used]
+
+
+def _record(request: LLMRequest) -> ScriptedCall:
+    return ScriptedCall(
+        step_id=request.step_id,
+        model=request.model,
+        messages=[message.to_dict() for message in request.messages],
+        params=dict(request.params),
+        tools=[tool.name for tool in request.tools],
+        attempt=request.attempt,
+        turn=request.turn,
+        request=request,
+    )
+
+
+def _to_response(answer: Any, request: LLMRequest) -> LLMResponse:
+    if isinstance(answer, ErrorSpec):
+        raise ProviderError(answer.message, status=answer.status, provider="scripted")
+    if isinstance(answer, str):
+        answer = ReplySpec(text=answer)
+    if not isinstance(answer, ReplySpec):
+        raise ScriptError(
+            f"Scripted reply for step '{request.step_id}' must be a str, reply(), tool_call() or error(), "
+            f"got {type(answer).__name__}: {answer!r}"
+        )
+    return LLMResponse(
+        text=answer.text,
+        tool_calls=answer.tool_calls,
+        usage=answer.usage,
+        finish_reason=answer.finish_reason,
+        model=answer.model or request.model,
+        provider="scripted",
+        cost=answer.cost,
+    )
