@@ -56,7 +56,9 @@ def test_parse_path_valid(text: str, expected: tuple[Segment, ...]) -> None:
         pytest.param("a[0", "invalid state path 'a[0': '[' at position 1 is never closed", id="unclosed"),
         pytest.param("a[]", "invalid state path 'a[]': empty brackets at position 1", id="empty-brackets"),
         pytest.param(
-            "a]", "invalid state path 'a]': unexpected ']' at position 1; expected '.' or '['", id="stray-close"
+            "a]",
+            "invalid state path 'a]': unexpected ']' at position 1; expected '.' or '['",
+            id="stray-close",
         ),
         pytest.param(
             "a[0]b",
@@ -92,7 +94,7 @@ def test_format_path(segments: tuple[Segment, ...], text: str) -> None:
     assert format_path(segments) == text
 
 
-_KEY = st.text(st.characters(blacklist_characters="[]", blacklist_categories=("Cs",)), min_size=1)
+_KEY = st.text(st.characters(exclude_characters="[]"), min_size=1)
 _SEGMENTS = st.lists(st.one_of(_KEY, st.integers(-1000, 1000)), min_size=1, max_size=6)
 
 
@@ -231,14 +233,19 @@ def test_set_path_creates_plain_dicts() -> None:
     ("path", "message"),
     [
         pytest.param(
-            "user.name", "cannot write output 'user.name': 'user' holds a str, not a mapping", id="through-string"
+            "user.name",
+            "cannot write output 'user.name': 'user' holds a str, not a mapping",
+            id="through-string",
         ),
         pytest.param(
-            "count.x.y", "cannot write output 'count.x.y': 'count' holds an int, not a mapping", id="through-int"
+            "count.x.y",
+            "cannot write output 'count.x.y': 'count' holds an int, not a mapping",
+            id="through-int",
         ),
         pytest.param(
             "items[2]",
-            "cannot write output 'items[2]': index 2 is out of range for 'items' (a list of 2); lists never grow",
+            "cannot write output 'items[2]': "
+            "index 2 is out of range for 'items' (a list of 2); lists never grow",
             id="index-past-end",
         ),
         pytest.param(
@@ -248,11 +255,14 @@ def test_set_path_creates_plain_dicts() -> None:
             id="negative-past-start",
         ),
         pytest.param(
-            "items.name", "cannot write output 'items.name': 'items' holds a list, not a mapping", id="key-on-list"
+            "items.name",
+            "cannot write output 'items.name': 'items' holds a list, not a mapping",
+            id="key-on-list",
         ),
         pytest.param(
             "report[0]",
-            "cannot write output 'report[0]': 'report' is a mapping, so it takes a key, not the list index [0]",
+            "cannot write output 'report[0]': "
+            "'report' is a mapping, so it takes a key, not the list index [0]",
             id="index-on-dict",
         ),
         pytest.param(
@@ -262,8 +272,8 @@ def test_set_path_creates_plain_dicts() -> None:
         ),
         pytest.param(
             "draft.parts[0]",
-            "cannot write output 'draft.parts[0]': 'draft.parts' does not exist, so there is no list to index"
-            " with [0]",
+            "cannot write output 'draft.parts[0]': "
+            "'draft.parts' does not exist, so there is no list to index with [0]",
             id="index-below-created-dict",
         ),
         pytest.param(
