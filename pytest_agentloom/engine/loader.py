@@ -163,9 +163,7 @@ def _inner_model(annotation: Any, loc: tuple[Any, ...]) -> Any:
     args = typing.get_args(annotation)
     if typing.get_origin(annotation) is typing.Annotated:
         return _inner_model(args[0], loc)
-    if len(loc) >= 3 and loc[0] == "steps" and loc[2] in STEP_TYPES and args and all(
-        isinstance(arg, type) and issubclass(arg, BaseModel) for arg in args
-    ):
+    if len(loc) >= 3 and loc[0] == "steps" and loc[2] in STEP_TYPES and set(args) == set(STEP_TYPES.values()):
         return STEP_TYPES[loc[2]]
     for arg in args:
         if arg is type(None):
@@ -191,10 +189,9 @@ def _combine(problems: list[WorkflowError], file: str) -> WorkflowError:
         body = str(problem).replace("\n", "\n     ")
         lines.append(f"  {number}. {body}")
     first = problems[0]
-    combined = WorkflowError(
-        "\n".join(lines), step_id=first.step_id, field=first.field, problems=problems
-    )
-    combined.file = file
+    combined = WorkflowError("\n".join(lines), problems=problems)
+    # set after rendering: each problem already names its own file, step and field
+    combined.file, combined.step_id, combined.field = file, first.step_id, first.field
     return combined
 
 
@@ -215,7 +212,7 @@ def _check_ids(workflow: Workflow, file: str) -> list[WorkflowError]:
 
 
 def _check_references(workflow: Workflow, file: str) -> list[WorkflowError]:
-    ids = [step.id for step in workflow.steps]
+    ids = list(dict.fromkeys(step.id for step in workflow.steps))
     problems = []
     for step in workflow.steps:
         for position, dep in enumerate(step.depends_on):
