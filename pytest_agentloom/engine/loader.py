@@ -128,6 +128,8 @@ def _translate(error: Any, data: dict[str, Any], file: str) -> WorkflowError:
         message = f"Missing required key '{loc[-1]}'"
     else:
         message = f"Invalid value for '{field}': {error['msg']}" if field else error["msg"]
+        if isinstance(error.get("input"), bool) and error["type"] == "string_type":
+            hint = "YAML reads yes/no/on/off/true/false as booleans; put the value in quotes."
     return WorkflowError(message, file=file, step_id=step_id, field=field, hint=hint)
 
 

@@ -240,6 +240,13 @@ def test_invalid_values_name_the_field(tmp_path: Path) -> None:
     assert_names(err, path, "a", "max_tokens")
 
 
+def test_a_yaml_boolean_where_a_string_belongs_gets_a_quoting_hint(tmp_path: Path) -> None:
+    err, path = load_error(tmp_path, "name: x\nsteps: [{id: a, type: router, default: no}]\n")
+    assert err.headline == "Invalid value for 'default': Input should be a valid string"
+    assert_names(err, path, "a", "default")
+    assert "How to fix: YAML reads yes/no/on/off/true/false as booleans; put the value in quotes." in str(err)
+
+
 def test_empty_steps_is_rejected(tmp_path: Path) -> None:
     err, path = load_error(tmp_path, "name: x\nsteps: []\n")
     assert_names(err, path, None, "steps")
