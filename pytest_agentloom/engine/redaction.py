@@ -1,0 +1,338 @@
+"""Redaction: keeping the secrets in a run's state out of everything the run saves.
+
+Rules (spec 000, "Redaction"):
+
+- ``state_schema`` keys with ``redact: true`` are shell-style glob patterns,
+  matched case-sensitively (:func:`fnmatch.fnmatchcase`) against each key's
+  name and, for a nested key, its dotted path (``credentials.access_token``;
+  list positions are left out of the dotted path, so ``users.password``
+  matches the ``password`` of every item of ``users``).
+- ``AGENTLOOM_REDACT_STATE_KEYS=api_key,*_token`` adds patterns to every run.
+- A matching value is replaced by ``<REDACTED:sha256=…>``; a matching list or
+  dictionary keeps its shape and has each value inside replaced. The marker is
+  an HMAC-SHA256 of the value keyed with the project salt
+  (:mod:`pytest_agentloom.engine.salt`), cut to 16 hex digits: the same value
+  always gives the same marker, and a short secret cannot be guessed back.
+- Patterns match only the workflow's own data: the state, ``tool_args``,
+  subworkflow ``input``, webhook ``headers`` and each step's ``output`` (whose
+  ``steps.<id>.output`` copy is redacted whole when the output key matches).
+  AgentLoom's own fields (``steps``, ``status``, ``max_tokens``, token usage,
+  trace fields) are never matched, so ``*token*`` is a safe pattern.
+- As a second line of defence, every string leaving the process is scrubbed of
+  the secret values themselves (:meth:`Redactor.scrub_text`): a prompt or a
+  tool argument that embedded ``{state.api_key}`` shows the marker instead.
+- A subworkflow inherits its parent's patterns (:meth:`Redactor.child`).
+
+The state in memory is never changed: redaction always returns copies.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import hmac
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .salt import load_salt
+
+if TYPE_CHECKING:
+    from .model import Workflow
+
+__all__ = [
+    "MARKER_PATTERN",
+    "MIN_SCRUB_LENGTH",
+    "OWN_STATE_KEYS",
+    "PATTERNS_ENV",
+    "Redactor",
+    "env_patterns",
+    "make_marker",
+]
+
+PATTERNS_ENV = "AGENTLOOM_REDACT_STATE_KEYS"
+MARKER_PATTERN = re.compile(r"<REDACTED:sha256=[0-9a-f]{16}>")
+OWN_STATE_KEYS = ("steps", "_approval")
+#: Secret values shorter than this are redacted where their key matches, but not searched for inside
+#: other strings: replacing every "42" in every prompt would make traces unreadable.
+MIN_SCRUB_LENGTH = 4
+
+
+def make_marker(value: Any, *, salt: bytes) -> str:
+    """The marker of ``value``: ``<REDACTED:sha256=`` + 16 hex digits of its salted HMAC + ``>``."""
+    digest = hmac.new(salt, _canonical(value).encode("utf-8"), hashlib.sha256).hexdigest()
+    return f"<REDACTED:sha256={digest[:16]}>"
+
+
+def env_patterns(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """Patterns from ``AGENTLOOM_REDACT_STATE_KEYS`` (comma-separated, blanks ignored)."""
+    raw = (os.environ if env is None else env).get(PATTERNS_ENV, "")
+    return tuple(part.strip() for part in raw.split(",") if part.strip())
+
+
+def _canonical(value: Any) -> str:
+    """The text a value is hashed as: strings as themselves, anything else as canonical JSON."""
+    if isinstance(value, str):
+        return value
+    from .result import to_plain
+
+    return json.dumps(to_plain(value), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+class Redactor:
+    """Applies one run's redaction patterns. Build it with :meth:`from_workflow`.
+
+    ``salt`` keys the markers; without it the salt is read (or created) lazily,
+    the first time a value is actually redacted, from ``AGENTLOOM_REDACTION_SALT``
+    or ``.agentloom/salt`` in the project that holds ``salt_start``. A redactor
+    with no patterns never reads a salt and changes nothing.
+    """
+
+    def __init__(
+        self,
+        patterns: Iterable[str] = (),
+        *,
+        salt: bytes | str | None = None,
+        salt_start: Path | None = None,
+        step_outputs: Mapping[str, str | None] | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.patterns: tuple[str, ...] = tuple(dict.fromkeys(patterns))
+        self._salt = salt.encode("utf-8") if isinstance(salt, str) else salt
+        self._salt_start = salt_start
+        self._env = env
+        self.step_outputs: dict[str, str | None] = dict(step_outputs or {})
+
+    # -- building -------------------------------------------------------------------------------------------
+
+    @classmethod
+    def from_workflow(
+        cls,
+        workflow: Workflow,
+        *,
+        env: Mapping[str, str] | None = None,
+        salt: bytes | str | None = None,
+        inherited: Iterable[str] = (),
+    ) -> Redactor:
+        """Patterns of ``workflow``'s ``state_schema``, the environment, and a parent's ``inherited`` ones."""
+        own = [key for key, schema in workflow.state_schema.items() if schema.redact]
+        start = workflow.source.parent if workflow.source is not None else None
+        outputs = {step.id: step.output for step in workflow.steps}
+        return cls([*inherited, *own, *env_patterns(env)], salt=salt, salt_start=start, step_outputs=outputs,
+                   env=env)
+
+    def child(self, workflow: Workflow) -> Redactor:
+        """The redactor of a subworkflow: its own patterns plus every pattern of this (parent) run."""
+        return Redactor.from_workflow(workflow, env=self._env, salt=self._salt, inherited=self.patterns)
+
+    @property
+    def active(self) -> bool:
+        """Whether any pattern is set; an inactive redactor returns its inputs unchanged (as copies)."""
+        return bool(self.patterns)
+
+    @property
+    def salt(self) -> bytes:
+        if self._salt is None:
+            self._salt = load_salt(self._salt_start, env=self._env)
+        return self._salt
+
+    # -- matching and markers -------------------------------------------------------------------------------
+
+    def matches(self, name: str, path: str | None = None) -> bool:
+        """Whether a key called ``name`` (at dotted ``path``, if nested) must be redacted."""
+        for pattern in self.patterns:
+            if fnmatch.fnmatchcase(name, pattern) or (path is not None and fnmatch.fnmatchcase(path, pattern)):
+                return True
+        return False
+
+    def marker(self, value: Any) -> str:
+        """``<REDACTED:sha256=…>`` for ``value``; the same value always gives the same marker."""
+        return make_marker(value, salt=self.salt)
+
+    def redact_value(self, value: Any) -> Any:
+        """A whole value redacted: a scalar becomes its marker, containers keep their shape."""
+        if isinstance(value, Mapping):
+            return {key: self.redact_value(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.redact_value(item) for item in value]
+        return self.marker(value)
+
+    # -- state ----------------------------------------------------------------------------------------------
+
+    def redact_state(self, state: Mapping[str, Any]) -> dict[str, Any]:
+        """A copy of ``state`` with matching keys redacted, ``steps.<id>.output`` included.
+
+        Strings elsewhere are scrubbed of the secret values found in ``state``.
+        """
+        secrets = self.secret_values(state)
+        out: dict[str, Any] = {}
+        for key, value in state.items():
+            name = str(key)
+            if name == "steps" and isinstance(value, Mapping):
+                out[key] = self._redact_steps(value, secrets)
+            elif name == "_approval":
+                out[key] = self.scrub(value, secrets)
+            elif self.active and self.matches(name):
+                out[key] = self.redact_value(value)
+            else:
+                out[key] = self._walk(value, name, secrets)
+        return out
+
+    def redact_output(self, step_id: str, value: Any, secrets: list[str] | None = None) -> Any:
+        """A step's output as saved: whole when the key it writes matches, else walked like state."""
+        path = self.step_outputs.get(step_id)
+        if path is not None and self.active:
+            name, dotted = _output_names(path)
+            if self.matches(name, dotted):
+                return self.redact_value(value)
+            return self._walk(value, dotted, secrets or [])
+        return self._walk(value, None, secrets or [])
+
+    def _redact_steps(self, steps: Mapping[str, Any], secrets: list[str]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for step_id, entry in steps.items():
+            if isinstance(entry, Mapping):
+                out[step_id] = {
+                    field: self.redact_output(str(step_id), item, secrets) if field == "output"
+                    else self.scrub(item, secrets)
+                    for field, item in entry.items()
+                }
+            else:
+                out[step_id] = self.scrub(entry, secrets)
+        return out
+
+    def _walk(self, value: Any, path: str | None, secrets: list[str]) -> Any:
+        """Redact keys that match inside ``value`` (found at dotted ``path``); scrub every string."""
+        if isinstance(value, Mapping):
+            out = {}
+            for key, item in value.items():
+                name = str(key)
+                dotted = f"{path}.{name}" if path else name
+                if self.active and self.matches(name, dotted):
+                    out[key] = self.redact_value(item)
+                else:
+                    out[key] = self._walk(item, dotted, secrets)
+            return out
+        if isinstance(value, list | tuple):
+            return [self._walk(item, path, secrets) for item in value]
+        return self.scrub(value, secrets)
+
+    def redact_mapping(self, mapping: Mapping[str, Any], secrets: list[str] | None = None) -> dict[str, Any]:
+        """Workflow data keyed by the user (``tool_args``, ``input``, webhook headers), matched from its root."""
+        walked = self._walk(dict(mapping), None, secrets or [])
+        return walked if isinstance(walked, dict) else {}
+
+    # -- raw values in text ---------------------------------------------------------------------------------
+
+    def secret_values(self, state: Mapping[str, Any]) -> list[str]:
+        """Every redacted value in ``state`` as text, longest first, for scrubbing raw text (cassettes).
+
+        Strings are returned as they are; other scalars in their JSON form.
+        Values shorter than :data:`MIN_SCRUB_LENGTH` are left out.
+        """
+        if not self.active:
+            return []
+        found: dict[str, None] = {}
+
+        def collect(value: Any) -> None:
+            if isinstance(value, Mapping):
+                for item in value.values():
+                    collect(item)
+            elif isinstance(value, list | tuple):
+                for item in value:
+                    collect(item)
+            elif value is not None and not isinstance(value, bool):
+                text = _canonical(value)
+                if len(text) >= MIN_SCRUB_LENGTH:
+                    found.setdefault(text)
+
+        def visit(value: Any, path: str | None) -> None:
+            if isinstance(value, Mapping):
+                for key, item in value.items():
+                    name = str(key)
+                    if path is None and name in OWN_STATE_KEYS:
+                        continue
+                    dotted = f"{path}.{name}" if path else name
+                    if self.matches(name, dotted):
+                        collect(item)
+                    else:
+                        visit(item, dotted)
+            elif isinstance(value, list | tuple):
+                for item in value:
+                    visit(item, path)
+
+        visit(state, None)
+        for step_id, path in self.step_outputs.items():
+            entry = (state.get("steps") or {}).get(step_id) if isinstance(state.get("steps"), Mapping) else None
+            if path is not None and isinstance(entry, Mapping) and "output" in entry:
+                name, dotted = _output_names(path)
+                if self.matches(name, dotted):
+                    collect(entry["output"])
+        return sorted(found, key=lambda text: (-len(text), text))
+
+    def scrub_text(self, text: str, secrets: Iterable[str]) -> str:
+        """``text`` with every occurrence of each secret replaced by that secret's marker."""
+        for secret in secrets:
+            if secret and secret in text:
+                text = text.replace(secret, self.marker(secret))
+        return text
+
+    def scrub(self, value: Any, secrets: list[str]) -> Any:
+        """A copy of ``value`` with :meth:`scrub_text` applied to every string (keys are never matched)."""
+        if isinstance(value, str):
+            return self.scrub_text(value, secrets) if secrets else value
+        if isinstance(value, Mapping):
+            return {key: self.scrub(item, secrets) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.scrub(item, secrets) for item in value]
+        return value
+
+    # -- the workflow definition ----------------------------------------------------------------------------
+
+    def redact_definition(self, definition: Mapping[str, Any], secrets: list[str]) -> dict[str, Any]:
+        """A dumped workflow with its ``state:`` block, ``tool_args``, ``input`` and webhook headers redacted."""
+        out = dict(self.scrub(dict(definition), secrets))
+        if isinstance(definition.get("state"), Mapping):
+            # the file's own state: its key matching, plus the run's secrets
+            out["state"] = self._walk_state_block(definition["state"], secrets)
+        steps = []
+        for raw in definition.get("steps") or []:
+            step = dict(self.scrub(raw, secrets)) if isinstance(raw, Mapping) else raw
+            if isinstance(raw, Mapping):
+                for field in ("tool_args", "input"):
+                    if isinstance(raw.get(field), Mapping):
+                        step[field] = self.redact_mapping(raw[field], secrets)
+                notify = raw.get("notify")
+                if isinstance(notify, Mapping) and isinstance(notify.get("headers"), Mapping):
+                    step["notify"] = {**step["notify"], "headers": self.redact_mapping(notify["headers"], secrets)}
+            steps.append(step)
+        if "steps" in definition:
+            out["steps"] = steps
+        return out
+
+    def _walk_state_block(self, block: Mapping[str, Any], secrets: list[str]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in block.items():
+            name = str(key)
+            out[key] = self.redact_value(value) if self.active and self.matches(name) else self._walk(
+                value, name, secrets)
+        return out
+
+    def __repr__(self) -> str:
+        return f"Redactor(patterns={list(self.patterns)!r})"
+
+
+def _output_names(path: str) -> tuple[str, str]:
+    """The last key name and the dotted path (list positions dropped) of an ``output`` path."""
+    from .paths import parse_path
+
+    try:
+        segments = [segment for segment in parse_path(path) if isinstance(segment, str)]
+    except ValueError:
+        return path, path
+    if not segments:
+        return path, path
+    return segments[-1], ".".join(segments)

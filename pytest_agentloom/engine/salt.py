@@ -1,0 +1,86 @@
+"""The per-project salt that keys redaction markers.
+
+A redaction marker is an HMAC-SHA256 of the value, keyed with this salt, so a
+short secret (a PIN, a four-letter password) cannot be found again by hashing
+guesses: without the salt, the marker says nothing about the value.
+
+Where the salt comes from, first match wins:
+
+1. an explicit ``salt=`` given to :class:`~pytest_agentloom.engine.redaction.Redactor`;
+2. the ``AGENTLOOM_REDACTION_SALT`` environment variable;
+3. the file ``.agentloom/salt`` in the project root. The root is found by
+   walking up from the workflow file's folder (or the current directory): the
+   first folder that already has ``.agentloom/salt``, else the first with a
+   ``pyproject.toml``, ``setup.cfg`` or ``.git``, else the starting folder. The
+   file is created there on first use with 32 random bytes (hex).
+
+Commit ``.agentloom/salt`` so that everyone's markers agree (snapshots and
+checkpoints then compare across machines), or keep it out of version control
+and rotate it by deleting it; markers written before a rotation no longer
+match values redacted after it.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+__all__ = ["SALT_ENV", "SALT_FILE", "find_project_root", "load_salt"]
+
+SALT_ENV = "AGENTLOOM_REDACTION_SALT"
+SALT_FILE = Path(".agentloom") / "salt"
+_ROOT_MARKERS = ("pyproject.toml", "setup.cfg", ".git")
+
+
+def find_project_root(start: Path | None = None) -> Path:
+    """The folder whose ``.agentloom/salt`` keys markers for files under ``start``."""
+    origin = (start or Path.cwd()).resolve()
+    if origin.is_file():
+        origin = origin.parent
+    chain = [origin, *origin.parents]
+    for folder in chain:
+        if (folder / SALT_FILE).is_file():
+            return folder
+    for folder in chain:
+        if any((folder / marker).exists() for marker in _ROOT_MARKERS):
+            return folder
+    return origin
+
+
+def load_salt(start: Path | None = None, *, env: Mapping[str, str] | None = None) -> bytes:
+    """The salt for a workflow at (or a run started in) ``start``, creating the salt file if needed."""
+    environ = os.environ if env is None else env
+    if environ.get(SALT_ENV):
+        return environ[SALT_ENV].encode("utf-8")
+    path = find_project_root(start) / SALT_FILE
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        text = ""
+    if text:
+        return text.encode("utf-8")
+    return _create(path)
+
+
+def _create(path: Path) -> bytes:
+    """Write a fresh salt atomically; if another process won the race, use its salt."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    value = secrets.token_hex(32)
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".salt-", text=True)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(value + "\n")
+        try:
+            os.link(temp, path)  # fails if the file appeared meanwhile, unlike os.replace
+        except FileExistsError:
+            return path.read_text(encoding="utf-8").strip().encode("utf-8")
+        except OSError:  # file systems without hard links
+            os.replace(temp, path)
+            temp = ""
+    finally:
+        if temp and os.path.exists(temp):
+            os.unlink(temp)
+    return value.encode("utf-8")
