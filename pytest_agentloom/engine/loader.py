@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import TemplateError, WorkflowError
 from .expressions import ExpressionSyntaxError, compile_expression
-from .model import FUTURE_STEP_TYPES, STEP_TYPES, LLMCallStep, RouterStep, Workflow
+from .model import FUTURE_STEP_TYPES, STEP_TYPES, AgentStep, LLMCallStep, NamedToolChoice, RouterStep, Workflow
 from .templates import check_template
 
 __all__ = ["load_workflow", "parse_workflow", "validate_workflow"]
@@ -59,6 +59,8 @@ def validate_workflow(workflow: Workflow, *, file: str = "<workflow>") -> None:
     if not problems:
         problems.extend(_check_cycles(workflow, file))
     problems.extend(_check_llm_calls(workflow, file))
+    problems.extend(_check_tool_calling(workflow, file))
+    problems.extend(_check_agents(workflow, file))
     problems.extend(_compile_routers(workflow, file))
     if problems:
         raise _combine(problems, file)
@@ -320,6 +322,90 @@ def _check_llm_calls(workflow: Workflow, file: str) -> list[WorkflowError]:
                     hint="write literal braces twice: {{ and }}.",
                 ))
     return problems
+
+
+def _check_tool_calling(workflow: Workflow, file: str) -> list[WorkflowError]:
+    """003: tools and response_schema can't share a step; a named tool_choice must be a declared tool."""
+    problems = []
+    for step in workflow.steps:
+        if not isinstance(step, LLMCallStep):
+            continue
+        names = [tool.name for tool in step.tools]
+        if step.response_schema is not None and step.tools:
+            problems.append(WorkflowError(
+                f"llm_call '{step.id}' has both 'tools' and 'response_schema', which can't share a step",
+                file=file, step_id=step.id, field="response_schema",
+                hint="split it into two steps (one with tools, one with response_schema), or use an agent "
+                     "with an output_schema.",
+            ))
+        elif step.response_schema is not None:
+            problems.append(WorkflowError(
+                f"llm_call '{step.id}' uses 'response_schema', which this version does not support yet",
+                file=file, step_id=step.id, field="response_schema", hint="remove response_schema for now.",
+            ))
+        for index, name in enumerate(names):
+            if name in names[:index]:
+                problems.append(WorkflowError(
+                    f"llm_call '{step.id}' declares tool '{name}' twice", file=file, step_id=step.id,
+                    field=f"tools[{index}].name", hint="declare each tool once.",
+                ))
+        choice = step.tool_choice
+        if isinstance(choice, NamedToolChoice) and choice.name not in names:
+            problems.append(WorkflowError(
+                f"llm_call '{step.id}' sets tool_choice to '{choice.name}', which the step does not declare",
+                file=file, step_id=step.id, field="tool_choice.name",
+                hint=_did_you_mean(choice.name, names) or (
+                    f"declared tools: {', '.join(names)}." if names else "add the tool under 'tools:'."),
+            ))
+        elif choice == "required" and not names:
+            problems.append(WorkflowError(
+                f"llm_call '{step.id}' sets tool_choice: required but declares no tools", file=file,
+                step_id=step.id, field="tool_choice", hint="declare the tools under 'tools:' or remove tool_choice.",
+            ))
+    return problems
+
+
+def _check_agents(workflow: Workflow, file: str) -> list[WorkflowError]:
+    """Agent steps name a defined agent; an agent's approval list is part of its allowlist."""
+    problems = []
+    for name, agent in workflow.agents.items():
+        allowed = agent.tool_names()
+        for index, tool in enumerate(agent.approval_required):
+            if tool not in allowed:
+                problems.append(WorkflowError(
+                    f"agent '{name}' requires approval for '{tool}', which is not in its tools", file=file,
+                    field=f"agents.{name}.approval_required[{index}]",
+                    hint=_did_you_mean(tool, allowed) or "add the tool to the agent's 'tools:' list.",
+                ))
+        for index, tool in enumerate(allowed):
+            if tool in allowed[:index]:
+                problems.append(WorkflowError(
+                    f"agent '{name}' lists tool '{tool}' twice", file=file, field=f"agents.{name}.tools[{index}]",
+                    hint="list each tool once.",
+                ))
+        if agent.instructions is not None:
+            problems.extend(_template_problem(agent.instructions, file, None, f"agents.{name}.instructions"))
+    for step in workflow.steps:
+        if not isinstance(step, AgentStep):
+            continue
+        if step.agent not in workflow.agents:
+            known = list(workflow.agents)
+            problems.append(WorkflowError(
+                f"agent step '{step.id}' runs unknown agent '{step.agent}'", file=file, step_id=step.id,
+                field="agent", hint=_did_you_mean(step.agent, known) or (
+                    f"defined agents: {', '.join(known)}." if known else "define it under top-level 'agents:'."),
+            ))
+        problems.extend(_template_problem(step.prompt, file, step.id, "prompt"))
+    return problems
+
+
+def _template_problem(text: str, file: str, step_id: str | None, field: str) -> list[WorkflowError]:
+    try:
+        check_template(text)
+    except TemplateError as exc:
+        return [WorkflowError(str(exc), file=file, step_id=step_id, field=field,
+                              hint="write literal braces twice: {{ and }}.")]
+    return []
 
 
 def _compile_routers(workflow: Workflow, file: str) -> list[WorkflowError]:

@@ -18,12 +18,17 @@ __all__ = [
     "DEFAULT_RETRYABLE_STATUS_CODES",
     "FUTURE_STEP_TYPES",
     "STEP_TYPES",
+    "AgentDefinition",
+    "AgentStep",
     "Condition",
     "LLMCallStep",
+    "NamedToolChoice",
     "RetryPolicy",
     "RouterStep",
+    "SandboxConfig",
     "StateKeySchema",
     "Step",
+    "ToolDeclaration",
     "ToolStep",
     "Workflow",
     "WorkflowConfig",
@@ -56,6 +61,29 @@ class RetryPolicy(_Strict):
         return min(raw, self.max_backoff_seconds)
 
 
+class SandboxConfig(_Strict):
+    """What the built-in tools may touch (``config.sandbox``). Closed unless opened here.
+
+    With ``enabled: false`` nothing is checked. Otherwise ``shell_command``
+    runs only the programs in ``allowed_commands``; ``file_read`` reads only
+    under ``readable_paths`` (and the writable ones); ``file_write`` writes
+    only under ``writable_paths`` (``allowed_paths`` is the same list under
+    its older name), at most ``max_write_bytes`` per call; ``http_request``
+    needs ``allow_network`` and, when ``allowed_domains`` is not empty, a
+    host in it (subdomains included). Relative paths are resolved against
+    the workflow file's folder.
+    """
+
+    enabled: bool = True
+    allowed_commands: list[str] = Field(default_factory=list)
+    readable_paths: list[str] = Field(default_factory=list)
+    writable_paths: list[str] = Field(default_factory=list)
+    allowed_paths: list[str] = Field(default_factory=list)
+    allow_network: bool = False
+    allowed_domains: list[str] = Field(default_factory=list)
+    max_write_bytes: int = Field(default=1_000_000, ge=0)
+
+
 class WorkflowConfig(_Strict):
     """Run-wide settings; a step's own field wins over the matching one here."""
 
@@ -65,6 +93,7 @@ class WorkflowConfig(_Strict):
     timeout: float | None = Field(default=None, gt=0)
     stream: bool = False
     retry: RetryPolicy | None = None
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
 
 
 class StateKeySchema(_Strict):
@@ -86,8 +115,25 @@ class _StepBase(_Strict):
     retry: RetryPolicy | None = None
 
 
+class ToolDeclaration(_Strict):
+    """A tool as a step offers it to the model; missing description/parameters come from the registry."""
+
+    name: str = Field(min_length=1)
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+
+
+class NamedToolChoice(_Strict):
+    """``tool_choice: {name: http_request}``: the first call must use that tool."""
+
+    name: str
+
+
+ToolChoice = Literal["auto", "none", "required"] | NamedToolChoice
+
+
 class LLMCallStep(_StepBase):
-    """One model call: a prompt in, the reply's text out."""
+    """One model call: a prompt in, the reply's text out (a loop of calls when it has ``tools``)."""
 
     type: Literal["llm_call"]
     prompt: str | None = None
@@ -97,6 +143,10 @@ class LLMCallStep(_StepBase):
     max_tokens: int | None = Field(default=None, gt=0)
     stream: bool | None = None
     conversation: str | None = None
+    tools: list[ToolDeclaration] = Field(default_factory=list)
+    tool_choice: ToolChoice = "auto"
+    max_tool_iterations: int = Field(default=5, ge=1)
+    response_schema: dict[str, Any] | None = None
 
 
 class ToolStep(_StepBase):
@@ -129,9 +179,47 @@ class RouterStep(_StepBase):
         return list(dict.fromkeys(names))
 
 
-Step = Annotated[LLMCallStep | ToolStep | RouterStep, Field(discriminator="type")]
-STEP_TYPES: dict[str, type[_StepBase]] = {"llm_call": LLMCallStep, "tool": ToolStep, "router": RouterStep}
-FUTURE_STEP_TYPES = ("subworkflow", "approval_gate", "agent", "embed")
+class AgentStep(_StepBase):
+    """Runs an agent from the top-level ``agents:`` on a rendered ``prompt``."""
+
+    type: Literal["agent"]
+    agent: str
+    prompt: str
+
+
+class AgentDefinition(_Strict):
+    """An agent, defined once under ``agents:``: its model, instructions, allowlist and limits.
+
+    The limits are checked in code before every model call: ``max_steps``
+    model calls, ``max_seconds`` on the run's clock, ``max_cost_usd`` as a
+    worst case (spent so far, plus the next request's input and its whole
+    ``max_tokens`` allowance). ``max_stuck`` consecutive steps that were
+    rejected or failed end the loop as ``stuck``. A budget stop fails the
+    step unless ``on_budget: succeed``.
+    """
+
+    model: str | None = None
+    instructions: str | None = None
+    tools: list[str | ToolDeclaration] = Field(default_factory=list)
+    approval_required: list[str] = Field(default_factory=list)
+    output_schema: dict[str, Any] | None = None
+    max_steps: int = Field(default=10, ge=1)
+    max_seconds: float | None = Field(default=None, gt=0)
+    max_cost_usd: float | None = Field(default=None, gt=0)
+    max_stuck: int = Field(default=3, ge=1)
+    max_tokens: int | None = Field(default=None, gt=0)
+    temperature: float | None = None
+    on_budget: Literal["fail", "succeed"] = "fail"
+
+    def tool_names(self) -> list[str]:
+        return [tool if isinstance(tool, str) else tool.name for tool in self.tools]
+
+
+Step = Annotated[LLMCallStep | ToolStep | RouterStep | AgentStep, Field(discriminator="type")]
+STEP_TYPES: dict[str, type[_StepBase]] = {
+    "llm_call": LLMCallStep, "tool": ToolStep, "router": RouterStep, "agent": AgentStep,
+}
+FUTURE_STEP_TYPES = ("subworkflow", "approval_gate", "embed")
 
 
 class Workflow(_Strict):
@@ -143,6 +231,7 @@ class Workflow(_Strict):
     config: WorkflowConfig = Field(default_factory=WorkflowConfig)
     state: dict[str, Any] = Field(default_factory=dict)
     state_schema: dict[str, StateKeySchema] = Field(default_factory=dict)
+    agents: dict[str, AgentDefinition] = Field(default_factory=dict)
     steps: list[Step] = Field(min_length=1)
 
     _source: Path | None = PrivateAttr(default=None)
@@ -162,7 +251,7 @@ class Workflow(_Strict):
         path = Path(value).expanduser()
         return path if path.is_absolute() else (self.base_dir / path).resolve()
 
-    def step(self, step_id: str) -> LLMCallStep | ToolStep | RouterStep:
+    def step(self, step_id: str) -> LLMCallStep | ToolStep | RouterStep | AgentStep:
         for step in self.steps:
             if step.id == step_id:
                 return step
