@@ -1,0 +1,770 @@
+"""A real HTTP server on 127.0.0.1 that speaks four LLM wire formats, for tests and benchmarks.
+
+Routes (JSON, and streaming where the real API streams):
+
+=========  ==============================================  ==========================
+route      path                                            streaming
+=========  ==============================================  ==========================
+openai     ``POST /v1/chat/completions``                   SSE, ``data: [DONE]``
+anthropic  ``POST /v1/messages``                           SSE with named events
+ollama     ``POST /api/chat``                              NDJSON (the default)
+gemini     ``POST /v1beta/models/{model}:generateContent``  ``:streamGenerateContent?alt=sse``
+=========  ==============================================  ==========================
+
+Each route answers from its own queue of planned replies (:func:`text`,
+:func:`tool_calls`, :func:`fail`, :func:`drop`) and, once the queue is empty,
+with a deterministic default: ``echo: <last user message>``. Ids and
+timestamps come from a counter, so two runs get byte-identical bodies.
+Every request is recorded (headers and JSON) in :attr:`FakeLLMServer.requests`.
+
+Use it as a context manager from scripts::
+
+    with FakeLLMServer() as server:
+        server.plan("openai", text("hello", input_tokens=5, output_tokens=1))
+        client = openai.OpenAI(base_url=server.openai_base_url, api_key="x")
+
+or through the ``fake_llm`` fixture of :mod:`tests.servers.plugin`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import defaultdict, deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+__all__ = [
+    "ROUTES",
+    "FakeLLMServer",
+    "FakeToolCall",
+    "Planned",
+    "RecordedRequest",
+    "drop",
+    "fail",
+    "text",
+    "tool_calls",
+]
+
+ROUTES = ("openai", "anthropic", "ollama", "gemini")
+CREATED_BASE = 1_700_000_000  # a fixed epoch second; each response adds its counter to it
+
+
+# --------------------------------------------------------------------------- plans
+
+
+@dataclass(frozen=True)
+class FakeToolCall:
+    """A tool call the fake model makes: ``arguments`` is a dict, or raw text sent as written."""
+
+    name: str
+    arguments: dict[str, Any] | str = field(default_factory=dict)
+    id: str | None = None
+
+    def arguments_text(self) -> str:
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return json.dumps(self.arguments, sort_keys=True)
+
+    def arguments_dict(self) -> dict[str, Any]:
+        if isinstance(self.arguments, str):
+            try:
+                value = json.loads(self.arguments)
+            except ValueError:
+                return {"_raw": self.arguments}
+            return value if isinstance(value, dict) else {"_value": value}
+        return dict(self.arguments)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One planned answer of a route: a reply, an error status, or a dropped connection.
+
+    ``finish_reason`` is written in the route's own vocabulary (``stop``,
+    ``end_turn``, ``STOP``); ``None`` picks the route's usual value. ``delay``
+    is real seconds the server waits before answering (keep it tiny).
+    """
+
+    text: str = ""
+    tool_calls: tuple[FakeToolCall, ...] = ()
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    reasoning_tokens: int = 0
+    finish_reason: str | None = None
+    model: str | None = None
+    status: int = 200
+    error_message: str = ""
+    error_type: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    delay: float = 0.0
+    drop_connection: bool = False
+
+
+def text(
+    content: str,
+    *,
+    input_tokens: int | None = None,
+    output_tokens: int | None = None,
+    reasoning_tokens: int = 0,
+    finish_reason: str | None = None,
+    model: str | None = None,
+    delay: float = 0.0,
+) -> Planned:
+    """A plain text reply. Token counts default to word counts of the request and the reply."""
+    return Planned(
+        text=content,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        reasoning_tokens=reasoning_tokens,
+        finish_reason=finish_reason,
+        model=model,
+        delay=delay,
+    )
+
+
+def tool_calls(
+    *calls: FakeToolCall | tuple[str, dict[str, Any] | str],
+    content: str = "",
+    input_tokens: int | None = None,
+    output_tokens: int | None = None,
+    finish_reason: str | None = None,
+) -> Planned:
+    """A reply asking for tools: ``tool_calls(("lookup", {"q": "x"}))`` or with :class:`FakeToolCall`."""
+    normalized = tuple(call if isinstance(call, FakeToolCall) else FakeToolCall(*call) for call in calls)
+    return Planned(
+        text=content,
+        tool_calls=normalized,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        finish_reason=finish_reason,
+    )
+
+
+def fail(
+    status: int, message: str = "", *, error_type: str | None = None, headers: dict[str, str] | None = None
+) -> Planned:
+    """An error status with the route's own error body (``fail(429)``, ``fail(400, "bad field")``)."""
+    return Planned(
+        status=status,
+        error_message=message or f"fake error {status}",
+        error_type=error_type,
+        headers=tuple((headers or {}).items()),
+    )
+
+
+def drop() -> Planned:
+    """Close the connection without answering: the client sees a connection error (no status)."""
+    return Planned(drop_connection=True)
+
+
+# --------------------------------------------------------------------------- records
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request the server received."""
+
+    route: str
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]  # lower-cased names
+    body: bytes = field(repr=False)
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.body) if self.body else None
+
+
+# --------------------------------------------------------------------------- server
+
+
+class FakeLLMServer:
+    """The server: :meth:`start` it (or use ``with``), :meth:`plan` replies, read :attr:`requests`."""
+
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        if host not in ("127.0.0.1", "localhost"):
+            raise ValueError(f"the fake LLM server only listens on 127.0.0.1 (got host {host!r})")
+        self._host = host
+        self._port = port
+        self._lock = threading.Lock()
+        self._plans: dict[str, deque[Planned]] = defaultdict(deque)
+        self._counter = 0
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self.requests: list[RecordedRequest] = []
+
+    # -- lifecycle
+
+    def start(self) -> FakeLLMServer:
+        if self._httpd is not None:
+            return self
+        handler = type("_BoundHandler", (_Handler,), {"fake": self})
+        self._httpd = ThreadingHTTPServer((self._host, self._port), handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-llm", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is None:
+            return
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._httpd = None
+        self._thread = None
+
+    def __enter__(self) -> FakeLLMServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def running(self) -> bool:
+        return self._httpd is not None
+
+    # -- addresses
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:<port>``: the base URL for Anthropic, Ollama and Gemini clients."""
+        if self._httpd is None:
+            raise RuntimeError("the fake LLM server is not running; call start() or use it as a context manager")
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        """The OpenAI SDK's ``base_url`` (it includes ``/v1``)."""
+        return f"{self.url}/v1"
+
+    # -- scripting
+
+    def plan(self, route: str, *replies: Planned | str) -> None:
+        """Queue replies for ``route`` (one of :data:`ROUTES`); a string is :func:`text`."""
+        if route not in ROUTES:
+            raise ValueError(f"unknown route {route!r}; routes are {', '.join(ROUTES)}")
+        with self._lock:
+            for item in replies:
+                self._plans[route].append(text(item) if isinstance(item, str) else item)
+
+    def pending(self, route: str | None = None) -> int:
+        """How many planned replies are still queued (for one route, or all)."""
+        with self._lock:
+            if route is not None:
+                return len(self._plans[route])
+            return sum(len(queue) for queue in self._plans.values())
+
+    def reset(self) -> None:
+        """Forget plans, recorded requests and the id counter."""
+        with self._lock:
+            self._plans.clear()
+            self.requests.clear()
+            self._counter = 0
+
+    def requests_for(self, route: str) -> list[RecordedRequest]:
+        with self._lock:
+            return [request for request in self.requests if request.route == route]
+
+    # -- used by the handler
+
+    def _receive(self, request: RecordedRequest) -> tuple[Planned | None, int]:
+        with self._lock:
+            self.requests.append(request)
+            self._counter += 1
+            queue = self._plans[request.route]
+            return (queue.popleft() if queue else None), self._counter
+
+
+# --------------------------------------------------------------------------- handler
+
+
+_GEMINI_PATH = re.compile(r"^/v1beta/models/(?P<model>[^/:]+):(?P<method>generateContent|streamGenerateContent)$")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeLLMServer
+    protocol_version = "HTTP/1.0"  # one request per connection; streams end when the socket closes
+    server_version = "FakeLLM/1.0"
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+        return
+
+    def do_GET(self) -> None:
+        self._send_json(404, {"error": {"message": f"no route for GET {self.path}", "type": "not_found"}})
+
+    def do_POST(self) -> None:
+        split = urlsplit(self.path)
+        route, model_in_path, stream_in_path = _route_of(split.path)
+        length = int(self.headers.get("content-length") or 0)
+        body = self.rfile.read(length) if length else b""
+        if route is None:
+            self._send_json(404, {"error": {"message": f"no route for POST {split.path}", "type": "not_found"}})
+            return
+        recorded = RecordedRequest(
+            route=route,
+            method="POST",
+            path=split.path,
+            query=parse_qs(split.query),
+            headers={name.lower(): value for name, value in self.headers.items()},
+            body=body,
+        )
+        planned, counter = self.fake._receive(recorded)
+        planned = planned or Planned()
+        if planned.delay:
+            time.sleep(planned.delay)
+        if planned.drop_connection:
+            self.close_connection = True
+            self.connection.close()
+            return
+        try:
+            payload = json.loads(body) if body else {}
+        except ValueError:
+            self._send_json(400, _error_body(route, 400, "request body is not JSON", None))
+            return
+        if planned.status >= 400:
+            self._send_json(
+                planned.status,
+                _error_body(route, planned.status, planned.error_message, planned.error_type),
+                headers=planned.headers,
+            )
+            return
+        reply = _Reply.build(route, payload, planned, counter, model_in_path)
+        builder = _BUILDERS[route]
+        streaming = stream_in_path if route == "gemini" else _wants_stream(route, payload)
+        if streaming:
+            self._send_stream(route, builder.stream(reply, payload), planned.headers)
+        else:
+            self._send_json(200, builder.whole(reply), headers=planned.headers)
+
+    # -- writing
+
+    def _send_json(self, status: int, data: Any, headers: tuple[tuple[str, str], ...] = ()) -> None:
+        raw = json.dumps(data).encode("utf-8")
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(raw)))
+        for name, value in headers:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def _send_stream(self, route: str, pieces: Iterator[str], headers: tuple[tuple[str, str], ...]) -> None:
+        self.send_response(200)
+        content_type = "application/x-ndjson" if route == "ollama" else "text/event-stream"
+        self.send_header("content-type", content_type)
+        self.send_header("cache-control", "no-cache")
+        for name, value in headers:
+            self.send_header(name, value)
+        self.end_headers()
+        for piece in pieces:
+            self.wfile.write(piece.encode("utf-8"))
+            self.wfile.flush()
+        self.close_connection = True
+
+
+def _route_of(path: str) -> tuple[str | None, str | None, bool]:
+    if path == "/v1/chat/completions":
+        return "openai", None, False
+    if path == "/v1/messages":
+        return "anthropic", None, False
+    if path == "/api/chat":
+        return "ollama", None, False
+    match = _GEMINI_PATH.match(path)
+    if match:
+        return "gemini", match["model"], match["method"] == "streamGenerateContent"
+    return None, None, False
+
+
+def _wants_stream(route: str, payload: dict[str, Any]) -> bool:
+    if route == "ollama":
+        return payload.get("stream", True) is not False  # Ollama streams unless told not to
+    return bool(payload.get("stream"))
+
+
+# --------------------------------------------------------------------------- error bodies
+
+_ANTHROPIC_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+_OPENAI_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "invalid_request_error",
+    403: "invalid_request_error",
+    404: "invalid_request_error",
+    429: "rate_limit_exceeded",
+    500: "server_error",
+    503: "server_error",
+}
+_OPENAI_ERROR_CODES = {401: "invalid_api_key", 404: "model_not_found", 429: "rate_limit_exceeded"}
+_GOOGLE_STATUS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+
+
+def _error_body(route: str, status: int, message: str, error_type: str | None) -> dict[str, Any]:
+    if route == "anthropic":
+        kind = error_type or _ANTHROPIC_ERROR_TYPES.get(status, "api_error")
+        return {"type": "error", "error": {"type": kind, "message": message}}
+    if route == "ollama":
+        return {"error": message}
+    if route == "gemini":
+        return {
+            "error": {"code": status, "message": message, "status": error_type or _GOOGLE_STATUS.get(status, "UNKNOWN")}
+        }
+    kind = error_type or _OPENAI_ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
+    return {"error": {"message": message, "type": kind, "param": None, "code": _OPENAI_ERROR_CODES.get(status)}}
+
+
+# --------------------------------------------------------------------------- replies
+
+
+@dataclass(frozen=True)
+class _Reply:
+    """A planned reply made concrete for one request: ids, model, counts and finish reason filled in."""
+
+    id: str
+    counter: int
+    model: str
+    text: str
+    tool_calls: tuple[FakeToolCall, ...]
+    call_ids: tuple[str, ...]
+    input_tokens: int
+    output_tokens: int
+    reasoning_tokens: int
+    finish_reason: str
+
+    @classmethod
+    def build(
+        cls, route: str, payload: dict[str, Any], planned: Planned, counter: int, model_in_path: str | None
+    ) -> _Reply:
+        model = planned.model or model_in_path or str(payload.get("model") or "fake-model")
+        content = planned.text
+        if not content and not planned.tool_calls:
+            content = f"echo: {_last_user_text(route, payload)}"
+        prefix = {"openai": "call_fake_", "anthropic": "toolu_fake_", "ollama": "call_fake_", "gemini": "fc_fake_"}
+        call_ids = tuple(
+            call.id or f"{prefix[route]}{counter:04d}_{index}" for index, call in enumerate(planned.tool_calls)
+        )
+        finish = planned.finish_reason or _default_finish(route, bool(planned.tool_calls))
+        id_prefix = {"openai": "chatcmpl-fake-", "anthropic": "msg_fake_", "ollama": "", "gemini": "resp-fake-"}
+        return cls(
+            id=f"{id_prefix[route]}{counter:04d}",
+            counter=counter,
+            model=model,
+            text=content,
+            tool_calls=planned.tool_calls,
+            call_ids=call_ids,
+            input_tokens=planned.input_tokens if planned.input_tokens is not None else _count_words(payload),
+            output_tokens=planned.output_tokens if planned.output_tokens is not None else len(content.split()),
+            reasoning_tokens=planned.reasoning_tokens,
+            finish_reason=finish,
+        )
+
+    def pieces(self) -> list[str]:
+        """The text cut into word-sized chunks that join back exactly."""
+        return re.findall(r"\S+\s*|\s+", self.text) or []
+
+    @property
+    def created(self) -> int:
+        return CREATED_BASE + self.counter
+
+
+def _default_finish(route: str, has_tools: bool) -> str:
+    if route == "openai":
+        return "tool_calls" if has_tools else "stop"
+    if route == "anthropic":
+        return "tool_use" if has_tools else "end_turn"
+    if route == "gemini":
+        return "STOP"
+    return "stop"
+
+
+def _count_words(value: Any) -> int:
+    if isinstance(value, str):
+        return len(value.split())
+    if isinstance(value, dict):
+        return sum(
+            _count_words(item)
+            for key, item in value.items()
+            if key in ("content", "text", "messages", "contents", "parts", "system")
+        )
+    if isinstance(value, list):
+        return sum(_count_words(item) for item in value)
+    return 0
+
+
+def _last_user_text(route: str, payload: dict[str, Any]) -> str:
+    if route == "gemini":
+        for content in reversed(payload.get("contents") or []):
+            if content.get("role", "user") == "user":
+                return " ".join(part.get("text", "") for part in content.get("parts", []) if "text" in part)
+        return ""
+    for message in reversed(payload.get("messages") or []):
+        if message.get("role") != "user":
+            continue
+        body = message.get("content")
+        if isinstance(body, str):
+            return body
+        if isinstance(body, list):
+            return " ".join(part.get("text", "") for part in body if isinstance(part, dict) and "text" in part)
+    return ""
+
+
+def _sse(data: Any, event: str | None = None) -> str:
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {json.dumps(data)}\n\n"
+
+
+class _OpenAI:
+    @staticmethod
+    def usage(reply: _Reply) -> dict[str, Any]:
+        return {
+            "prompt_tokens": reply.input_tokens,
+            "completion_tokens": reply.output_tokens + reply.reasoning_tokens,
+            "total_tokens": reply.input_tokens + reply.output_tokens + reply.reasoning_tokens,
+            "completion_tokens_details": {"reasoning_tokens": reply.reasoning_tokens},
+        }
+
+    @staticmethod
+    def whole(reply: _Reply) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text or None, "refusal": None}
+        if reply.tool_calls:
+            message["tool_calls"] = [
+                {"id": call_id, "type": "function", "function": {"name": call.name, "arguments": call.arguments_text()}}
+                for call, call_id in zip(reply.tool_calls, reply.call_ids, strict=True)
+            ]
+        return {
+            "id": reply.id,
+            "object": "chat.completion",
+            "created": reply.created,
+            "model": reply.model,
+            "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason, "logprobs": None}],
+            "usage": _OpenAI.usage(reply),
+            "system_fingerprint": "fp_fake",
+        }
+
+    @staticmethod
+    def stream(reply: _Reply, payload: dict[str, Any]) -> Iterator[str]:
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+            return {
+                "id": reply.id,
+                "object": "chat.completion.chunk",
+                "created": reply.created,
+                "model": reply.model,
+                "system_fingerprint": "fp_fake",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+            }
+
+        yield _sse(chunk({"role": "assistant", "content": ""}))
+        for piece in reply.pieces():
+            yield _sse(chunk({"content": piece}))
+        for index, (call, call_id) in enumerate(zip(reply.tool_calls, reply.call_ids, strict=True)):
+            head = {"index": index, "id": call_id, "type": "function", "function": {"name": call.name, "arguments": ""}}
+            yield _sse(chunk({"tool_calls": [head]}))
+            arguments = call.arguments_text()
+            for start in range(0, len(arguments), 8):
+                part = {"index": index, "function": {"arguments": arguments[start : start + 8]}}
+                yield _sse(chunk({"tool_calls": [part]}))
+        yield _sse(chunk({}, reply.finish_reason))
+        if (payload.get("stream_options") or {}).get("include_usage"):
+            last = chunk({})
+            last["choices"] = []
+            last["usage"] = _OpenAI.usage(reply)
+            yield _sse(last)
+        yield "data: [DONE]\n\n"
+
+
+class _Anthropic:
+    @staticmethod
+    def blocks(reply: _Reply) -> list[dict[str, Any]]:
+        blocks: list[dict[str, Any]] = []
+        if reply.text:
+            blocks.append({"type": "text", "text": reply.text})
+        for call, call_id in zip(reply.tool_calls, reply.call_ids, strict=True):
+            blocks.append({"type": "tool_use", "id": call_id, "name": call.name, "input": call.arguments_dict()})
+        return blocks
+
+    @staticmethod
+    def whole(reply: _Reply) -> dict[str, Any]:
+        return {
+            "id": reply.id,
+            "type": "message",
+            "role": "assistant",
+            "model": reply.model,
+            "content": _Anthropic.blocks(reply),
+            "stop_reason": reply.finish_reason,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": reply.input_tokens,
+                "output_tokens": reply.output_tokens + reply.reasoning_tokens,
+            },
+        }
+
+    @staticmethod
+    def stream(reply: _Reply, payload: dict[str, Any]) -> Iterator[str]:
+        start = {
+            "id": reply.id,
+            "type": "message",
+            "role": "assistant",
+            "model": reply.model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": reply.input_tokens, "output_tokens": 1},
+        }
+        yield _sse({"type": "message_start", "message": start}, "message_start")
+        index = 0
+        if reply.text:
+            yield _sse(
+                {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+                "content_block_start",
+            )
+            yield _sse({"type": "ping"}, "ping")
+            for piece in reply.pieces():
+                delta = {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}}
+                yield _sse(delta, "content_block_delta")
+            yield _sse({"type": "content_block_stop", "index": index}, "content_block_stop")
+            index += 1
+        for call, call_id in zip(reply.tool_calls, reply.call_ids, strict=True):
+            block = {"type": "tool_use", "id": call_id, "name": call.name, "input": {}}
+            yield _sse({"type": "content_block_start", "index": index, "content_block": block}, "content_block_start")
+            arguments = json.dumps(call.arguments_dict())
+            for begin in range(0, len(arguments), 8):
+                delta = {"type": "input_json_delta", "partial_json": arguments[begin : begin + 8]}
+                yield _sse({"type": "content_block_delta", "index": index, "delta": delta}, "content_block_delta")
+            yield _sse({"type": "content_block_stop", "index": index}, "content_block_stop")
+            index += 1
+        end = {
+            "type": "message_delta",
+            "delta": {"stop_reason": reply.finish_reason, "stop_sequence": None},
+            "usage": {"output_tokens": reply.output_tokens + reply.reasoning_tokens},
+        }
+        yield _sse(end, "message_delta")
+        yield _sse({"type": "message_stop"}, "message_stop")
+
+
+class _Ollama:
+    @staticmethod
+    def created_at(reply: _Reply) -> str:
+        return time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime(reply.created))
+
+    @staticmethod
+    def whole(reply: _Reply) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+        if reply.tool_calls:
+            message["tool_calls"] = [
+                {"function": {"name": call.name, "arguments": call.arguments_dict()}} for call in reply.tool_calls
+            ]
+        return {
+            "model": reply.model,
+            "created_at": _Ollama.created_at(reply),
+            "message": message,
+            "done": True,
+            **_Ollama.final_fields(reply),
+        }
+
+    @staticmethod
+    def final_fields(reply: _Reply) -> dict[str, Any]:
+        return {
+            "done_reason": reply.finish_reason,
+            "total_duration": 1000,
+            "load_duration": 10,
+            "prompt_eval_count": reply.input_tokens,
+            "prompt_eval_duration": 100,
+            "eval_count": reply.output_tokens + reply.reasoning_tokens,
+            "eval_duration": 500,
+        }
+
+    @staticmethod
+    def stream(reply: _Reply, payload: dict[str, Any]) -> Iterator[str]:
+        created = _Ollama.created_at(reply)
+        for piece in reply.pieces():
+            line = {
+                "model": reply.model,
+                "created_at": created,
+                "message": {"role": "assistant", "content": piece},
+                "done": False,
+            }
+            yield json.dumps(line) + "\n"
+        last_message: dict[str, Any] = {"role": "assistant", "content": ""}
+        if reply.tool_calls:
+            last_message["tool_calls"] = [
+                {"function": {"name": call.name, "arguments": call.arguments_dict()}} for call in reply.tool_calls
+            ]
+        final = {
+            "model": reply.model,
+            "created_at": created,
+            "message": last_message,
+            "done": True,
+            **_Ollama.final_fields(reply),
+        }
+        yield json.dumps(final) + "\n"
+
+
+class _Gemini:
+    @staticmethod
+    def usage(reply: _Reply) -> dict[str, Any]:
+        usage = {
+            "promptTokenCount": reply.input_tokens,
+            "candidatesTokenCount": reply.output_tokens,
+            "totalTokenCount": reply.input_tokens + reply.output_tokens + reply.reasoning_tokens,
+        }
+        if reply.reasoning_tokens:
+            usage["thoughtsTokenCount"] = reply.reasoning_tokens
+        return usage
+
+    @staticmethod
+    def envelope(reply: _Reply, parts: list[dict[str, Any]], finish: str | None, usage: bool) -> dict[str, Any]:
+        candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+        if finish:
+            candidate["finishReason"] = finish
+        body: dict[str, Any] = {"candidates": [candidate], "modelVersion": reply.model, "responseId": reply.id}
+        if usage:
+            body["usageMetadata"] = _Gemini.usage(reply)
+        return body
+
+    @staticmethod
+    def call_parts(reply: _Reply) -> list[dict[str, Any]]:
+        return [{"functionCall": {"name": call.name, "args": call.arguments_dict()}} for call in reply.tool_calls]
+
+    @staticmethod
+    def whole(reply: _Reply) -> dict[str, Any]:
+        parts = ([{"text": reply.text}] if reply.text else []) + _Gemini.call_parts(reply)
+        return _Gemini.envelope(reply, parts, reply.finish_reason, usage=True)
+
+    @staticmethod
+    def stream(reply: _Reply, payload: dict[str, Any]) -> Iterator[str]:
+        pieces = reply.pieces()
+        for index, piece in enumerate(pieces):
+            last = index == len(pieces) - 1 and not reply.tool_calls
+            body = _Gemini.envelope(reply, [{"text": piece}], reply.finish_reason if last else None, usage=last)
+            yield f"data: {json.dumps(body)}\r\n\r\n"
+        if reply.tool_calls or not pieces:
+            body = _Gemini.envelope(reply, _Gemini.call_parts(reply), reply.finish_reason, usage=True)
+            yield f"data: {json.dumps(body)}\r\n\r\n"
+
+
+_BUILDERS: dict[str, Any] = {"openai": _OpenAI, "anthropic": _Anthropic, "ollama": _Ollama, "gemini": _Gemini}
