@@ -8,6 +8,7 @@ fake made something up.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -136,6 +137,8 @@ class Scripted:
         answer = self._next_reply(request)
         if callable(answer) and not isinstance(answer, (ReplySpec, ErrorSpec)):
             answer = answer(request)
+            if inspect.isawaitable(answer):  # an async callable, e.g. one that sleeps on the run's clock
+                answer = await answer
         return _to_response(answer, request)
 
     def _next_reply(self, request: LLMRequest) -> Reply:

@@ -20,6 +20,12 @@ from .base import StepContext, StepOutcome
 
 
 async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
+    if step.prompt is None:  # the loader refuses this; a Workflow built in Python may still have it
+        raise StepError(
+            f"llm_call '{step.id}' has neither 'prompt' nor 'conversation'; the provider was not called. "
+            "How to fix: add a prompt to the step.",
+            code="no_prompt",
+        )
     model = step.model or ctx.workflow.config.model
     if not model:
         raise StepError(
