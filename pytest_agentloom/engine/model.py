@@ -20,6 +20,7 @@ __all__ = [
     "STEP_TYPES",
     "AgentDefinition",
     "AgentStep",
+    "ApprovalGateStep",
     "Condition",
     "LLMCallStep",
     "NamedToolChoice",
@@ -30,6 +31,7 @@ __all__ = [
     "Step",
     "ToolDeclaration",
     "ToolStep",
+    "WebhookNotify",
     "Workflow",
     "WorkflowConfig",
 ]
@@ -82,6 +84,8 @@ class SandboxConfig(_Strict):
     allow_network: bool = False
     allowed_domains: list[str] = Field(default_factory=list)
     max_write_bytes: int = Field(default=1_000_000, ge=0)
+    #: approval-gate webhooks (and other engine HTTP) may reach private, loopback and link-local addresses
+    allow_internal_targets: bool = False
 
 
 class WorkflowConfig(_Strict):
@@ -94,6 +98,8 @@ class WorkflowConfig(_Strict):
     stream: bool = False
     retry: RetryPolicy | None = None
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    checkpoint: bool = False
+    checkpoint_dir: str | None = None  # relative to the workflow file's folder
 
 
 class StateKeySchema(_Strict):
@@ -215,11 +221,32 @@ class AgentDefinition(_Strict):
         return [tool if isinstance(tool, str) else tool.name for tool in self.tools]
 
 
-Step = Annotated[LLMCallStep | ToolStep | RouterStep | AgentStep, Field(discriminator="type")]
+class WebhookNotify(_Strict):
+    """Where an approval gate announces itself: ``body_template`` is rendered from the redacted state."""
+
+    url: str
+    method: Literal["POST", "PUT"] = "POST"
+    headers: dict[str, str] = Field(default_factory=dict)
+    body_template: str | None = None
+    timeout: float = Field(default=10.0, gt=0)
+
+
+class ApprovalGateStep(_StepBase):
+    """Pauses the run until someone approves or rejects; ``output`` receives ``approved`` or ``rejected``."""
+
+    type: Literal["approval_gate"]
+    message: str | None = None
+    timeout_seconds: float | None = Field(default=None, gt=0)
+    on_timeout: Literal["approve", "reject", "fail"] = "fail"
+    notify: WebhookNotify | None = None
+
+
+Step = Annotated[LLMCallStep | ToolStep | RouterStep | AgentStep | ApprovalGateStep, Field(discriminator="type")]
 STEP_TYPES: dict[str, type[_StepBase]] = {
     "llm_call": LLMCallStep, "tool": ToolStep, "router": RouterStep, "agent": AgentStep,
+    "approval_gate": ApprovalGateStep,
 }
-FUTURE_STEP_TYPES = ("subworkflow", "approval_gate", "embed")
+FUTURE_STEP_TYPES = ("subworkflow", "embed")
 
 
 class Workflow(_Strict):
@@ -251,7 +278,7 @@ class Workflow(_Strict):
         path = Path(value).expanduser()
         return path if path.is_absolute() else (self.base_dir / path).resolve()
 
-    def step(self, step_id: str) -> LLMCallStep | ToolStep | RouterStep | AgentStep:
+    def step(self, step_id: str) -> LLMCallStep | ToolStep | RouterStep | AgentStep | ApprovalGateStep:
         for step in self.steps:
             if step.id == step_id:
                 return step

@@ -188,7 +188,8 @@ def test_unknown_keys_are_rejected_with_a_did_you_mean_hint(
 
 def test_unknown_key_with_nothing_close_lists_the_known_keys(tmp_path: Path) -> None:
     err, _ = load_error(tmp_path, "name: x\nconfig: {zzzzzz: 1}\nsteps: [{id: a, type: tool, tool_name: t}]\n")
-    assert "known keys here: budget_usd, model, provider, retry, sandbox, stream, timeout." in str(err)
+    known = "budget_usd, checkpoint, checkpoint_dir, model, provider, retry, sandbox, stream, timeout"
+    assert f"known keys here: {known}." in str(err)
 
 
 # --------------------------------------------------------------------------- step types and fields
@@ -201,12 +202,12 @@ def test_unknown_step_type_suggests_the_closest(tmp_path: Path) -> None:
     assert "did you mean 'llm_call'?" in str(err)
 
 
-@pytest.mark.parametrize("kind", ["subworkflow", "approval_gate", "embed"])
+@pytest.mark.parametrize("kind", ["subworkflow", "embed"])
 def test_step_types_of_later_issues_are_named_as_not_supported_yet(tmp_path: Path, kind: str) -> None:
     err, path = load_error(tmp_path, f"name: x\nsteps: [{{id: a, type: {kind}}}]\n")
     assert err.headline == f"Step type '{kind}' is part of AgentLoom 0.5 but not supported by this version yet"
     assert_names(err, path, "a", "type")
-    assert "supported step types: llm_call, tool, router, agent." in str(err)
+    assert "supported step types: llm_call, tool, router, agent, approval_gate." in str(err)
 
 
 def test_step_without_type(tmp_path: Path) -> None:
