@@ -118,6 +118,36 @@ class WorkflowResult:
     def output(self, step_id: str) -> Any:
         return self.steps[step_id].output
 
+    # -- assertions: AssertionError with only the relevant trace lines (see engine/assertions.py) ----------
+
+    def assert_status(self, status: str, reason: str | None = None) -> None:
+        """Fail unless the run ended with ``status`` (and ``reason``, when given)."""
+        __tracebackhide__ = True
+        from .assertions import check_status
+
+        check_status(self, status, reason)
+
+    def assert_steps(self, *step_ids: str) -> None:
+        """Fail unless exactly these steps ran, in this order."""
+        __tracebackhide__ = True
+        from .assertions import check_steps
+
+        check_steps(self, step_ids)
+
+    def assert_tool_calls(self, expected: list[Any]) -> None:
+        """Fail unless the tool calls were exactly ``[(name, args), ...]`` (a bare name ignores the args)."""
+        __tracebackhide__ = True
+        from .assertions import check_tool_calls
+
+        check_tool_calls(self, expected)
+
+    def assert_output(self, step_id: str, expected: Any) -> None:
+        """Fail unless step ``step_id`` succeeded with ``expected`` as its output."""
+        __tracebackhide__ = True
+        from .assertions import check_output
+
+        check_output(self, step_id, expected)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "workflow": self.workflow,

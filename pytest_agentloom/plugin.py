@@ -1,0 +1,162 @@
+"""The pytest plugin, registered through the ``pytest11`` entry point as ``agentloom``.
+
+Hooks, options and fixtures only: each hook hands its work to the
+:class:`~pytest_agentloom.testing.session.AgentloomSession` kept under
+``config.stash[SESSION_KEY]``. ``pytest -p no:agentloom`` turns it all off.
+Loading this module imports neither the provider SDKs nor deepdiff.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .testing.assertrepr import explain_comparison
+from .testing.collect import SCENARIO_KEY, ScenarioFile
+from .testing.harness import AgentloomHarness
+from .testing.scenarios import Scenario, ScenarioTableError, load_table
+from .testing.session import SESSION_KEY, WIRE_KEY, AgentloomSession
+from .testing.settings import MARKER_SIGNATURE, MarkerError, add_options
+
+__all__ = ["SESSION_KEY"]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", f"{MARKER_SIGNATURE}: defaults for the agentloom fixture in this test, class or module."
+    )
+    config.addinivalue_line(
+        "markers", "agentloom_scenarios(path): run the test once per row of a scenario table (YAML, JSONL, CSV)."
+    )
+    config.stash[SESSION_KEY] = AgentloomSession(config)
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.suffix in (".yaml", ".yml") and parent.config.stash[SESSION_KEY].is_scenario_file(file_path):
+        return ScenarioFile.from_parent(parent, path=file_path)
+    return None
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    marker = metafunc.definition.get_closest_marker("agentloom_scenarios")
+    if marker is None:
+        return
+    if len(marker.args) != 1 or marker.kwargs:
+        pytest.fail(f"{metafunc.definition.nodeid}: use @pytest.mark.agentloom_scenarios('path/to/table.yaml') "
+                    f"with exactly one path (got args={marker.args!r}, kwargs={marker.kwargs!r}).", pytrace=False)
+    if "scenario" not in metafunc.fixturenames:
+        pytest.fail(f"{metafunc.definition.nodeid}: a test marked agentloom_scenarios must take the 'scenario' "
+                    "fixture.\nHow to fix: def test_x(agentloom, scenario): ...", pytrace=False)
+    default = metafunc.definition.get_closest_marker("agentloom")
+    workflow = (default.kwargs.get("workflow") or (default.args[0] if default.args else None)) if default else None
+    base = metafunc.definition.path.parent
+    try:
+        rows = load_table(base / marker.args[0], default_workflow=_relative_to(workflow, base, marker.args[0]))
+    except ScenarioTableError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    metafunc.parametrize("scenario", rows, ids=[row.id for row in rows], indirect=True)
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    if items:
+        items[0].config.stash[SESSION_KEY].deselected += len(items)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    session.config.stash[SESSION_KEY].collection_errors = session.testsfailed
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("agentloom") is not None:
+        try:
+            item.config.stash[SESSION_KEY].defaults(item)
+        except MarkerError as exc:
+            pytest.fail(str(exc), pytrace=False)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    report = yield
+    if report.failed or report.skipped:
+        item.config.stash[SESSION_KEY].test_did_not_pass(item)
+    return report
+
+
+def pytest_assertrepr_compare(config: pytest.Config, op: str, left: Any, right: Any) -> list[str] | None:
+    return explain_comparison(op, left, right, verbose=config.get_verbosity())
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    agentloom = session.config.stash[SESSION_KEY]
+    if agentloom.is_worker:
+        session.config.workeroutput[WIRE_KEY] = agentloom.to_wire()  # type: ignore[attr-defined]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """pytest-xdist: a worker finished; merge the snapshots it used into the controller's report."""
+    data = getattr(node, "workeroutput", {}).get(WIRE_KEY)
+    if data is not None:
+        node.config.stash[SESSION_KEY].add_worker_report(data)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    agentloom = config.stash[SESSION_KEY]
+    unused, deleted = agentloom.finish()
+    lines = agentloom.summary_lines(unused, deleted)
+    if lines:
+        terminalreporter.section("agentloom")
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
+# -- fixtures ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def agentloom_tools() -> dict[str, Callable[..., Any]]:
+    """Tools given to every run of the ``agentloom`` fixture. Override it in a conftest.py to register yours."""
+    return {}
+
+
+@pytest.fixture
+def agentloom(
+    request: pytest.FixtureRequest, tmp_path: Path, agentloom_tools: dict[str, Callable[..., Any]]
+) -> AgentloomHarness:
+    """A per-test harness: ``load(path)``, ``run(workflow, state=, provider=, tools=, **config)``,
+    ``scripted(...)`` and ``assert_snapshot(result)``. Runs use a virtual clock and a run id derived
+    from the test id; files they write go under ``agentloom.tmp_path``.
+    """
+    return request.config.stash[SESSION_KEY].harness(request.node, tmp_path, dict(agentloom_tools))
+
+
+@pytest.fixture
+def scenario(request: pytest.FixtureRequest) -> Scenario:
+    """The row of a scenario table this test runs (``@pytest.mark.agentloom_scenarios(path)``).
+
+    ``scenario.run(agentloom)`` runs it; ``scenario.check(result, agentloom)`` checks every expectation.
+    """
+    stashed = request.node.stash.get(SCENARIO_KEY, None)
+    if stashed is not None:
+        return stashed
+    if not hasattr(request, "param"):
+        pytest.fail("the 'scenario' fixture needs @pytest.mark.agentloom_scenarios('table.yaml') on the test.",
+                    pytrace=False)
+    return request.param
+
+
+def _relative_to(workflow: Any, test_dir: Path, table: str) -> str | None:
+    """A marker's workflow (relative to the test file) re-expressed relative to the table's folder."""
+    if workflow is None:
+        return None
+    import os
+
+    absolute = (test_dir / Path(workflow)).resolve()
+    return os.path.relpath(absolute, (test_dir / table).resolve().parent)

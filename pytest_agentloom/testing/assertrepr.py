@@ -1,0 +1,42 @@
+"""Focused explanations for ``assert result_a == result_b`` and ``assert state == expected``.
+
+Called from ``pytest_assertrepr_compare``: instead of two long reprs, the
+explanation lists the paths that differ (deepdiff), sorted and cut to about
+twenty lines.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine.result import WorkflowResult
+from .snapshots import MAX_DIFF_LINES, diff_lines, snapshot_data
+
+__all__ = ["explain_comparison"]
+
+
+def explain_comparison(op: str, left: Any, right: Any, *, verbose: int = 0) -> list[str] | None:
+    """Lines for pytest to show, or ``None`` to leave the comparison to pytest."""
+    if op != "==":
+        return None
+    limit = MAX_DIFF_LINES if verbose < 2 else 10_000
+    if isinstance(left, WorkflowResult) and isinstance(right, WorkflowResult):
+        lines = diff_lines(snapshot_data(left), snapshot_data(right), limit=limit)
+        head = f"{left!r} == {right!r}"
+        return [head, f"The runs differ in {_count(lines)} (left -> right):", *[f"  {line}" for line in lines]]
+    if isinstance(left, dict) and isinstance(right, dict) and _looks_like_state(left, right):
+        lines = diff_lines(left, right, limit=limit)
+        return [f"state dicts differ in {_count(lines)} (left -> right):", *[f"  {line}" for line in lines]]
+    return None
+
+
+def _looks_like_state(left: dict[str, Any], right: dict[str, Any]) -> bool:
+    """Only nested dicts get the deepdiff treatment; flat ones read fine with pytest's own diff."""
+    return any(isinstance(value, (dict, list)) for value in (*left.values(), *right.values()))
+
+
+def _count(lines: list[str]) -> str:
+    total = len(lines)
+    if lines and lines[-1].startswith("... and "):
+        total = len(lines) - 1 + int(lines[-1].split()[2])
+    return f"{total} place{'s' if total != 1 else ''}"

@@ -1,0 +1,166 @@
+"""The object behind the ``agentloom`` fixture: load, run, script and snapshot workflows in one test.
+
+Every run gets a :class:`~pytest_agentloom.engine.clock.VirtualClock` and a run
+id derived from the test's node id, so the same test gives the same result byte
+for byte. Files the engine writes go under :attr:`AgentloomHarness.tmp_path`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, final
+
+from ..engine.clock import VirtualClock, derived_run_id
+from ..engine.loader import load_workflow
+from ..engine.model import Workflow
+from ..engine.runner import run_workflow
+from ..errors import UsageError
+from ..providers.scripted import Scripted
+from .snapshots import SnapshotSession, sanitize
+
+if TYPE_CHECKING:
+    from ..engine.result import WorkflowResult
+    from ..providers.types import Provider
+
+__all__ = ["AgentloomHarness"]
+
+
+@final
+class AgentloomHarness:
+    """A per-test harness. Build it through the ``agentloom`` fixture; pass what differs per run to :meth:`run`.
+
+    ``defaults`` are the merged ``agentloom`` markers (``workflow``, ``tools``,
+    ``state``, ``config``); ``snapshot_dir`` is this test's snapshot folder;
+    ``snapshot_name`` its file name stem (test name and parameter id).
+    """
+
+    __test__ = False
+
+    def __init__(
+        self,
+        *,
+        nodeid: str,
+        test_dir: Path,
+        tmp_path: Path,
+        snapshot_dir: Path,
+        snapshot_name: str,
+        snapshots: SnapshotSession,
+        defaults: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.nodeid = nodeid
+        self.test_dir = test_dir
+        #: A fresh folder for this test: everything the engine writes goes here, never the current directory.
+        self.tmp_path = tmp_path
+        #: Where run records and checkpoints of this test's runs go (the engine's working folder).
+        self.run_dir = tmp_path / "runs"
+        self.snapshot_dir = snapshot_dir
+        self.snapshot_name = snapshot_name
+        self._snapshots = snapshots
+        self._defaults = dict(defaults or {})
+        self._runs = 0
+        self._snapshot_count = 0
+        #: Every result this harness returned, in order.
+        self.results: list[WorkflowResult] = []
+
+    def __repr__(self) -> str:
+        return f"<AgentloomHarness {self.nodeid!r}>"
+
+    # -- loading and running ------------------------------------------------------------------------------
+
+    def path(self, path: str | Path) -> Path:
+        """``path`` made absolute against the test file's folder."""
+        candidate = Path(path).expanduser()
+        return candidate if candidate.is_absolute() else (self.test_dir / candidate).resolve()
+
+    def load(self, path: str | Path) -> Workflow:
+        """Load and check a workflow file; ``path`` is relative to the test file's folder."""
+        return load_workflow(self.path(path))
+
+    def scripted(self, replies: Mapping[str, Any] | None = None, /, **by_step: Any) -> Scripted:
+        """A :class:`~pytest_agentloom.Scripted` provider: ``agentloom.scripted(classify="bug")``."""
+        return Scripted({**dict(replies or {}), **by_step})
+
+    def run(
+        self,
+        workflow_or_path: Workflow | str | Path | None = None,
+        state: Mapping[str, Any] | None = None,
+        provider: Provider | None = None,
+        tools: Mapping[str, Callable[..., Any]] | None = None,
+        **config_overrides: Any,
+    ) -> WorkflowResult:
+        """Run a workflow with a virtual clock and a run id derived from the test; return its result.
+
+        Without ``workflow_or_path`` the marker's ``workflow`` is used. ``state``
+        and ``tools`` are added to the marker's; ``config_overrides`` (e.g.
+        ``budget_usd=0.01``) replace ``config`` fields for this run only, over
+        the marker's. Without ``provider`` the default provider is used (see
+        :meth:`_default_provider`).
+        """
+        workflow = self._workflow(workflow_or_path)
+        config = {**self._defaults.get("config", {}), **config_overrides}
+        if config:
+            workflow = workflow.with_config(**config)
+        merged_state = {**self._defaults.get("state", {}), **dict(state or {})}
+        merged_tools = {**self._defaults.get("tools", {}), **dict(tools or {})}
+        if provider is None:
+            provider = self._default_provider(workflow)
+        self._runs += 1
+        parts = (self.nodeid,) if self._runs == 1 else (self.nodeid, str(self._runs))
+        result = run_workflow(
+            workflow, state=merged_state, provider=provider, tools=merged_tools, clock=VirtualClock(),
+            run_id=derived_run_id(*parts),
+        )
+        self.results.append(result)
+        return result
+
+    def _workflow(self, workflow_or_path: Workflow | str | Path | None) -> Workflow:
+        if isinstance(workflow_or_path, Workflow):
+            return workflow_or_path
+        if workflow_or_path is None:
+            workflow_or_path = self._defaults.get("workflow")
+            if workflow_or_path is None:
+                raise UsageError(
+                    f"agentloom.run() got no workflow in {self.nodeid}.\n"
+                    "How to fix: pass one, agentloom.run('flow.yaml'), or set "
+                    "@pytest.mark.agentloom(workflow='flow.yaml') on the test, class or module."
+                )
+        if not isinstance(workflow_or_path, (str, Path)):
+            raise UsageError(
+                f"agentloom.run() takes a Workflow or a path, got {type(workflow_or_path).__name__}: "
+                f"{workflow_or_path!r}"
+            )
+        return self.load(workflow_or_path)
+
+    def _default_provider(self, workflow: Workflow) -> Provider:
+        """The provider of a run that passed none. Override point: replaced by cassette replay later.
+
+        For now there is no default, and saying so is the safe answer.
+        """
+        raise UsageError(
+            f"agentloom.run() needs a provider for workflow '{workflow.name}' in {self.nodeid}: "
+            "no default provider is configured.\n"
+            "How to fix: pass one, e.g. agentloom.run(path, provider=agentloom.scripted(step_id='reply text')), "
+            "or give the scenario row a 'script'."
+        )
+
+    # -- snapshots ----------------------------------------------------------------------------------------
+
+    def snapshot_path(self, name: str | None = None) -> Path:
+        """The file a snapshot called ``name`` of this test lives in (without counting it as a use)."""
+        stem = self.snapshot_name if name is None else f"{self.snapshot_name}.{sanitize(name)}"
+        return self.snapshot_dir / f"{stem}.yaml"
+
+    def assert_snapshot(self, result: WorkflowResult, name: str | None = None) -> None:
+        """Compare ``result`` with its golden snapshot file; ``--agentloom-update-snapshots`` (re)writes it.
+
+        Without ``name`` the first snapshot of a test is ``<test>.yaml``, the
+        next ones ``<test>.2.yaml``, ``<test>.3.yaml``...
+        """
+        __tracebackhide__ = True
+        if name is None:
+            self._snapshot_count += 1
+            if self._snapshot_count > 1:
+                name = str(self._snapshot_count)
+        label = self.snapshot_name if name is None else f"{self.snapshot_name}.{name}"
+        self._snapshots.assert_match(self.snapshot_path(name), result, label=label, nodeid=self.nodeid)

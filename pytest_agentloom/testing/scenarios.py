@@ -1,0 +1,446 @@
+"""Scenario tables: one row per run of a workflow, with what the run must show.
+
+A table is a YAML list, a JSON Lines file or a CSV file whose cells hold JSON
+(``id`` and ``workflow`` may be plain text). Each row has::
+
+    id: refund-request              # the test id
+    workflow: triage.yaml           # relative to the table's folder
+    state: {ticket: "..."}          # added to the workflow's state
+    script: {classify: billing}     # scripted replies per step id (forms below)
+    config: {budget_usd: 0.01}      # config overrides for this run
+    expect:
+      status: success
+      reason: completed
+      steps: {classify: success, escalate: skipped}
+      sequence: [classify, route, refund]        # exact order of steps run
+      tool_calls: [[lookup_order, {order_id: 42}]]
+      outputs: {classify: billing}
+      state: {category: billing}                 # deep partial match
+      snapshot: true
+
+Script replies take the forms of :class:`~pytest_agentloom.Scripted`: a string,
+``{text: ..., input_tokens: ..., output_tokens: ..., finish_reason: ...}``,
+``{error: 429, message: ...}``, ``{tool_call: name, arguments: {...}}``, or a
+list of those for successive calls. Everything is checked when the table is
+read, so a bad table fails collection naming the file, the row and the field.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..providers.scripted import Scripted, error, reply, tool_call
+from .settings import did_you_mean
+
+if TYPE_CHECKING:
+    from ..engine.result import WorkflowResult
+    from .harness import AgentloomHarness
+
+__all__ = ["Scenario", "ScenarioTableError", "load_table"]
+
+ROW_KEYS = ("id", "description", "workflow", "state", "script", "config", "expect")
+EXPECT_KEYS = ("status", "reason", "steps", "sequence", "tool_calls", "outputs", "state", "snapshot")
+REPLY_KEYS = {
+    "text": ("text", "input_tokens", "output_tokens", "reasoning_tokens", "finish_reason", "model", "cost"),
+    "error": ("error", "message"),
+    "tool_call": ("tool_call", "arguments", "id"),
+}
+_SENTINEL = object()
+
+
+class ScenarioTableError(ValueError):
+    """A scenario table cannot be used: names the file, the row and the field."""
+
+    def __init__(self, message: str, *, file: Path, row: str | None = None, field: str | None = None,
+                 line: int | None = None, hint: str | None = None) -> None:
+        self.file, self.row, self.field, self.line = file, row, field, line
+        where = f"{file}:{line}" if line else str(file)
+        lines = [f"Invalid scenario table: {message}", f"  file: {where}"]
+        if row is not None:
+            lines.append(f"  row: {row}")
+        if field is not None:
+            lines.append(f"  field: {field}")
+        if hint:
+            lines.append(f"How to fix: {hint}")
+        super().__init__("\n".join(lines))
+
+
+@dataclass
+class Scenario:
+    """One row of a table, checked. Give it to a test through the ``scenario`` fixture."""
+
+    __test__ = False
+
+    id: str
+    source: Path
+    line: int
+    workflow: str | None = None
+    description: str | None = None
+    state: dict[str, Any] = field(default_factory=dict)
+    script: dict[str, Any] | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    expect: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def location(self) -> str:
+        """``file:line`` of the row, relative to the current directory when possible."""
+        import os
+
+        try:
+            return f"{os.path.relpath(self.source)}:{self.line}"
+        except ValueError:
+            return f"{self.source}:{self.line}"
+
+    def provider(self) -> Scripted | None:
+        """A scripted provider built from the row's ``script``; ``None`` when the row has no script."""
+        if self.script is None:
+            return None
+        return Scripted({step: _replies(value) for step, value in self.script.items()})
+
+    def run(self, agentloom: AgentloomHarness) -> WorkflowResult:
+        """Run the row's workflow (relative to the table's folder) with its state, script and config."""
+        workflow = self.source.parent / self.workflow if self.workflow is not None else None
+        return agentloom.run(workflow, state=self.state, provider=self.provider(), **self.config)
+
+    def check(self, result: WorkflowResult, agentloom: AgentloomHarness | None = None) -> None:
+        """Check every expectation of the row; one AssertionError lists all that failed.
+
+        ``expect.snapshot: true`` needs the harness (pass ``agentloom``).
+        """
+        __tracebackhide__ = True
+        problems = mismatches(self.expect, result)
+        snapshot_error = None
+        if self.expect.get("snapshot"):
+            if agentloom is None:
+                problems.append("snapshot: expect.snapshot is true but check() got no agentloom harness")
+            else:
+                try:
+                    agentloom.assert_snapshot(result)
+                except AssertionError as exc:
+                    snapshot_error = str(exc)
+                    problems.append("snapshot: " + snapshot_error.splitlines()[0])
+        if not problems:
+            return
+        count = len(problems)
+        lines = [f"Scenario '{self.id}' ({self.location}): {count} expectation{'s' if count != 1 else ''} failed"]
+        lines += [f"  - {problem}" for problem in problems]
+        if snapshot_error and "\n" in snapshot_error:
+            lines.append(snapshot_error.split("\n", 1)[1])
+        lines.append("Trace:")
+        lines += [f"  {event.line()}" for event in _relevant(result)]
+        raise AssertionError("\n".join(lines))
+
+
+def _relevant(result: WorkflowResult) -> list[Any]:
+    kinds = {"step_start", "step_skip", "step_end", "router_choice", "tool_call", "retry", "run_end"}
+    return [event for event in result.trace if event.kind in kinds]
+
+
+# -- checking ---------------------------------------------------------------------------------------------
+
+
+def mismatches(expect: Mapping[str, Any], result: WorkflowResult) -> list[str]:
+    """Every expectation of ``expect`` that ``result`` does not meet, one line each."""
+    problems: list[str] = []
+    if "status" in expect and result.status.value != expect["status"]:
+        why = f" (step '{result.failed_step}': {result.steps[result.failed_step].error})" if result.failed_step else ""
+        problems.append(f"status: expected {expect['status']!r}, got {result.status.value!r}{why}")
+    if "reason" in expect and result.reason.value != expect["reason"]:
+        problems.append(f"reason: expected {expect['reason']!r}, got {result.reason.value!r}")
+    for step_id, wanted in (expect.get("steps") or {}).items():
+        step = result.steps.get(step_id)
+        got = step.status.value if step else "not in the workflow's results"
+        if got != wanted:
+            problems.append(f"steps.{step_id}: expected {wanted!r}, got {got!r}")
+    if "sequence" in expect:
+        ran = result.trace.step_ids()
+        if ran != list(expect["sequence"]):
+            problems.append(f"sequence: expected {list(expect['sequence'])}, got {ran}")
+    if "tool_calls" in expect:
+        want = [_tool_pair(item) for item in expect["tool_calls"]]
+        got_calls = [(e.data.get("tool"), e.data.get("args")) for e in result.trace.events("tool_call")]
+        if len(want) != len(got_calls) or any(
+            name != got_name or (args is not None and args != got_args)
+            for (name, args), (got_name, got_args) in zip(want, got_calls, strict=False)
+        ):
+            problems.append(f"tool_calls: expected {_pairs(want)}, got {_pairs(got_calls)}")
+    for step_id, wanted in (expect.get("outputs") or {}).items():
+        step = result.steps.get(step_id)
+        if step is None or step.output != wanted:
+            got = "no such step result" if step is None else repr(step.output)
+            problems.append(f"outputs.{step_id}: expected {wanted!r}, got {got}")
+    if "state" in expect:
+        problems += [f"state{line}" for line in partial_mismatches(expect["state"], result.state)]
+    return problems
+
+
+def partial_mismatches(expected: Any, actual: Any, path: str = "") -> list[str]:
+    """Deep partial match: dicts need only the expected keys, lists and scalars must be equal."""
+    if isinstance(expected, Mapping):
+        if not isinstance(actual, Mapping):
+            return [f"{path}: expected a mapping, got {actual!r}"]
+        found = []
+        for key, value in expected.items():
+            where = f"{path}.{key}"
+            if key not in actual:
+                found.append(f"{where}: missing (expected {value!r})")
+            else:
+                found += partial_mismatches(value, actual[key], where)
+        return found
+    if expected != actual:
+        return [f"{path}: expected {expected!r}, got {actual!r}"]
+    return []
+
+
+def _tool_pair(item: Any) -> tuple[str, Any]:
+    if isinstance(item, str):
+        return item, None
+    if isinstance(item, Mapping):
+        return item["tool"], item.get("args")
+    return item[0], (item[1] if len(item) > 1 else None)
+
+
+def _pairs(pairs: list[tuple[Any, Any]]) -> str:
+    return "[" + ", ".join(name if args is None else f"{name}({json.dumps(args, sort_keys=True)})"
+                           for name, args in pairs) + "]"
+
+
+def _replies(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_reply(item) for item in value]
+    return _reply(value)
+
+
+def _reply(value: Any) -> Any:
+    if isinstance(value, str):
+        return value
+    if "error" in value:
+        return error(value["error"], value.get("message", ""))
+    if "tool_call" in value:
+        kwargs = {"call_id": value["id"]} if "id" in value else {}
+        return tool_call(value["tool_call"], **kwargs, **dict(value.get("arguments") or {}))
+    return reply(**value)
+
+
+# -- reading ----------------------------------------------------------------------------------------------
+
+
+def load_table(path: Path, *, default_workflow: str | None = None) -> list[Scenario]:
+    """Read and check a table (``.yaml``/``.yml``, ``.jsonl``, ``.csv``); raise :class:`ScenarioTableError`."""
+    if not path.is_file():
+        raise ScenarioTableError("the file does not exist", file=path,
+                                 hint="check the path; it is relative to the test file's folder.")
+    text = path.read_text(encoding="utf-8")
+    suffix = path.suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        raw = _read_yaml(text, path)
+    elif suffix in (".jsonl", ".ndjson"):
+        raw = _read_jsonl(text, path)
+    elif suffix == ".csv":
+        raw = _read_csv(text, path)
+    else:
+        raise ScenarioTableError(f"unknown table format '{suffix}'", file=path,
+                                 hint="use .yaml (a list of rows), .jsonl (one JSON object a line) or .csv.")
+    if not raw:
+        raise ScenarioTableError("the table has no rows", file=path, hint="add at least one row with an 'id'.")
+    scenarios: list[Scenario] = []
+    seen: dict[str, int] = {}
+    for index, (line, row) in enumerate(raw):
+        scenario = _check_row(row, index, line, path, default_workflow)
+        if scenario.id in seen:
+            raise ScenarioTableError(
+                f"duplicate id '{scenario.id}' (first used on line {seen[scenario.id]})", file=path,
+                row=scenario.id, field="id", line=line, hint="give every row its own id.",
+            )
+        seen[scenario.id] = line
+        scenarios.append(scenario)
+    return scenarios
+
+
+def _read_yaml(text: str, path: Path) -> list[tuple[int, Any]]:
+    import yaml
+
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise ScenarioTableError(f"invalid YAML: {getattr(exc, 'problem', None) or exc}", file=path,
+                                 line=mark.line + 1 if mark else None) from None
+    if data is None:
+        return []
+    if not isinstance(data, list) or not isinstance(node, yaml.SequenceNode):
+        raise ScenarioTableError(f"a YAML table must be a list of rows, got {type(data).__name__}", file=path,
+                                 hint="start each row with '- id: ...'.")
+    return [(item.start_mark.line + 1, row) for item, row in zip(node.value, data, strict=True)]
+
+
+def _read_jsonl(text: str, path: Path) -> list[tuple[int, Any]]:
+    rows = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append((number, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise ScenarioTableError(f"line is not valid JSON: {exc.msg} (column {exc.colno})", file=path,
+                                     line=number) from None
+    return rows
+
+
+def _read_csv(text: str, path: Path) -> list[tuple[int, Any]]:
+    reader = csv.DictReader(io.StringIO(text))
+    rows = []
+    line = 1
+    for record in reader:
+        row_line = line + 1
+        line = reader.line_num
+        row: dict[str, Any] = {}
+        row_id = record.get("id") or f"#{len(rows) + 1}"
+        for column, cell in record.items():
+            if column is None:
+                raise ScenarioTableError("the row has more cells than the header has columns", file=path,
+                                         row=row_id, line=row_line)
+            if cell is None or cell.strip() == "":
+                continue
+            if column in ("id", "workflow", "description"):
+                row[column] = cell.strip()
+                continue
+            try:
+                row[column] = json.loads(cell)
+            except json.JSONDecodeError as exc:
+                raise ScenarioTableError(
+                    f"cell is not valid JSON: {exc.msg}", file=path, row=row_id, field=column, line=row_line,
+                    hint="CSV cells other than id, workflow and description hold JSON, e.g. "
+                         "\"{\"\"ticket\"\": \"\"hello\"\"}\".",
+                ) from None
+        rows.append((row_line, row))
+    return rows
+
+
+def _check_row(row: Any, index: int, line: int, path: Path, default_workflow: str | None) -> Scenario:
+    label = f"#{index + 1}"
+    if not isinstance(row, dict):
+        raise ScenarioTableError(f"a row must be a mapping, got {type(row).__name__}", file=path, row=label,
+                                 line=line)
+    row_id = row.get("id")
+    if not isinstance(row_id, (str, int)) or isinstance(row_id, bool) or str(row_id).strip() == "":
+        raise ScenarioTableError("the row has no 'id'", file=path, row=label, field="id", line=line,
+                                 hint="add 'id: <unique name>': it becomes the test id.")
+    row_id = str(row_id)
+
+    def fail(message: str, field: str, hint: str | None = None) -> ScenarioTableError:
+        return ScenarioTableError(message, file=path, row=row_id, field=field, line=line, hint=hint)
+
+    _unknown(row, ROW_KEYS, "", fail)
+    workflow = row.get("workflow", default_workflow)
+    if workflow is None:
+        raise fail("the row has no 'workflow'", "workflow",
+                   "add 'workflow: <path to the workflow file>' (relative to the table), or give a default "
+                   "with @pytest.mark.agentloom(workflow=...).")
+    if not isinstance(workflow, str):
+        raise fail(f"'workflow' must be a path string (got {workflow!r})", "workflow")
+    for key in ("state", "config", "expect"):
+        if key in row and not isinstance(row[key], dict):
+            raise fail(f"'{key}' must be a mapping (got {row[key]!r} that is a {type(row[key]).__name__})", key)
+    script = row.get("script")
+    if script is not None:
+        if not isinstance(script, dict):
+            raise fail(f"'script' must map step ids to replies (got {type(script).__name__})", "script")
+        for step_id, value in script.items():
+            items = value if isinstance(value, list) else [value]
+            for position, item in enumerate(items):
+                where = f"script.{step_id}" + (f"[{position}]" if isinstance(value, list) else "")
+                _check_reply(item, where, fail)
+    if "config" in row:
+        _check_config(row["config"], fail)
+    expect = row.get("expect") or {}
+    _unknown(expect, EXPECT_KEYS, "expect.", fail)
+    _check_expect(expect, fail)
+    return Scenario(
+        id=row_id, source=path, line=line, workflow=workflow, description=row.get("description"),
+        state=dict(row.get("state") or {}), script=script, config=dict(row.get("config") or {}), expect=expect,
+    )
+
+
+def _unknown(data: Mapping[str, Any], allowed: tuple[str, ...], prefix: str, fail: Any) -> None:
+    for key in data:
+        if key not in allowed:
+            hint = did_you_mean(str(key), allowed)
+            raise fail(f"unknown key '{prefix}{key}'", f"{prefix}{key}",
+                       (hint + " " if hint else "") + f"known keys: {', '.join(allowed)}.")
+
+
+def _check_reply(item: Any, where: str, fail: Any) -> None:
+    if isinstance(item, str):
+        return
+    if not isinstance(item, dict):
+        raise fail(f"a scripted reply must be a string or a mapping (got {item!r})", where,
+                   "use 'text', {text: ..., input_tokens: ...}, {error: 429} or {tool_call: name, arguments: {}}.")
+    kind = next((key for key in ("error", "tool_call") if key in item), "text")
+    allowed = REPLY_KEYS[kind]
+    for key in item:
+        if key not in allowed:
+            hint = did_you_mean(str(key), allowed)
+            raise fail(f"unknown key '{key}' in a {kind} reply", f"{where}.{key}",
+                       (hint + " " if hint else "") + f"a {kind} reply takes: {', '.join(allowed)}.")
+    if kind == "error" and item["error"] is not None and not isinstance(item["error"], int):
+        raise fail(f"'error' must be an HTTP status number or null (got {item['error']!r})", f"{where}.error")
+    if kind == "tool_call" and not isinstance(item.get("arguments", {}), dict):
+        raise fail("'arguments' must be a mapping", f"{where}.arguments")
+
+
+def _check_config(config: dict[str, Any], fail: Any) -> None:
+    from pydantic import ValidationError
+
+    from ..engine.model import WorkflowConfig
+
+    try:
+        WorkflowConfig.model_validate(config)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(part) for part in first["loc"])
+        if first["type"] == "extra_forbidden":
+            hint = did_you_mean(key, WorkflowConfig.model_fields)
+            known = ", ".join(WorkflowConfig.model_fields)
+            raise fail(f"unknown key 'config.{key}'", f"config.{key}",
+                       (hint + " " if hint else "") + f"known keys: {known}.") from None
+        raise fail(f"invalid value for 'config.{key}': {first['msg']}", f"config.{key}") from None
+
+
+def _check_expect(expect: dict[str, Any], fail: Any) -> None:
+    from ..engine.result import RunStatus, StepStatus, TerminationReason
+
+    choices = {"status": [s.value for s in RunStatus], "reason": [r.value for r in TerminationReason]}
+    for key, allowed in choices.items():
+        if key in expect and expect[key] not in allowed:
+            hint = did_you_mean(str(expect[key]), allowed)
+            raise fail(f"'expect.{key}' must be one of {', '.join(allowed)} (got {expect[key]!r})", f"expect.{key}",
+                       hint)
+    step_values = [s.value for s in StepStatus]
+    for step_id, status in (expect.get("steps") or {}).items():
+        if status not in step_values:
+            raise fail(f"'expect.steps.{step_id}' must be one of {', '.join(step_values)} (got {status!r})",
+                       f"expect.steps.{step_id}")
+    for key in ("steps", "outputs", "state"):
+        if key in expect and not isinstance(expect[key], dict):
+            raise fail(f"'expect.{key}' must be a mapping", f"expect.{key}")
+    if "sequence" in expect and not (
+        isinstance(expect["sequence"], list) and all(isinstance(item, str) for item in expect["sequence"])
+    ):
+        raise fail("'expect.sequence' must be a list of step ids", "expect.sequence")
+    for position, item in enumerate(expect.get("tool_calls") or []):
+        ok = isinstance(item, str) or (isinstance(item, dict) and "tool" in item and set(item) <= {"tool", "args"}) or (
+            isinstance(item, list) and 1 <= len(item) <= 2 and isinstance(item[0], str)
+        )
+        if not ok:
+            raise fail(f"a tool call must be a name, [name, args] or {{tool: name, args: {{...}}}} (got {item!r})",
+                       f"expect.tool_calls[{position}]")
+    if "snapshot" in expect and not isinstance(expect["snapshot"], bool):
+        raise fail("'expect.snapshot' must be true or false", "expect.snapshot")

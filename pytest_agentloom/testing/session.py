@@ -1,0 +1,139 @@
+"""State the plugin keeps for one pytest session, under ``config.stash[SESSION_KEY]``.
+
+The hooks in :mod:`pytest_agentloom.plugin` stay a few lines each and call the
+methods here. Nothing in this class needs a running test to be exercised.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .settings import marker_defaults, read_setting
+from .snapshots import SnapshotSession, sanitize
+
+if TYPE_CHECKING:
+    from .harness import AgentloomHarness
+
+__all__ = ["SESSION_KEY", "AgentloomSession"]
+
+WIRE_KEY = "agentloom_snapshots"
+
+
+class AgentloomSession:
+    """Settings, the snapshot bookkeeping and the "was the whole suite selected?" question."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.update_snapshots = bool(read_setting(config, "update_snapshots"))
+        self.scenario_glob = str(read_setting(config, "scenario_glob"))
+        self.snapshots = SnapshotSession(update=self.update_snapshots)
+        self.deselected = 0
+        self.collection_errors = 0
+        self.worker_reports: list[dict[str, Any]] = []
+        self.is_worker = hasattr(config, "workerinput")
+
+    # -- per test -----------------------------------------------------------------------------------------
+
+    def defaults(self, item: pytest.Item) -> dict[str, Any]:
+        """The merged ``agentloom`` markers of ``item`` (raises MarkerError on a bad argument)."""
+        return marker_defaults(item.iter_markers("agentloom"), where=item.nodeid)
+
+    def snapshot_location(self, item: pytest.Item, defaults: dict[str, Any] | None = None) -> tuple[Path, str]:
+        """This test's snapshot folder (``<dir>/<module>``) and file stem (``<test>[<param>]``)."""
+        if defaults is None:
+            defaults = self.defaults(item)
+        folder = Path(os.fspath(read_setting(self.config, "snapshot_dir", defaults)))
+        root = folder if folder.is_absolute() else item.path.parent / folder
+        self.snapshots.roots.add(str(root))
+        module = item.path.name.split(".")[0]  # test_x.py and test_x.agentloom.yaml -> test_x
+        parts = item.nodeid.split("::")[1:]
+        return root / sanitize(module), sanitize(".".join(parts) or item.name)
+
+    def harness(self, item: pytest.Item, tmp_path: Path, tools: dict[str, Any] | None = None) -> AgentloomHarness:
+        from .harness import AgentloomHarness
+
+        defaults = self.defaults(item)
+        if tools:
+            defaults["tools"] = {**tools, **defaults.get("tools", {})}
+        snapshot_dir, snapshot_name = self.snapshot_location(item, defaults)
+        return AgentloomHarness(
+            nodeid=item.nodeid, test_dir=item.path.parent, tmp_path=tmp_path, snapshot_dir=snapshot_dir,
+            snapshot_name=snapshot_name, snapshots=self.snapshots, defaults=defaults,
+        )
+
+    def test_did_not_pass(self, item: pytest.Item) -> None:
+        """Keep the snapshots of a failed or skipped test out of the unused report."""
+        try:
+            folder, name = self.snapshot_location(item)
+        except ValueError:
+            return
+        self.snapshots.protect(folder / name)
+
+    def is_scenario_file(self, path: Path) -> bool:
+        return fnmatch.fnmatch(path.name, self.scenario_glob)
+
+    # -- end of session -----------------------------------------------------------------------------------
+
+    def selected_whole_suite(self) -> bool:
+        """True when nothing narrowed the run: no -k/-m, no deselection, no node ids or files, no --lf."""
+        option = self.config.option
+        if getattr(option, "keyword", "") or getattr(option, "markexpr", ""):
+            return False
+        if getattr(option, "lf", False) or getattr(option, "stepwise", False) or getattr(option, "failedfirst", False):
+            return False
+        if self.deselected or self.collection_errors:
+            return False
+        for arg in self.config.args:
+            if "::" in arg or not Path(self.config.invocation_params.dir, arg).is_dir():
+                return False
+        return not any(report.get("narrowed") for report in self.worker_reports)
+
+    def to_wire(self) -> dict[str, Any]:
+        data: dict[str, Any] = dict(self.snapshots.to_wire())
+        data["narrowed"] = bool(self.deselected or self.collection_errors)
+        return data
+
+    def add_worker_report(self, data: dict[str, Any]) -> None:
+        self.worker_reports.append(data)
+        self.snapshots.merge(data)
+
+    def finish(self) -> tuple[list[Path], bool]:
+        """Unused snapshot files, and whether they were deleted (under the update flag)."""
+        if self.is_worker or not self.selected_whole_suite():
+            return [], False
+        unused = self.snapshots.unused()
+        if unused and self.update_snapshots:
+            for path in unused:
+                path.unlink(missing_ok=True)
+                if path.parent.is_dir() and not any(path.parent.iterdir()):
+                    path.parent.rmdir()  # the folder of a test module that is gone
+            return unused, True
+        return unused, False
+
+    def summary_lines(self, unused: list[Path], deleted: bool) -> list[str]:
+        lines = []
+        written = len(self.snapshots.written)
+        if written:
+            lines.append(f"agentloom: {written} snapshot{'s' if written != 1 else ''} written")
+        if unused:
+            verb = "deleted" if deleted else "unused"
+            lines.append(f"agentloom: {len(unused)} snapshot file{'s' if len(unused) != 1 else ''} {verb}:")
+            lines += [f"  {_relative(path)}" for path in unused]
+            if not deleted:
+                lines.append("How to fix: delete them, or run: pytest --agentloom-update-snapshots")
+        return lines
+
+
+def _relative(path: Path) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)
+
+
+SESSION_KEY = pytest.StashKey[AgentloomSession]()

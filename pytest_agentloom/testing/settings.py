@@ -1,0 +1,178 @@
+"""The plugin's settings: one table of options, read with a single precedence rule.
+
+Precedence, stated once: **command line, then marker, then ini key, then default**.
+Arguments passed to ``agentloom.run(...)`` apply to that run only and beat all of them.
+
+Every option lives in the ``agentloom`` group of ``pytest --help`` under an
+``--agentloom-`` prefix; the ones that make sense in a file have a matching ini
+key (``[tool.pytest.ini_options]`` or ``pytest.ini``). Later issues add rows to
+:data:`OPTIONS` (cassette folder, record mode) and read them the same way.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    import pytest
+
+__all__ = [
+    "MARKER_KEYS",
+    "OPTIONS",
+    "MarkerError",
+    "Option",
+    "did_you_mean",
+    "marker_defaults",
+    "read_setting",
+]
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting: its command-line flag, its ini key and the marker keyword that may set it."""
+
+    name: str
+    help: str
+    kind: Literal["string", "bool"] = "string"
+    default: Any = None
+    ini: bool = True
+    marker: bool = False
+
+    @property
+    def flag(self) -> str:
+        return "--agentloom-" + self.name.replace("_", "-")
+
+    @property
+    def dest(self) -> str:
+        return "agentloom_" + self.name
+
+    @property
+    def ini_key(self) -> str:
+        return "agentloom_" + self.name
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "snapshot_dir",
+        "folder of golden snapshots, relative to each test file's folder (default: __snapshots__).",
+        default="__snapshots__",
+        marker=True,
+    ),
+    Option(
+        "update_snapshots",
+        "write new and changed snapshots, and delete unused ones when the whole suite runs.",
+        kind="bool",
+        default=False,
+        ini=False,
+    ),
+    Option(
+        "scenario_glob",
+        "file name pattern of YAML-only scenario tables collected as tests (default: test_*.agentloom.yaml).",
+        default="test_*.agentloom.yaml",
+    ),
+)
+
+_BY_NAME = {option.name: option for option in OPTIONS}
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Register every option of :data:`OPTIONS` in the ``agentloom`` group, and its ini key."""
+    group = parser.getgroup("agentloom", "agentloom: test AgentLoom workflows")
+    for option in OPTIONS:
+        if option.kind == "bool":
+            group.addoption(option.flag, action="store_true", default=None, dest=option.dest, help=option.help)
+        else:
+            group.addoption(option.flag, action="store", default=None, dest=option.dest, metavar="VALUE",
+                            help=option.help)
+        if option.ini:
+            ini_type = "bool" if option.kind == "bool" else "string"
+            parser.addini(option.ini_key, option.help, type=ini_type, default=option.default)
+
+
+def read_setting(config: pytest.Config, name: str, marker: Mapping[str, Any] | None = None) -> Any:
+    """The value of one setting: command line, then ``marker`` (if the option allows it), then ini."""
+    option = _BY_NAME[name]
+    value = config.getoption(option.dest, default=None)
+    if value is not None:
+        return value
+    if marker is not None and option.marker and marker.get(name) is not None:
+        return marker[name]
+    if option.ini:
+        value = config.getini(option.ini_key)
+        if value not in (None, ""):
+            return value
+    return option.default
+
+
+# -- the agentloom marker ----------------------------------------------------------------------------------
+
+#: Keywords the ``agentloom`` marker takes besides config fields: where they go is written next to each.
+MARKER_KEYS: dict[str, str] = {
+    "workflow": "default workflow for agentloom.run() and scenario rows, relative to the test file",
+    "tools": "dict of tool name -> callable, passed to every run",
+    "state": "dict of state keys added to every run's state",
+    "snapshot_dir": "snapshot folder for these tests (the command line still wins)",
+}
+MARKER_SIGNATURE = "agentloom(workflow=None, *, tools=None, state=None, snapshot_dir=None, **config)"
+
+
+class MarkerError(ValueError):
+    """An ``agentloom`` marker has an argument it does not take."""
+
+
+def _config_keys() -> list[str]:
+    from ..engine.model import WorkflowConfig
+
+    return list(WorkflowConfig.model_fields)
+
+
+def marker_defaults(markers: Iterable[Any], where: str) -> dict[str, Any]:
+    """Merge ``agentloom`` markers, closest first (test, then class, then module), into one dict.
+
+    ``config`` holds the ``WorkflowConfig`` overrides; the other keys are those of
+    :data:`MARKER_KEYS`. Unknown keywords raise :class:`MarkerError` naming the test.
+    """
+    config_keys = _config_keys()
+    merged: dict[str, Any] = {"config": {}}
+    for mark in markers:
+        args = list(mark.args)
+        if len(args) > 1:
+            raise MarkerError(
+                f"@pytest.mark.agentloom takes at most one positional argument (the workflow), "
+                f"got {len(args)} on {where}.\nHow to fix: use {MARKER_SIGNATURE}."
+            )
+        kwargs = dict(mark.kwargs)
+        if args:
+            if "workflow" in kwargs:
+                raise MarkerError(f"@pytest.mark.agentloom got the workflow twice (positional and keyword) on {where}.")
+            kwargs["workflow"] = args[0]
+        for key, value in kwargs.items():
+            if key in MARKER_KEYS:
+                merged.setdefault(key, value)
+            elif key in config_keys:
+                merged["config"].setdefault(key, value)
+            else:
+                allowed = sorted([*MARKER_KEYS, *config_keys])
+                hint = did_you_mean(key, allowed)
+                raise MarkerError(
+                    f"@pytest.mark.agentloom got an unexpected keyword '{key}' on {where}.\n"
+                    f"  allowed keywords: {', '.join(allowed)}\n"
+                    f"How to fix: {hint + ' ' if hint else ''}use {MARKER_SIGNATURE}."
+                )
+        for key, kind in (("tools", dict), ("state", dict), ("workflow", (str,)), ("snapshot_dir", (str,))):
+            value = kwargs.get(key)
+            if value is not None and not isinstance(value, kind) and not hasattr(value, "__fspath__"):
+                raise MarkerError(
+                    f"@pytest.mark.agentloom argument '{key}' must be a "
+                    f"{'dict' if kind is dict else 'str or path'} (got {value!r} that is a {type(value).__name__}) "
+                    f"on {where}."
+                )
+    return merged
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"did you mean '{close[0]}'?" if close else None

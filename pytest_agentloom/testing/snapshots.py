@@ -1,0 +1,277 @@
+"""Golden snapshots of workflow runs: what goes in, how it is written, how a change is explained.
+
+A snapshot is one YAML file per assertion, under a ``__snapshots__`` folder
+beside the test file (``<folder>/<test module>/<test name>[<param id>].yaml``).
+Keys come in a fixed order, state keys sorted, multi-line strings as literal
+blocks, so that a changed run reads as a clean diff in review.
+
+:class:`SnapshotSession` is plain Python (no pytest import): it remembers which
+files were used, writes atomically and finds unused files. The plugin keeps one
+per pytest session and merges the workers' under pytest-xdist.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from ..engine.result import to_plain
+
+if TYPE_CHECKING:
+    from ..engine.result import WorkflowResult
+
+__all__ = [
+    "FORMAT_VERSION",
+    "SnapshotSession",
+    "diff_lines",
+    "dump_yaml",
+    "sanitize",
+    "snapshot_data",
+]
+
+FORMAT_VERSION = 1
+MAX_DIFF_LINES = 20
+
+
+# -- what goes in -----------------------------------------------------------------------------------------
+
+
+def snapshot_data(result: WorkflowResult) -> dict[str, Any]:
+    """The stable part of a run: status, reason, final state, each step, totals. Nothing time-dependent."""
+    steps: dict[str, Any] = {}
+    for step_id, step in result.steps.items():
+        entry: dict[str, Any] = {"status": step.status.value, "output": to_plain(step.output)}
+        if step.finish_reason is not None:
+            entry["finish_reason"] = step.finish_reason
+        if step.error_code is not None:
+            entry["error_code"] = step.error_code
+        calls = [
+            {"tool": event.data.get("tool"), "args": to_plain(event.data.get("args", {})), "ok": event.data.get("ok")}
+            for event in result.trace.events("tool_call", step=step_id)
+        ]
+        if calls:
+            entry["tool_calls"] = calls
+        steps[step_id] = entry
+    return {
+        "format_version": FORMAT_VERSION,
+        "workflow": result.workflow,
+        "status": result.status.value,
+        "reason": result.reason.value,
+        "failed_step": result.failed_step,
+        "state": _sorted(to_plain(result.state)),
+        "steps": steps,
+        "usage": dict(result.usage),
+        "cost_usd": result.cost_usd,
+    }
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _sorted(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(item) for item in value]
+    return value
+
+
+# -- how it is written ------------------------------------------------------------------------------------
+
+
+class _SnapshotDumper(yaml.SafeDumper):
+    """Keeps insertion order (already stable) and writes multi-line strings as ``|`` blocks."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    if "\n" in value:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
+
+
+_SnapshotDumper.add_representer(str, _represent_str)
+
+
+def dump_yaml(data: Any) -> str:
+    return yaml.dump(data, Dumper=_SnapshotDumper, sort_keys=False, allow_unicode=True, width=100,
+                     default_flow_style=False)
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.\-\[\]=+,@]")
+
+
+def sanitize(name: str, limit: int = 120) -> str:
+    """A file-system-safe version of a test name: odd characters become ``_``; long names get a hash."""
+    import hashlib
+
+    safe = _UNSAFE.sub("_", name).strip(".") or "_"
+    if len(safe) > limit:
+        digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:10]
+        safe = f"{safe[: limit - 11]}-{digest}"
+    return safe
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write through a temporary file in the same folder and ``os.replace``: readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as file:
+            file.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+# -- how a change is explained ---------------------------------------------------------------------------
+
+
+def _path(parts: list[Any]) -> str:
+    text = ""
+    for part in parts:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            key = str(part)
+            text += f".{key}" if text and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", key) else (
+                key if not text else f"[{key!r}]")
+    return text or "(root)"
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def diff_lines(expected: Any, actual: Any, *, limit: int = MAX_DIFF_LINES) -> list[str]:
+    """Path-level differences, sorted: ``state.answer: 'x' -> 'y'``, ``+ steps.new: ...``, ``- state.old: ...``."""
+    from deepdiff import DeepDiff  # imported here: loading the plugin must stay light
+
+    tree = DeepDiff(expected, actual, view="tree", verbose_level=2)
+    lines: list[str] = []
+    for report, levels in tree.items():
+        for level in levels:
+            where = _path(level.path(output_format="list"))
+            if report in ("values_changed", "type_changes"):
+                lines.append(f"{where}: {_short(level.t1)} -> {_short(level.t2)}")
+            elif report.endswith("_added"):
+                lines.append(f"{where}: added {_short(level.t2)}")
+            elif report.endswith("_removed"):
+                lines.append(f"{where}: removed {_short(level.t1)}")
+            else:
+                lines.append(f"{where}: {report.replace('_', ' ')}")
+    lines.sort()
+    if len(lines) > limit:
+        rest = len(lines) - limit + 1
+        lines = [*lines[: limit - 1], f"... and {rest} more difference{'s' if rest > 1 else ''}"]
+    return lines
+
+
+def update_hint(nodeid: str, *, missing: bool = False) -> str:
+    command = f"pytest --agentloom-update-snapshots '{nodeid}'"
+    if missing:
+        return f"How to fix: run {command} to write it, then review and commit the file."
+    return f"How to fix: if the change is intended, run: {command}"
+
+
+# -- the session ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SnapshotSession:
+    """Which snapshot files this process used, wrote or must not report as unused.
+
+    ``roots`` are the snapshot folders seen; ``protected`` are name prefixes of
+    tests that did not pass (their snapshots may simply not have been reached).
+    """
+
+    update: bool = False
+    used: set[str] = field(default_factory=set)
+    written: set[str] = field(default_factory=set)
+    roots: set[str] = field(default_factory=set)
+    protected: set[str] = field(default_factory=set)
+
+    def assert_match(self, path: Path, result: WorkflowResult, *, label: str, nodeid: str) -> None:
+        """Compare ``result`` with the file at ``path`` (or write it under update); raise AssertionError."""
+        __tracebackhide__ = True
+        self.used.add(str(path))
+        data = snapshot_data(result)
+        text = dump_yaml(data)
+        fresh = yaml.safe_load(text)
+        shown = _display(path)
+        if not path.exists():
+            if self.update:
+                write_atomic(path, text)
+                self.written.add(str(path))
+                return
+            raise AssertionError(
+                f"Snapshot '{label}' does not exist: {shown}\n"
+                f"{update_hint(nodeid, missing=True)}"
+            )
+        stored = yaml.safe_load(path.read_text(encoding="utf-8"))
+        version = stored.get("format_version") if isinstance(stored, dict) else None
+        if version != FORMAT_VERSION and not self.update:
+            raise AssertionError(
+                f"Snapshot '{label}' has format_version {version!r}, this plugin writes {FORMAT_VERSION}: {shown}\n"
+                f"{update_hint(nodeid)}"
+            )
+        if stored == fresh:
+            return
+        if self.update:
+            write_atomic(path, text)
+            self.written.add(str(path))
+            return
+        lines = diff_lines(stored, fresh)
+        count = len(lines)
+        body = "\n".join(f"  {line}" for line in lines)
+        raise AssertionError(
+            f"Snapshot '{label}' does not match {shown} "
+            f"({count} difference{'s' if count != 1 else ''}, stored -> now):\n{body}\n{update_hint(nodeid)}"
+        )
+
+    def protect(self, prefix: Path) -> None:
+        self.protected.add(str(prefix))
+
+    def merge(self, other: dict[str, list[str]]) -> None:
+        """Add what an xdist worker reported (see :meth:`to_wire`)."""
+        self.used.update(other.get("used", ()))
+        self.written.update(other.get("written", ()))
+        self.roots.update(other.get("roots", ()))
+        self.protected.update(other.get("protected", ()))
+
+    def to_wire(self) -> dict[str, list[str]]:
+        return {
+            "used": sorted(self.used),
+            "written": sorted(self.written),
+            "roots": sorted(self.roots),
+            "protected": sorted(self.protected),
+        }
+
+    def unused(self) -> list[Path]:
+        """Snapshot files under the known roots that no test used (nor a test that failed or was skipped)."""
+        found = []
+        for root in sorted(self.roots):
+            base = Path(root)
+            if not base.is_dir():
+                continue
+            for path in sorted(base.rglob("*.yaml")):
+                name = str(path)
+                if name in self.used or self._is_protected(path):
+                    continue
+                found.append(path)
+        return found
+
+    def _is_protected(self, path: Path) -> bool:
+        stem = str(path)[: -len(".yaml")]
+        return any(stem == prefix or stem.startswith(prefix + ".") for prefix in self.protected)
+
+
+def _display(path: Path) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)
