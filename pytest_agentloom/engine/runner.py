@@ -80,10 +80,10 @@ async def arun_workflow(
     is derived from the workflow and the inputs, so it is repeatable too.
     """
     loaded = workflow if isinstance(workflow, Workflow) else load_workflow(workflow)
-    if tools is not None and not isinstance(tools, Mapping):
-        raise UsageError(f"tools must map tool names to callables, got {type(tools).__name__}")
+    _check_tools_argument(tools)
     initial = {**copy.deepcopy(loaded.state), **copy.deepcopy(dict(state or {}))}
-    run = _Run(loaded, initial, provider, dict(tools or {}), clock or SystemClock(), _run_id(run_id, loaded, initial))
+    registry = _tool_registry(loaded, tools)
+    run = _Run(loaded, initial, provider, registry, clock or SystemClock(), _run_id(run_id, loaded, initial))
     return await run.execute()
 
 
@@ -97,6 +97,33 @@ def _run_id(source: str | RunIdSource | None, workflow: Workflow, state: dict[st
     definition = json.dumps(workflow.model_dump(mode="json"), sort_keys=True, default=str)
     inputs = json.dumps(to_plain(state), sort_keys=True)
     return derived_run_id(definition, inputs)
+
+
+def _check_tools_argument(tools: Any) -> None:
+    """``tools`` is a mapping of names to callables, or a list of named tools (``@tool``, tool classes)."""
+    if tools is None or isinstance(tools, Mapping):
+        return
+    from ..tools import Tool
+
+    if isinstance(tools, (list, tuple)):
+        nameless = [item for item in tools if not (isinstance(item, Tool) or hasattr(item, "run"))]
+        if not nameless:
+            return
+        shown = getattr(nameless[0], "__name__", repr(nameless[0]))
+        raise UsageError(
+            f"tools must map tool names to callables, got list with {shown}, which is not a tool. "
+            f"How to fix: pass tools={{'{shown}': {shown}}}, or decorate it with @pytest_agentloom.tools.tool."
+        )
+    raise UsageError(f"tools must map tool names to callables, got {type(tools).__name__}")
+
+
+def _tool_registry(workflow: Workflow, tools: Any) -> Any:
+    """The run's tools: the four built-ins (bound to ``config.sandbox``), then the caller's, which win."""
+    from ..tools import Sandbox, ToolRegistry, builtin_tools
+
+    registry = ToolRegistry(builtin_tools(Sandbox(workflow.config.sandbox, base_dir=workflow.base_dir)))
+    registry.update(tools or {})
+    return registry
 
 
 def _run_in_thread(coroutine: Awaitable[WorkflowResult]) -> WorkflowResult:
@@ -266,6 +293,7 @@ class _Run:
             except OutputPathError as exc:
                 outcome = StepError(str(exc), code=exc.code)
         result = self._result(ctx, outcome)
+        result.started_at = round(ctx.events[0][0] - self.start, 6) if ctx.events else None  # its step_start
         result.ended_at = round(ended, 6)
         self.results[step.id] = result
         self.trace.append(ended, "step_end", step.id, result.attempts or None, status=result.status.value,
