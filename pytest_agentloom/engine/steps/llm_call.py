@@ -35,12 +35,23 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
         raise StepError("no provider was given for this run. How to fix: pass provider=Scripted({...}).",
                         code="no_provider")
     request = _build_request(step, ctx, model)
+    reachable = None
+    if step.tools:  # 003 tool calling: the whole loop is one attempt, and a retry runs it again
+        from ..tool_loop import run_tool_loop, step_tools
+
+        specs, reachable = step_tools(step, ctx.tools)
+        request = request.model_copy(update={"tools": specs, "stream": False})
     policy = ctx.retry_policy(step.retry)
     for attempt in range(1, policy.max_retries + 2):
         ctx.attempts = attempt
         call = functools.partial(ctx.provider.complete, request.model_copy(update={"attempt": attempt}))
+        if reachable is not None:
+            call = functools.partial(run_tool_loop, step, ctx, request, reachable, attempt=attempt,
+                                     call_model=ctx.provider.complete)
         try:
             response = await ctx.within(step.timeout, call)
+            if isinstance(response, StepOutcome):
+                return response
         except ScriptError as exc:
             raise StepError(str(exc), code="script_exhausted") from exc
         except ProviderError as exc:

@@ -15,9 +15,13 @@ async def run_tool(step: ToolStep, ctx: StepContext) -> StepOutcome:
     """Tools are retried only when the step sets ``retry`` itself: a side effect must not repeat by surprise."""
     function = ctx.tools.get(step.tool_name)
     if function is None:
-        known = ", ".join(sorted(ctx.tools)) or "none"
+        from ...tools.builtins import BUILTIN_TOOL_NAMES
+
+        known = ", ".join(sorted(name for name in ctx.tools if name not in BUILTIN_TOOL_NAMES)) or "none"
+        builtin = ", ".join(sorted(name for name in ctx.tools if name in BUILTIN_TOOL_NAMES))
         raise ToolError(
-            f"no tool named '{step.tool_name}' is registered (registered tools: {known}). "
+            f"no tool named '{step.tool_name}' is registered (registered tools: {known})"
+            f"{f'; built-in tools: {builtin}' if builtin else ''}. "
             f"How to fix: pass tools={{'{step.tool_name}': your_function}}.",
             code="unknown_tool",
         )

@@ -1,0 +1,21 @@
+"""Tools: the registry, JSON Schema from type hints, the sandbox and the four built-ins."""
+
+from .builtins import BUILTIN_TOOL_NAMES, builtin_tools
+from .registry import BaseTool, Tool, ToolRegistry, as_tool, tool
+from .sandbox import Sandbox, SandboxRefusal
+from .schema import schema_for_function, schema_for_type, validate_against
+
+__all__ = [
+    "BUILTIN_TOOL_NAMES",
+    "BaseTool",
+    "Sandbox",
+    "SandboxRefusal",
+    "Tool",
+    "ToolRegistry",
+    "as_tool",
+    "builtin_tools",
+    "schema_for_function",
+    "schema_for_type",
+    "tool",
+    "validate_against",
+]

@@ -1,0 +1,79 @@
+"""The four built-in tools: ``http_request``, ``shell_command``, ``file_read``, ``file_write``.
+
+Each is made for one run by :func:`builtin_tools`, bound to that run's
+:class:`~pytest_agentloom.tools.sandbox.Sandbox`, and checks the sandbox
+before doing anything. Blocking work (a subprocess, an HTTP request) runs off
+the event loop, so concurrent tool calls of one reply don't wait on each other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+from typing import Any, Literal
+
+from .registry import Tool, tool
+from .sandbox import Sandbox
+
+__all__ = ["BUILTIN_TOOL_NAMES", "builtin_tools"]
+
+BUILTIN_TOOL_NAMES = ("http_request", "shell_command", "file_read", "file_write")
+_MAX_OUTPUT_CHARS = 100_000
+
+
+def builtin_tools(sandbox: Sandbox) -> list[Tool]:
+    """The built-in tools of one run, each checking ``sandbox`` before it acts."""
+
+    @tool(side_effects=True)
+    async def http_request(
+        url: str,
+        method: Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"] = "GET",
+        headers: dict[str, str] | None = None,
+        body: str | None = None,
+        timeout: float = 30.0,
+    ) -> dict[str, Any]:
+        """Make an HTTP request and return its status and body."""
+        sandbox.check_url(url)
+        import httpx  # imported here: the engine must stay cheap to import
+
+        async with httpx.AsyncClient(timeout=timeout, follow_redirects=False) as client:
+            response = await client.request(method, url, headers=headers, content=body)
+        return {"status": response.status_code, "body": response.text[:_MAX_OUTPUT_CHARS]}
+
+    @tool(side_effects=True)
+    async def shell_command(command: str, timeout: float = 30.0) -> dict[str, Any]:
+        """Run a command (no shell: pipes and redirections are not interpreted) and return its output."""
+        argv = shlex.split(command)
+        sandbox.check_command(argv)
+        process = await asyncio.create_subprocess_exec(
+            *argv, cwd=sandbox.base_dir, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+            raise TimeoutError(f"command timed out after {timeout:g}s: {command}") from None
+        return {
+            "exit_code": process.returncode,
+            "stdout": stdout.decode("utf-8", errors="replace")[:_MAX_OUTPUT_CHARS],
+            "stderr": stderr.decode("utf-8", errors="replace")[:_MAX_OUTPUT_CHARS],
+        }
+
+    @tool
+    def file_read(path: str) -> str:
+        """Read a text file and return its content."""
+        target = sandbox.check_read(path)
+        return target.read_text(encoding="utf-8")[:_MAX_OUTPUT_CHARS]
+
+    @tool(side_effects=True)
+    def file_write(path: str, content: str, append: bool = False) -> dict[str, Any]:
+        """Write text to a file (replacing it unless append is true) and return the bytes written."""
+        data = content.encode("utf-8")
+        target = sandbox.check_write(path, len(data))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with target.open("ab" if append else "wb") as handle:
+            handle.write(data)
+        return {"path": str(path), "bytes": len(data)}
+
+    return [http_request, shell_command, file_read, file_write]

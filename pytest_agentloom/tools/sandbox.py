@@ -1,0 +1,144 @@
+"""The sandbox of the built-in tools: ``config.sandbox``, checked before anything runs.
+
+Closed unless opened: with the defaults, ``shell_command`` runs nothing,
+``file_read`` and ``file_write`` touch no path and ``http_request`` reaches no
+host. Each refusal is a :class:`SandboxRefusal` whose ``rule`` names the
+setting that refused and whose message says how to open it. Paths are
+resolved (``..`` and symbolic links included) before they are compared, so a
+path cannot walk out of an allowed folder.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from ..engine.model import SandboxConfig
+from ..errors import ToolError
+
+__all__ = ["Sandbox", "SandboxRefusal"]
+
+
+class SandboxRefusal(ToolError):
+    """A built-in tool's call broke a sandbox rule; ``rule`` is the ``config.sandbox`` setting."""
+
+    code = "sandbox_refused"
+
+    def __init__(self, tool: str, rule: str, why: str, fix: str) -> None:
+        self.tool = tool
+        self.rule = rule
+        super().__init__(f"sandbox refused {tool}: rule '{rule}': {why}. How to fix: {fix}", code=self.code)
+
+
+class Sandbox:
+    """``config.sandbox`` with the workflow's folder, as checks the built-in tools call."""
+
+    def __init__(self, config: SandboxConfig | None = None, *, base_dir: str | os.PathLike[str] | None = None) -> None:
+        self.config = config or SandboxConfig()
+        self.base_dir = Path(base_dir) if base_dir is not None else Path.cwd()
+
+    @property
+    def enabled(self) -> bool:
+        return self.config.enabled
+
+    def _roots(self, entries: Sequence[str]) -> list[Path]:
+        return [self.resolve(entry) for entry in entries]
+
+    def resolve(self, path: str | os.PathLike[str]) -> Path:
+        """``path`` made absolute against the workflow's folder, with ``..`` and links resolved."""
+        candidate = Path(path).expanduser()
+        if not candidate.is_absolute():
+            candidate = self.base_dir / candidate
+        return candidate.resolve()
+
+    def check_command(self, argv: Sequence[str]) -> None:
+        if not self.enabled:
+            return
+        if not argv:
+            raise SandboxRefusal("shell_command", "allowed_commands", "the command is empty", "give a command")
+        program = Path(argv[0]).name
+        allowed = self.config.allowed_commands
+        if program not in allowed and argv[0] not in allowed:
+            shown = ", ".join(allowed) or "none"
+            raise SandboxRefusal(
+                "shell_command", "allowed_commands",
+                f"'{program}' is not in config.sandbox.allowed_commands (allowed: {shown})",
+                f"add '{program}' to config.sandbox.allowed_commands if the workflow may run it",
+            )
+
+    def check_read(self, path: str | os.PathLike[str]) -> Path:
+        target = self.resolve(path)
+        if not self.enabled:
+            return target
+        roots = self._roots([*self.config.readable_paths, *self.config.writable_paths, *self.config.allowed_paths])
+        if not any(target.is_relative_to(root) for root in roots):
+            raise SandboxRefusal(
+                "file_read", "readable_paths",
+                f"'{path}' is outside config.sandbox.readable_paths ({_shown(roots)})",
+                "add its folder to config.sandbox.readable_paths",
+            )
+        return target
+
+    def check_write(self, path: str | os.PathLike[str], size: int) -> Path:
+        target = self.resolve(path)
+        if not self.enabled:
+            return target
+        roots = self._roots([*self.config.writable_paths, *self.config.allowed_paths])
+        if not any(target.is_relative_to(root) for root in roots):
+            raise SandboxRefusal(
+                "file_write", "writable_paths",
+                f"'{path}' is outside config.sandbox.writable_paths ({_shown(roots)})",
+                "add its folder to config.sandbox.writable_paths (allowed_paths is the same list)",
+            )
+        if size > self.config.max_write_bytes:
+            raise SandboxRefusal(
+                "file_write", "max_write_bytes",
+                f"writing {size} bytes is more than config.sandbox.max_write_bytes ({self.config.max_write_bytes})",
+                "write less, or raise config.sandbox.max_write_bytes",
+            )
+        return target
+
+    def check_url(self, url: str) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise SandboxRefusal("http_request", "url", f"'{url}' is not an http(s) URL with a host",
+                                 "use a full URL such as https://example.org/path")
+        if not self.enabled:
+            return
+        host = parts.hostname.lower().rstrip(".")
+        if not self.config.allow_network:
+            raise SandboxRefusal(
+                "http_request", "allow_network", f"network access is off, so '{host}' can't be reached",
+                "set config.sandbox.allow_network: true (and list hosts in allowed_domains)",
+            )
+        domains = [domain.lower().strip(".") for domain in self.config.allowed_domains]
+        if domains and not any(host == domain or host.endswith("." + domain) for domain in domains):
+            raise SandboxRefusal(
+                "http_request", "allowed_domains",
+                f"'{host}' is not in config.sandbox.allowed_domains ({', '.join(domains)})",
+                f"add '{host}' to config.sandbox.allowed_domains",
+            )
+        if _is_internal(host) and not self.config.allow_internal_targets:
+            raise SandboxRefusal(
+                "http_request", "allow_internal_targets",
+                f"'{host}' is a private, loopback or link-local address",
+                "set config.sandbox.allow_internal_targets: true if the workflow may reach local services",
+            )
+
+
+def _is_internal(host: str) -> bool:
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return any((address.is_private, address.is_loopback, address.is_link_local, address.is_reserved,
+                address.is_unspecified, address.is_multicast))
+
+
+def _shown(roots: list[Path]) -> str:
+    return ", ".join(str(root) for root in roots) or "none"

@@ -1,0 +1,174 @@
+"""The sandbox rules of config.sandbox, through the four built-in tools."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_agentloom.engine.model import SandboxConfig
+from pytest_agentloom.tools import BUILTIN_TOOL_NAMES, Sandbox, SandboxRefusal, Tool, builtin_tools
+
+
+def tools(tmp_path: Path, **config: Any) -> dict[str, Tool]:
+    return {made.name: made for made in builtin_tools(Sandbox(SandboxConfig(**config), base_dir=tmp_path))}
+
+
+def call(tools_: dict[str, Tool], name: str, **arguments: Any) -> Any:
+    return asyncio.run(tools_[name].invoke(arguments))
+
+
+def refusal(tools_: dict[str, Tool], name: str, **arguments: Any) -> SandboxRefusal:
+    with pytest.raises(SandboxRefusal) as info:
+        call(tools_, name, **arguments)
+    assert info.value.code == "sandbox_refused"
+    assert "How to fix:" in str(info.value)
+    return info.value
+
+
+def test_the_four_built_ins_and_which_have_side_effects(tmp_path: Path) -> None:
+    made = tools(tmp_path)
+    assert tuple(made) == BUILTIN_TOOL_NAMES
+    assert {name: t.side_effects for name, t in made.items()} == {
+        "http_request": True, "shell_command": True, "file_read": False, "file_write": True}
+    assert made["http_request"].parameters["required"] == ["url"]
+
+
+# -- files --------------------------------------------------------------------------------------------------
+
+
+def test_by_default_no_path_can_be_read_or_written(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello")
+    made = tools(tmp_path)
+    assert refusal(made, "file_read", path="notes.txt").rule == "readable_paths"
+    assert refusal(made, "file_write", path="out.txt", content="x").rule == "writable_paths"
+    assert not (tmp_path / "out.txt").exists()
+
+
+def test_reads_and_writes_inside_the_allowed_folders(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("policy v3")
+    made = tools(tmp_path, readable_paths=["docs"], writable_paths=["out"])
+    assert call(made, "file_read", path="docs/a.txt") == "policy v3"
+    assert call(made, "file_write", path="out/sub/b.txt", content="hé") == {"path": "out/sub/b.txt", "bytes": 3}
+    call(made, "file_write", path="out/sub/b.txt", content="!", append=True)
+    assert (tmp_path / "out" / "sub" / "b.txt").read_text() == "hé!"
+    assert call(made, "file_read", path="out/sub/b.txt") == "hé!"  # writable folders are readable too
+
+
+def test_allowed_paths_is_the_older_name_of_writable_paths(tmp_path: Path) -> None:
+    made = tools(tmp_path, allowed_paths=["out"])
+    assert call(made, "file_write", path="out/x.txt", content="1")["bytes"] == 1
+
+
+def test_dot_dot_and_symlinks_cannot_leave_an_allowed_folder(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "secret.txt").write_text("s3cret")
+    (tmp_path / "docs" / "link.txt").symlink_to(tmp_path / "secret.txt")
+    made = tools(tmp_path, readable_paths=["docs"], writable_paths=["docs"])
+    assert refusal(made, "file_read", path="docs/../secret.txt").rule == "readable_paths"
+    assert refusal(made, "file_read", path="docs/link.txt").rule == "readable_paths"
+    assert refusal(made, "file_read", path=str(tmp_path / "secret.txt")).rule == "readable_paths"
+    assert refusal(made, "file_write", path="docs/../evil.txt", content="x").rule == "writable_paths"
+
+
+def test_max_write_bytes(tmp_path: Path) -> None:
+    made = tools(tmp_path, writable_paths=["."], max_write_bytes=4)
+    assert call(made, "file_write", path="ok.txt", content="1234")["bytes"] == 4
+    error = refusal(made, "file_write", path="big.txt", content="12345")
+    assert error.rule == "max_write_bytes"
+    assert "writing 5 bytes is more than config.sandbox.max_write_bytes (4)" in str(error)
+    assert not (tmp_path / "big.txt").exists()
+
+
+# -- commands -----------------------------------------------------------------------------------------------
+
+
+def test_commands_run_only_when_allowed(tmp_path: Path) -> None:
+    made = tools(tmp_path)
+    error = refusal(made, "shell_command", command="echo hi")
+    assert error.rule == "allowed_commands"
+    assert str(error) == (
+        "sandbox refused shell_command: rule 'allowed_commands': 'echo' is not in config.sandbox.allowed_commands "
+        "(allowed: none). How to fix: add 'echo' to config.sandbox.allowed_commands if the workflow may run it")
+
+
+def test_an_allowed_command_runs_without_a_shell_in_the_workflow_folder(tmp_path: Path) -> None:
+    made = tools(tmp_path, allowed_commands=["echo", "pwd"])
+    assert call(made, "shell_command", command="echo 'a b' ; rm -rf x") == {
+        "exit_code": 0, "stdout": "a b ; rm -rf x\n", "stderr": ""}
+    assert call(made, "shell_command", command="pwd")["stdout"].strip() == str(tmp_path)
+
+
+def test_a_disabled_sandbox_checks_nothing(tmp_path: Path) -> None:
+    made = tools(tmp_path, enabled=False)
+    result = call(made, "shell_command", command=f"{sys.executable} -c \"print(6 * 7)\"")
+    assert result["stdout"] == "42\n"
+    call(made, "file_write", path="anywhere.txt", content="x")
+    assert call(made, "file_read", path="anywhere.txt") == "x"
+
+
+# -- network ------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def local_server() -> Iterator[str]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = f"got {self.path}".encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length", 0))
+            body = b"posted " + self.rfile.read(length)
+            self.send_response(201)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            return None
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_the_network_is_off_by_default(tmp_path: Path) -> None:
+    assert refusal(tools(tmp_path), "http_request", url="https://example.org/").rule == "allow_network"
+
+
+def test_allowed_domains_include_subdomains_only(tmp_path: Path) -> None:
+    made = tools(tmp_path, allow_network=True, allowed_domains=["example.org"])
+    error = refusal(made, "http_request", url="https://example.org.evil.test/")
+    assert error.rule == "allowed_domains"
+    assert refusal(made, "http_request", url="https://notexample.org/").rule == "allowed_domains"
+
+
+def test_internal_targets_need_their_own_flag(tmp_path: Path) -> None:
+    made = tools(tmp_path, allow_network=True)
+    for url in ("http://127.0.0.1:9/", "http://localhost/", "http://10.0.0.8/", "http://169.254.169.254/latest"):
+        assert refusal(made, "http_request", url=url).rule == "allow_internal_targets"
+
+
+def test_only_http_urls(tmp_path: Path) -> None:
+    made = tools(tmp_path, enabled=False)
+    assert refusal(made, "http_request", url="file:///etc/passwd").rule == "url"
+
+
+def test_a_request_to_an_allowed_local_server(tmp_path: Path, local_server: str) -> None:
+    made = tools(tmp_path, allow_network=True, allowed_domains=["127.0.0.1"], allow_internal_targets=True)
+    assert call(made, "http_request", url=f"{local_server}/tickets/7") == {"status": 200, "body": "got /tickets/7"}
+    assert call(made, "http_request", url=local_server, method="POST", body="x") == {"status": 201, "body": "posted x"}
