@@ -253,7 +253,7 @@ class _Run:
     # -- running a layer ----------------------------------------------------------------------------------
 
     async def _run_layer(self, layer: list[str]) -> None:
-        snapshot = copy.deepcopy(self.state)
+        snapshot = _snapshot(self.state)
         contexts = [self._context(step_id, snapshot) for step_id in layer]
         outcomes = await asyncio.gather(*(self._run_step(ctx) for ctx in contexts))
         self.clock.join(ctx.clock for ctx in contexts)
@@ -328,3 +328,22 @@ class _Run:
         for target in router.targets():
             if target != chosen and target not in self.results:
                 self._skip(target, f"not chosen by router '{router.id}' (it chose '{chosen}')", "not_chosen")
+
+
+_ATOMS = (str, int, float, bool, type(None))
+
+
+def _snapshot(value: Any) -> Any:
+    """A deep copy of the state for one layer, fast for the JSON-like data states hold.
+
+    Dicts and lists are rebuilt, immutable scalars shared, anything else goes through
+    ``copy.deepcopy``. This runs once per layer, on a state that grows with the run.
+    """
+    kind = type(value)
+    if kind is dict:
+        return {key: _snapshot(item) for key, item in value.items()}
+    if kind is list:
+        return [_snapshot(item) for item in value]
+    if kind in _ATOMS:
+        return value
+    return copy.deepcopy(value)
