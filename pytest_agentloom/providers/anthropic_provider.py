@@ -1,0 +1,248 @@
+"""Anthropic messages through the official ``anthropic`` SDK (imported at the first call).
+
+``max_tokens`` is required by the API: 4096 when the step sets none, plus the
+thinking budget when there is one (003). System turns become ``system``;
+tool results become ``tool_result`` blocks of one user turn.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ProviderError
+from .common import (
+    LoopLocal,
+    MidStreamError,
+    Setting,
+    check_params,
+    dump_arguments,
+    named_tool_choice,
+    parse_arguments,
+    speaker_prefixed,
+    thinking_of,
+)
+from .types import LLMRequest, LLMResponse, Message, ToolCall, Usage
+
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
+
+__all__ = ["DEFAULT_MAX_TOKENS", "AnthropicProvider", "anthropic_errors"]
+
+DEFAULT_MAX_TOKENS = 4096
+
+
+@contextlib.contextmanager
+def anthropic_errors(provider: str, *, streaming_started: list[bool] | None = None) -> Iterator[None]:
+    """Translate every ``anthropic`` SDK error (and a raw httpx one from a stream) to :class:`ProviderError`."""
+    import anthropic
+    import httpx
+
+    def error(message: str, status: int | None) -> ProviderError:
+        kind = MidStreamError if streaming_started and streaming_started[0] else ProviderError
+        return kind(f"{provider}: {message}", status=status, provider=provider)
+
+    try:
+        yield
+    except anthropic.APIStatusError as exc:
+        raise error(_status_message(exc), exc.status_code) from exc
+    except anthropic.APITimeoutError as exc:
+        raise error(f"request timed out ({exc})", None) from exc
+    except anthropic.APIConnectionError as exc:
+        raise error(f"connection failed ({exc})", None) from exc
+    except anthropic.APIResponseValidationError as exc:
+        raise error(f"response did not match the API's shape ({exc})", exc.status_code) from exc
+    except anthropic.APIError as exc:
+        raise error(f"API error ({exc})", None) from exc
+    except httpx.TimeoutException as exc:
+        raise error(f"request timed out ({exc})", None) from exc
+    except httpx.TransportError as exc:
+        raise error(f"connection failed ({exc!r})", None) from exc
+
+
+def _status_message(exc: Any) -> str:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    inner = body.get("error") if isinstance(body.get("error"), dict) else {}
+    detail = inner.get("message") or exc.message
+    kind = inner.get("type")
+    return f"{kind}: {detail}" if kind else str(detail)
+
+
+class AnthropicProvider:
+    """Anthropic's messages API. Key and base URL: constructor, else ``ANTHROPIC_API_KEY`` / ``ANTHROPIC_BASE_URL``."""
+
+    name = "anthropic"
+
+    def __init__(self, *, api_key: str | None = None, base_url: str | None = None, timeout: float = 600.0) -> None:
+        self._api_key = Setting(api_key, ("ANTHROPIC_API_KEY",))
+        self._base_url = Setting(base_url, ("ANTHROPIC_BASE_URL",))
+        self._timeout = timeout
+        self._client: LoopLocal[AsyncAnthropic] = LoopLocal(self._make_client)
+
+    def _make_client(self) -> AsyncAnthropic:
+        from anthropic import AsyncAnthropic
+
+        return AsyncAnthropic(
+            api_key=self._api_key.require(self.name, "API key"),
+            base_url=self._base_url.resolve(),
+            max_retries=0,
+            timeout=self._timeout,
+        )
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        body = self.build_body(request)
+        started = [False]
+        with anthropic_errors(self.name, streaming_started=started):
+            client = self._client.get()
+            if request.stream:
+                stream = await client.messages.create(**body, stream=True)
+                return await self._assemble(stream, request, started)
+            message = await client.messages.create(**body)
+        return self._from_message(message, request)
+
+    # -- request
+
+    def build_body(self, request: LLMRequest) -> dict[str, Any]:
+        """The JSON body of the request, as keyword arguments of ``messages.create``."""
+        params = check_params(request, self.name)
+        system, messages = to_anthropic_messages(request.messages)
+        thinking = thinking_of(params)
+        budget = int(thinking.get("budget_tokens") or 0) if thinking else 0
+        body: dict[str, Any] = {
+            "model": request.model,
+            "max_tokens": params.get("max_tokens") or DEFAULT_MAX_TOKENS + budget,
+            "messages": messages,
+        }
+        if system:
+            body["system"] = system
+        for key in ("temperature", "top_p"):
+            if key in params:
+                body[key] = params[key]
+        if "stop" in params:
+            stop = params["stop"]
+            body["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
+        if thinking and budget:
+            body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        if request.tools:
+            body["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in request.tools
+            ]
+            choice = anthropic_tool_choice(request.tool_choice)
+            if choice is not None:
+                body["tool_choice"] = choice
+        return body
+
+    # -- response
+
+    def _from_message(self, message: Any, request: LLMRequest) -> LLMResponse:
+        texts = [block.text for block in message.content if block.type == "text"]
+        calls = tuple(
+            ToolCall(id=block.id, name=block.name, arguments=json.dumps(block.input))
+            for block in message.content
+            if block.type == "tool_use"
+        )
+        return LLMResponse(
+            text="".join(texts),
+            tool_calls=calls,
+            usage=Usage(input_tokens=message.usage.input_tokens or 0, output_tokens=message.usage.output_tokens or 0),
+            finish_reason=message.stop_reason,
+            model=message.model or request.model,
+            provider=self.name,
+        )
+
+    async def _assemble(self, stream: Any, request: LLMRequest, started: list[bool]) -> LLMResponse:
+        blocks: dict[int, dict[str, Any]] = {}
+        model, finish = "", None
+        input_tokens = output_tokens = 0
+        async for event in stream:
+            started[0] = True
+            kind = event.type
+            if kind == "message_start":
+                model = event.message.model or model
+                input_tokens = event.message.usage.input_tokens or 0
+                output_tokens = event.message.usage.output_tokens or 0
+            elif kind == "content_block_start":
+                block = event.content_block
+                blocks[event.index] = {
+                    "type": block.type,
+                    "text": "",
+                    "json": "",
+                    "id": getattr(block, "id", ""),
+                    "name": getattr(block, "name", ""),
+                }
+            elif kind == "content_block_delta":
+                slot = blocks.setdefault(event.index, {"type": "text", "text": "", "json": "", "id": "", "name": ""})
+                delta = event.delta
+                if delta.type == "text_delta":
+                    slot["text"] += delta.text
+                elif delta.type == "input_json_delta":
+                    slot["json"] += delta.partial_json
+            elif kind == "message_delta":
+                finish = event.delta.stop_reason or finish
+                if event.usage is not None and event.usage.output_tokens is not None:
+                    output_tokens = event.usage.output_tokens
+        ordered = [blocks[index] for index in sorted(blocks)]
+        calls = tuple(
+            ToolCall(id=slot["id"], name=slot["name"], arguments=dump_arguments(json.loads(slot["json"] or "{}")))
+            for slot in ordered
+            if slot["type"] == "tool_use"
+        )
+        return LLMResponse(
+            text="".join(slot["text"] for slot in ordered if slot["type"] == "text"),
+            tool_calls=calls,
+            usage=Usage(input_tokens=input_tokens, output_tokens=output_tokens),
+            finish_reason=finish,
+            model=model or request.model,
+            provider=self.name,
+        )
+
+
+def to_anthropic_messages(messages: tuple[Message, ...]) -> tuple[str, list[dict[str, Any]]]:
+    """System text and the turns in Anthropic's shape; consecutive tool results share one user turn."""
+    system: list[str] = []
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "system":
+            system.append(message.content or "")
+            continue
+        if message.role == "tool":
+            result = {
+                "type": "tool_result",
+                "tool_use_id": message.tool_call_id or "",
+                "content": message.content or "",
+            }
+            last = turns[-1] if turns else None
+            if last and last["role"] == "user" and isinstance(last["content"], list) and last.get("_tool_results"):
+                last["content"].append(result)
+            else:
+                turns.append({"role": "user", "content": [result], "_tool_results": True})
+            continue
+        content = speaker_prefixed(message.role, message.content, message.name)
+        if message.role == "assistant" and message.tool_calls:
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": content}] if content else []
+            blocks += [
+                {"type": "tool_use", "id": call.id, "name": call.name, "input": parse_arguments(call)}
+                for call in message.tool_calls
+            ]
+            turns.append({"role": "assistant", "content": blocks})
+        else:
+            turns.append({"role": message.role, "content": content or ""})
+    for turn in turns:
+        turn.pop("_tool_results", None)
+    return "\n\n".join(system), turns
+
+
+def anthropic_tool_choice(choice: Any) -> dict[str, Any] | None:
+    """003's choices in Anthropic's shape: ``required`` is ``any``, a named tool is ``tool``."""
+    if choice is None:
+        return None
+    if choice in ("auto", "none"):
+        return {"type": choice}
+    if choice == "required":
+        return {"type": "any"}
+    name = named_tool_choice(choice)
+    if name:
+        return {"type": "tool", "name": name}
+    return None

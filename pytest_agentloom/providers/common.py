@@ -1,0 +1,149 @@
+"""What the SDK-backed providers share: settings read late, one client per event loop, params checked.
+
+Nothing here imports an SDK. Environment variables are read at the first
+call, never in a constructor, so building a provider has no side effects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Generic, TypeVar
+
+from ..errors import ProviderError, StepError
+from .types import LLMRequest, ToolCall
+
+__all__ = [
+    "KNOWN_PARAMS",
+    "PLACEHOLDER_API_KEY",
+    "LoopLocal",
+    "MidStreamError",
+    "Setting",
+    "check_params",
+    "parse_arguments",
+    "speaker_prefixed",
+]
+
+PLACEHOLDER_API_KEY = "agentloom-placeholder-key"
+"""The key providers send when built for replay: never a real secret."""
+
+KNOWN_PARAMS = frozenset({"temperature", "max_tokens", "top_p", "stop", "seed", "thinking", "response_format"})
+
+T = TypeVar("T")
+
+
+class Setting:
+    """One setting with its sources in order: the constructor's value, then environment variables, then a default.
+
+    ``resolve()`` reads the environment at call time, so a provider built
+    before the variables are set still sees them.
+    """
+
+    def __init__(self, explicit: str | None, env: Sequence[str], default: str | None = None) -> None:
+        self.explicit = explicit
+        self.env = tuple(env)
+        self.default = default
+
+    def resolve(self, environ: Mapping[str, str] | None = None) -> str | None:
+        if self.explicit:
+            return self.explicit
+        source = os.environ if environ is None else environ
+        for name in self.env:
+            value = source.get(name)
+            if value:
+                return value
+        return self.default
+
+    def require(self, provider: str, what: str, environ: Mapping[str, str] | None = None) -> str:
+        value = self.resolve(environ)
+        if value:
+            return value
+        names = " or ".join(self.env)
+        raise StepError(
+            f"provider '{provider}' has no {what}: neither the constructor nor {names} sets one.\n"
+            f"How to fix: export {self.env[0]}=..., or replay from a cassette (no key needed there).",
+            code="missing_credentials",
+            retryable=False,
+        )
+
+
+class LoopLocal(Generic[T]):
+    """One client per running event loop.
+
+    ``run_workflow`` starts a fresh loop for each run; an httpx pool made on a
+    closed loop cannot be reused, so each loop gets its own client.
+    """
+
+    def __init__(self, factory: Callable[[], T]) -> None:
+        self._factory = factory
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._value: T | None = None
+
+    def get(self) -> T:
+        loop = asyncio.get_running_loop()
+        if self._value is None or self._loop is not loop:
+            self._value = self._factory()
+            self._loop = loop
+        return self._value
+
+
+class MidStreamError(ProviderError):
+    """A stream broke after its first chunk: the gateway must not fall back to another provider."""
+
+    code = "provider_stream_error"
+
+
+def check_params(request: LLMRequest, provider: str) -> dict[str, Any]:
+    """The request's params, refusing names no adapter knows (so a typo never passes silently)."""
+    unknown = sorted(set(request.params) - KNOWN_PARAMS)
+    if unknown:
+        raise StepError(
+            f"step '{request.step_id}': provider '{provider}' does not take the parameter(s) {', '.join(unknown)}; "
+            f"known parameters are {', '.join(sorted(KNOWN_PARAMS))}",
+            code="unknown_parameter",
+            retryable=False,
+        )
+    return dict(request.params)
+
+
+def thinking_of(params: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The ``thinking`` block when it is enabled, else ``None`` (003: nothing is sent without ``enabled``)."""
+    block = params.get("thinking")
+    if isinstance(block, Mapping) and block.get("enabled"):
+        return dict(block)
+    return None
+
+
+def parse_arguments(call: ToolCall) -> dict[str, Any]:
+    """A tool call's arguments as a dict, for wire formats that carry objects (Anthropic, Gemini, Ollama)."""
+    try:
+        value = json.loads(call.arguments or "{}")
+    except ValueError:
+        return {"_raw_arguments": call.arguments}
+    return value if isinstance(value, dict) else {"_value": value}
+
+
+def dump_arguments(value: Any) -> str:
+    """Arguments given as an object, written back as the JSON text :class:`ToolCall` carries."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value if value is not None else {})
+
+
+def speaker_prefixed(role: str, content: str | None, name: str | None) -> str | None:
+    """003: providers other than OpenAI see a speaker's name as a ``[name]`` prefix on the turn."""
+    if name and role in ("user", "assistant") and content is not None:
+        return f"[{name}] {content}"
+    return content
+
+
+def named_tool_choice(choice: Any) -> str | None:
+    """The tool name of a ``{name: tool}`` choice, else ``None``."""
+    if isinstance(choice, Mapping):
+        name = choice.get("name")
+        if name is None and isinstance(choice.get("function"), Mapping):
+            name = choice["function"].get("name")
+        return str(name) if name else None
+    return None

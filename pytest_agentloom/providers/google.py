@@ -1,0 +1,184 @@
+"""Gemini's ``generateContent`` (and ``streamGenerateContent?alt=sse``) over httpx.
+
+Key: constructor, else ``GOOGLE_API_KEY`` or ``GEMINI_API_KEY``, sent as the
+``x-goog-api-key`` header (never in the URL). Base URL: constructor, else
+``GOOGLE_GEMINI_BASE_URL``, else Google's. Gemini reports thinking tokens
+apart (``thoughtsTokenCount``), and they count as reasoning tokens.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .common import Setting, check_params, dump_arguments, named_tool_choice, parse_arguments, thinking_of
+from .http import HTTPStatusFailure, http_errors, iter_sse_data
+from .types import LLMRequest, LLMResponse, Message, ToolCall, Usage
+
+__all__ = ["GoogleProvider"]
+
+DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
+
+
+class GoogleProvider:
+    """Google's Gemini API."""
+
+    name = "google"
+
+    def __init__(self, *, api_key: str | None = None, base_url: str | None = None, timeout: float = 600.0) -> None:
+        self._api_key = Setting(api_key, ("GOOGLE_API_KEY", "GEMINI_API_KEY"))
+        self._base_url = Setting(base_url, ("GOOGLE_GEMINI_BASE_URL",), DEFAULT_BASE_URL)
+        self._timeout = timeout
+
+    def url_for(self, request: LLMRequest) -> str:
+        base = (self._base_url.resolve() or DEFAULT_BASE_URL).rstrip("/")
+        method = "streamGenerateContent?alt=sse" if request.stream else "generateContent"
+        return f"{base}/v1beta/models/{request.model}:{method}"
+
+    def build_body(self, request: LLMRequest) -> dict[str, Any]:
+        params = check_params(request, self.name)
+        system = [m.content or "" for m in request.messages if m.role == "system"]
+        body: dict[str, Any] = {"contents": to_gemini_contents(request.messages)}
+        if system:
+            body["systemInstruction"] = {"parts": [{"text": "\n\n".join(system)}]}
+        config: dict[str, Any] = {}
+        for ours, theirs in (
+            ("temperature", "temperature"),
+            ("max_tokens", "maxOutputTokens"),
+            ("top_p", "topP"),
+            ("seed", "seed"),
+        ):
+            if ours in params:
+                config[theirs] = params[ours]
+        if "stop" in params:
+            stop = params["stop"]
+            config["stopSequences"] = [stop] if isinstance(stop, str) else list(stop)
+        thinking = thinking_of(params)
+        if thinking:
+            block: dict[str, Any] = {"includeThoughts": bool(thinking.get("capture_reasoning", True))}
+            if thinking.get("budget_tokens"):
+                block["thinkingBudget"] = thinking["budget_tokens"]
+            if thinking.get("level"):
+                block["thinkingLevel"] = thinking["level"]
+            config["thinkingConfig"] = block
+        if config:
+            body["generationConfig"] = config
+        if request.tools:
+            body["tools"] = [
+                {
+                    "functionDeclarations": [
+                        {"name": t.name, "description": t.description, "parameters": t.parameters}
+                        for t in request.tools
+                    ]
+                }
+            ]
+            tool_config = gemini_tool_config(request.tool_choice)
+            if tool_config is not None:
+                body["toolConfig"] = tool_config
+        return body
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        import httpx
+
+        body = self.build_body(request)
+        started = [False]
+        with http_errors(self.name, streaming_started=started):
+            headers = {"x-goog-api-key": self._api_key.require(self.name, "API key")}
+            async with httpx.AsyncClient(timeout=self._timeout) as client:
+                if not request.stream:
+                    response = await client.post(self.url_for(request), json=body, headers=headers)
+                    if response.status_code >= 400:
+                        raise HTTPStatusFailure(response.status_code, response.content)
+                    return self._response([response.json()], request)
+                async with client.stream("POST", self.url_for(request), json=body, headers=headers) as response:
+                    if response.status_code >= 400:
+                        raise HTTPStatusFailure(response.status_code, await response.aread())
+                    events = []
+                    async for event in iter_sse_data(response.aiter_lines()):
+                        started[0] = True
+                        events.append(event)
+                    return self._response(events, request)
+
+    def _response(self, events: list[dict[str, Any]], request: LLMRequest) -> LLMResponse:
+        text: list[str] = []
+        calls: list[ToolCall] = []
+        finish: str | None = None
+        usage, model = Usage(), ""
+        for event in events:
+            model = event.get("modelVersion") or model
+            if event.get("usageMetadata"):
+                usage = _usage(event["usageMetadata"])
+            for candidate in (event.get("candidates") or [])[:1]:
+                finish = candidate.get("finishReason") or finish
+                for part in (candidate.get("content") or {}).get("parts") or []:
+                    if part.get("thought"):
+                        continue
+                    if "text" in part:
+                        text.append(part["text"])
+                    if "functionCall" in part:
+                        call = part["functionCall"]
+                        calls.append(
+                            ToolCall(
+                                id=call.get("id") or f"gemini_call_{request.turn}_{len(calls)}",
+                                name=call.get("name", ""),
+                                arguments=dump_arguments(call.get("args")),
+                            )
+                        )
+        return LLMResponse(
+            text="".join(text),
+            tool_calls=tuple(calls),
+            usage=usage,
+            finish_reason=finish,
+            model=model or request.model,
+            provider=self.name,
+        )
+
+
+def _usage(metadata: dict[str, Any]) -> Usage:
+    return Usage(
+        input_tokens=metadata.get("promptTokenCount") or 0,
+        output_tokens=metadata.get("candidatesTokenCount") or 0,
+        reasoning_tokens=metadata.get("thoughtsTokenCount") or 0,
+    )
+
+
+def to_gemini_contents(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+    """Turns as Gemini ``contents``: assistant is ``model``; a tool result is a ``functionResponse`` part."""
+    names = {call.id: call.name for message in messages for call in message.tool_calls}
+    contents: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "system":
+            continue
+        if message.role == "tool":
+            part = {
+                "functionResponse": {
+                    "name": names.get(message.tool_call_id or "", message.name or ""),
+                    "response": {"result": message.content or ""},
+                }
+            }
+            if contents and contents[-1].get("_tool_results"):
+                contents[-1]["parts"].append(part)
+            else:
+                contents.append({"role": "user", "parts": [part], "_tool_results": True})
+            continue
+        content = message.content
+        if message.name and content is not None:
+            content = f"[{message.name}] {content}"
+        parts: list[dict[str, Any]] = [{"text": content}] if content else []
+        parts += [{"functionCall": {"name": c.name, "args": parse_arguments(c)}} for c in message.tool_calls]
+        contents.append({"role": "model" if message.role == "assistant" else "user", "parts": parts or [{"text": ""}]})
+    for content in contents:
+        content.pop("_tool_results", None)
+    return contents
+
+
+def gemini_tool_config(choice: Any) -> dict[str, Any] | None:
+    """003's choices as Gemini's ``functionCallingConfig`` modes (a named tool is ``ANY`` limited to it)."""
+    if choice is None:
+        return None
+    modes = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
+    if isinstance(choice, str) and choice in modes:
+        return {"functionCallingConfig": {"mode": modes[choice]}}
+    name = named_tool_choice(choice)
+    if name:
+        return {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": [name]}}
+    return None

@@ -1,0 +1,74 @@
+"""Plain-HTTP plumbing for the providers that have no SDK here (Ollama, Gemini): httpx errors in one place."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from ..errors import ProviderError
+from .common import MidStreamError
+
+__all__ = ["HTTPStatusFailure", "error_detail", "http_errors", "iter_sse_data"]
+
+
+class HTTPStatusFailure(Exception):
+    """Raised inside :func:`http_errors` when a response has an error status; carries its body."""
+
+    def __init__(self, status: int, body: bytes) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status = status
+        self.body = body
+
+
+@contextlib.contextmanager
+def http_errors(provider: str, *, streaming_started: list[bool] | None = None) -> Iterator[None]:
+    """Translate httpx errors and error statuses to :class:`ProviderError`, most specific first."""
+    import httpx
+
+    def error(message: str, status: int | None) -> ProviderError:
+        kind = MidStreamError if streaming_started and streaming_started[0] else ProviderError
+        return kind(f"{provider}: {message}", status=status, provider=provider)
+
+    try:
+        yield
+    except HTTPStatusFailure as exc:
+        raise error(error_detail(exc.body), exc.status) from exc
+    except httpx.HTTPStatusError as exc:
+        raise error(error_detail(exc.response.content), exc.response.status_code) from exc
+    except httpx.TimeoutException as exc:
+        raise error(f"request timed out ({exc!r})", None) from exc
+    except httpx.TransportError as exc:
+        raise error(f"connection failed ({exc!r})", None) from exc
+    except httpx.HTTPError as exc:
+        raise error(f"HTTP error ({exc!r})", None) from exc
+    except json.JSONDecodeError as exc:
+        raise error(f"the reply is not valid JSON ({exc})", 200) from exc
+
+
+def error_detail(body: bytes) -> str:
+    """The message of an error body in any of the shapes providers use, else the body's start."""
+    try:
+        data: Any = json.loads(body)
+    except ValueError:
+        return body[:200].decode("utf-8", "replace") or "empty error body"
+    error = data.get("error") if isinstance(data, dict) else None
+    if isinstance(error, str):
+        return error
+    if isinstance(error, dict):
+        kind = error.get("status") or error.get("type")
+        message = error.get("message", "")
+        return f"{kind}: {message}" if kind else str(message)
+    return json.dumps(data)[:200]
+
+
+async def iter_sse_data(lines: AsyncIterator[str]) -> AsyncIterator[Any]:
+    """The JSON payloads of ``data:`` lines of a server-sent event stream."""
+    async for line in lines:
+        line = line.strip()
+        if not line.startswith("data:"):
+            continue
+        payload = line[5:].strip()
+        if payload and payload != "[DONE]":
+            yield json.loads(payload)

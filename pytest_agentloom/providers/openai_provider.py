@@ -1,0 +1,256 @@
+"""OpenAI chat completions through the official ``openai`` SDK (imported at the first call).
+
+Reasoning models (o-series and GPT-5, except ``o1-mini`` and ``gpt-5-chat``)
+get ``max_tokens`` as ``max_completion_tokens`` and no ``temperature``, and
+``reasoning_effort`` from ``thinking.level`` (003). The SDK's own retries are
+off: the engine's retry table decides.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ProviderError
+from .common import (
+    LoopLocal,
+    MidStreamError,
+    Setting,
+    check_params,
+    named_tool_choice,
+    thinking_of,
+)
+from .types import LLMRequest, LLMResponse, Message, ToolCall, Usage
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+__all__ = ["OpenAIProvider", "is_reasoning_model", "openai_errors"]
+
+_REASONING = re.compile(r"^(o\d|gpt-5)")
+_NOT_REASONING = re.compile(r"^(o1-mini|gpt-5-chat)")
+
+
+def is_reasoning_model(model: str) -> bool:
+    """True for the models that reason on their own and take ``max_completion_tokens`` (003)."""
+    name = model.rsplit("/", 1)[-1]
+    return bool(_REASONING.match(name)) and not _NOT_REASONING.match(name)
+
+
+@contextlib.contextmanager
+def openai_errors(provider: str, *, streaming_started: list[bool] | None = None) -> Iterator[None]:
+    """Translate every ``openai`` SDK error (and a raw httpx one from a stream) to :class:`ProviderError`.
+
+    Most specific first: a status error keeps its HTTP status; a timeout or a
+    dropped connection has none, so the engine retries it. ``streaming_started``
+    marks errors after the first chunk, which the gateway must not fall back on.
+    """
+    import httpx
+    import openai
+
+    def error(message: str, status: int | None) -> ProviderError:
+        kind = MidStreamError if streaming_started and streaming_started[0] else ProviderError
+        return kind(f"{provider}: {message}", status=status, provider=provider)
+
+    try:
+        yield
+    except openai.APIStatusError as exc:
+        raise error(_status_message(exc), exc.status_code) from exc
+    except openai.APITimeoutError as exc:
+        raise error(f"request timed out ({exc})", None) from exc
+    except openai.APIConnectionError as exc:
+        raise error(f"connection failed ({exc})", None) from exc
+    except openai.APIResponseValidationError as exc:
+        raise error(f"response did not match the API's shape ({exc})", exc.status_code) from exc
+    except openai.APIError as exc:
+        raise error(f"API error ({exc})", None) from exc
+    except httpx.TimeoutException as exc:
+        raise error(f"request timed out ({exc})", None) from exc
+    except httpx.TransportError as exc:
+        raise error(f"connection failed ({exc!r})", None) from exc
+
+
+def _status_message(exc: Any) -> str:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    detail = body.get("message") or exc.message
+    kind = body.get("type") or body.get("code")
+    return f"{kind}: {detail}" if kind else str(detail)
+
+
+class OpenAIProvider:
+    """OpenAI's chat completions. Key and base URL: constructor, else ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``."""
+
+    name = "openai"
+    _key_env: tuple[str, ...] = ("OPENAI_API_KEY",)
+    _url_env: tuple[str, ...] = ("OPENAI_BASE_URL",)
+    _default_url: str | None = None  # the SDK's own default
+    _reasoning_rules = True
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 600.0,
+        name: str | None = None,
+    ) -> None:
+        if name is not None:
+            self.name = name
+        self._api_key = Setting(api_key, self._key_env)
+        self._base_url = Setting(base_url, self._url_env, self._default_url)
+        self._timeout = timeout
+        self._client: LoopLocal[AsyncOpenAI] = LoopLocal(self._make_client)
+
+    def _make_client(self) -> AsyncOpenAI:
+        from openai import AsyncOpenAI
+
+        return AsyncOpenAI(
+            api_key=self._resolve_key(),
+            base_url=self._base_url.resolve(),
+            max_retries=0,
+            timeout=self._timeout,
+        )
+
+    def _resolve_key(self) -> str:
+        return self._api_key.require(self.name, "API key")
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        body = self.build_body(request)
+        started = [False]
+        with openai_errors(self.name, streaming_started=started):
+            client = self._client.get()
+            if request.stream:
+                stream = await client.chat.completions.create(
+                    **body, stream=True, stream_options={"include_usage": True}
+                )
+                return await self._assemble(stream, request, started)
+            completion = await client.chat.completions.create(**body)
+        return self._from_completion(completion, request)
+
+    # -- request
+
+    def build_body(self, request: LLMRequest) -> dict[str, Any]:
+        """The JSON body of the request, as keyword arguments of ``chat.completions.create``."""
+        params = check_params(request, self.name)
+        reasoning = self._reasoning_rules and is_reasoning_model(request.model)
+        body: dict[str, Any] = {"model": request.model, "messages": [to_openai_message(m) for m in request.messages]}
+        if "temperature" in params and not reasoning:
+            body["temperature"] = params["temperature"]
+        if "max_tokens" in params:
+            body["max_completion_tokens" if reasoning else "max_tokens"] = params["max_tokens"]
+        for key in ("top_p", "stop", "seed", "response_format"):
+            if key in params:
+                body[key] = params[key]
+        thinking = thinking_of(params)
+        if reasoning and thinking and thinking.get("level"):
+            body["reasoning_effort"] = thinking["level"]
+        if request.tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+                }
+                for t in request.tools
+            ]
+            choice = openai_tool_choice(request.tool_choice)
+            if choice is not None:
+                body["tool_choice"] = choice
+        return body
+
+    # -- response
+
+    def _from_completion(self, completion: Any, request: LLMRequest) -> LLMResponse:
+        if not completion.choices:
+            raise ProviderError(f"{self.name}: the reply has no choices", status=200, provider=self.name)
+        choice = completion.choices[0]
+        calls = tuple(
+            ToolCall(id=call.id, name=call.function.name, arguments=call.function.arguments or "{}")
+            for call in (choice.message.tool_calls or [])
+            if getattr(call, "function", None) is not None
+        )
+        return LLMResponse(
+            text=choice.message.content or "",
+            tool_calls=calls,
+            usage=_usage(completion.usage),
+            finish_reason=choice.finish_reason,
+            model=completion.model or request.model,
+            provider=self.name,
+        )
+
+    async def _assemble(self, stream: Any, request: LLMRequest, started: list[bool]) -> LLMResponse:
+        parts: list[str] = []
+        calls: dict[int, dict[str, str]] = {}
+        finish: str | None = None
+        usage = Usage()
+        model = ""
+        async for chunk in stream:
+            started[0] = True
+            model = chunk.model or model
+            if chunk.usage is not None:
+                usage = _usage(chunk.usage)
+            for choice in chunk.choices:
+                delta = choice.delta
+                if delta.content:
+                    parts.append(delta.content)
+                for call in delta.tool_calls or []:
+                    slot = calls.setdefault(call.index, {"id": "", "name": "", "arguments": ""})
+                    slot["id"] = call.id or slot["id"]
+                    if call.function is not None:
+                        slot["name"] = call.function.name or slot["name"]
+                        slot["arguments"] += call.function.arguments or ""
+                if choice.finish_reason:
+                    finish = choice.finish_reason
+        tool_calls = tuple(
+            ToolCall(id=slot["id"], name=slot["name"], arguments=slot["arguments"] or "{}")
+            for _, slot in sorted(calls.items())
+        )
+        return LLMResponse(
+            text="".join(parts),
+            tool_calls=tool_calls,
+            usage=usage,
+            finish_reason=finish,
+            model=model or request.model,
+            provider=self.name,
+        )
+
+
+def _usage(usage: Any) -> Usage:
+    """OpenAI counts reasoning inside ``completion_tokens``; ours keeps the two apart."""
+    if usage is None:
+        return Usage()
+    details = getattr(usage, "completion_tokens_details", None)
+    reasoning = (getattr(details, "reasoning_tokens", None) or 0) if details is not None else 0
+    completion = usage.completion_tokens or 0
+    return Usage(
+        input_tokens=usage.prompt_tokens or 0,
+        output_tokens=max(completion - reasoning, 0),
+        reasoning_tokens=reasoning,
+    )
+
+
+def to_openai_message(message: Message) -> dict[str, Any]:
+    """One neutral message in OpenAI's shape; a speaker's name travels as ``name``."""
+    data: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.name is not None and message.role in ("user", "assistant", "system"):
+        data["name"] = message.name
+    if message.tool_calls:
+        data["tool_calls"] = [
+            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
+            for call in message.tool_calls
+        ]
+    if message.role == "tool":
+        data["tool_call_id"] = message.tool_call_id
+        data["content"] = message.content or ""
+    return data
+
+
+def openai_tool_choice(choice: Any) -> Any:
+    """``auto``/``none``/``required`` as given; ``{name: x}`` as OpenAI's named function choice."""
+    if choice is None or choice in ("auto", "none", "required"):
+        return choice
+    name = named_tool_choice(choice)
+    if name:
+        return {"type": "function", "function": {"name": name}}
+    return choice
