@@ -81,6 +81,13 @@ async def arun_workflow(
     """
     loaded = workflow if isinstance(workflow, Workflow) else load_workflow(workflow)
     _check_tools_argument(tools)
+    if state is not None and not isinstance(state, Mapping):
+        raise UsageError(f"state must map top-level state keys to values, got {type(state).__name__}")
+    if provider is not None and not callable(getattr(provider, "complete", None)):
+        raise UsageError(
+            f"provider must have an async complete(request) method, got {type(provider).__name__}. "
+            "How to fix: pass provider=Scripted({...}) or a provider from pytest_agentloom.providers."
+        )
     initial = {**copy.deepcopy(loaded.state), **copy.deepcopy(dict(state or {}))}
     registry = _tool_registry(loaded, tools)
     run = _Run(loaded, initial, provider, registry, clock or SystemClock(), _run_id(run_id, loaded, initial))

@@ -11,6 +11,7 @@ import pytest
 
 from pytest_agentloom import (
     Scripted,
+    UsageError,
     VirtualClock,
     Workflow,
     WorkflowResult,
@@ -371,3 +372,18 @@ def test_a_failed_llm_step_result_fields() -> None:
         "attempts": 1, "finish_reason": None, "input_tokens": 0, "output_tokens": 0, "reasoning_tokens": 0,
         "cost_usd": 0.0, "model": None, "provider": None, "started_at": 0.0, "ended_at": 0.0,
     }
+
+
+@pytest.mark.parametrize("state", ["abc", [("a", 1)], 5], ids=["str", "pairs", "int"])
+def test_state_must_be_a_mapping(state: Any) -> None:
+    workflow = flow("name: t\nsteps: [{id: a, type: tool, tool_name: t}]\n")
+
+    with pytest.raises(UsageError, match="state must map top-level state keys to values, got"):
+        run_workflow(workflow, state=state, tools={"t": lambda: 1}, clock=VirtualClock())
+
+
+def test_a_provider_without_complete_is_a_usage_error() -> None:
+    workflow = flow("name: t\nconfig: {model: gpt-4o}\nsteps: [{id: a, type: llm_call, prompt: hi}]\n")
+
+    with pytest.raises(UsageError, match="provider must have an async complete\\(request\\) method, got dict"):
+        run_workflow(workflow, provider={"a": "x"}, clock=VirtualClock())  # type: ignore[arg-type]
