@@ -149,7 +149,12 @@ class Redactor:
         return False
 
     def marker(self, value: Any) -> str:
-        """``<REDACTED:sha256=…>`` for ``value``; the same value always gives the same marker."""
+        """``<REDACTED:sha256=…>`` for ``value``; the same value always gives the same marker.
+
+        A value that already is a marker stays as it is, so redacting twice changes nothing.
+        """
+        if isinstance(value, str) and MARKER_PATTERN.fullmatch(value):
+            return value
         return make_marker(value, salt=self.salt)
 
     def redact_value(self, value: Any) -> Any:
@@ -246,7 +251,7 @@ class Redactor:
                     collect(item)
             elif value is not None and not isinstance(value, bool):
                 text = _canonical(value)
-                if len(text) >= MIN_SCRUB_LENGTH:
+                if len(text) >= MIN_SCRUB_LENGTH and not MARKER_PATTERN.fullmatch(text):
                     found.setdefault(text)
 
         def visit(value: Any, path: str | None) -> None:

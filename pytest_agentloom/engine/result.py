@@ -12,6 +12,7 @@ import enum
 import json
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .trace import Trace
@@ -53,6 +54,7 @@ class StepStatus(enum.StrEnum):
     SUCCESS = "success"
     FAILED = "failed"
     SKIPPED = "skipped"
+    PAUSED = "paused"  # an approval gate waiting for a decision
 
 
 @dataclass
@@ -98,6 +100,15 @@ class WorkflowResult:
     steps: dict[str, StepResult]
     trace: Trace = field(repr=False)
     failed_step: str | None = None
+    #: the approval gate a paused run waits at
+    paused_step: str | None = None
+    #: the saved (redacted) checkpoint of a paused or checkpointed run, and its file
+    checkpoint: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    checkpoint_path: Path | None = field(default=None, repr=False, compare=False)
+    #: the run record written for this run, if records are on
+    record_path: Path | None = field(default=None, repr=False, compare=False)
+    # the unredacted final state, for in-process use only: never printed, compared or serialised
+    _raw_state: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -149,7 +160,9 @@ class WorkflowResult:
         check_output(self, step_id, expected)
 
     def to_dict(self) -> dict[str, Any]:
+        paused = {"paused_step": self.paused_step} if self.paused_step is not None else {}
         return {
+            **paused,
             "workflow": self.workflow,
             "run_id": self.run_id,
             "status": self.status.value,

@@ -24,11 +24,13 @@ from typing import Any
 
 from ..errors import AgentloomError, StepError, UsageError
 from ..providers.types import Provider
+from .checkpoints import Persistence
 from .clock import Clock, RunIdSource, SystemClock, derived_run_id, set_current_clock
 from .loader import dependency_graph, load_workflow
-from .model import LLMCallStep, RouterStep, ToolStep, Workflow
+from .model import ApprovalGateStep, LLMCallStep, RouterStep, ToolStep, Workflow
 from .paths import OutputPathError, parse_path, set_path
 from .result import RunStatus, StepResult, StepStatus, TerminationReason, WorkflowResult, to_plain
+from .steps.approval_gate import PauseOutcome, PendingApproval, run_approval_gate
 from .steps.base import StepContext, StepOutcome, ToolFunction
 from .steps.llm_call import run_llm_call
 from .steps.router import run_router
@@ -52,9 +54,15 @@ def run_workflow(
     tools: Mapping[str, ToolFunction] | None = None,
     clock: Clock | None = None,
     run_id: str | RunIdSource | None = None,
+    checkpoint_dir: str | Path | None = None,
+    runs_dir: str | Path | bool | None = None,
+    redaction_salt: bytes | str | None = None,
+    wall_clock: Callable[[], float] | None = None,
 ) -> WorkflowResult:
     """Run a workflow to the end and return its result (see :func:`arun_workflow`)."""
-    coroutine = arun_workflow(workflow, state=state, provider=provider, tools=tools, clock=clock, run_id=run_id)
+    coroutine = arun_workflow(workflow, state=state, provider=provider, tools=tools, clock=clock, run_id=run_id,
+                              checkpoint_dir=checkpoint_dir, runs_dir=runs_dir, redaction_salt=redaction_salt,
+                              wall_clock=wall_clock)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -70,6 +78,10 @@ async def arun_workflow(
     tools: Mapping[str, ToolFunction] | None = None,
     clock: Clock | None = None,
     run_id: str | RunIdSource | None = None,
+    checkpoint_dir: str | Path | None = None,
+    runs_dir: str | Path | bool | None = None,
+    redaction_salt: bytes | str | None = None,
+    wall_clock: Callable[[], float] | None = None,
 ) -> WorkflowResult:
     """Run a workflow.
 
@@ -78,6 +90,12 @@ async def arun_workflow(
     real time is used; pass a :class:`~pytest_agentloom.engine.clock.VirtualClock`
     for runs whose output is identical byte for byte. Without ``run_id`` the id
     is derived from the workflow and the inputs, so it is repeatable too.
+
+    What leaves the process is redacted (see :mod:`.redaction`). ``checkpoint_dir``
+    turns checkpointing on (as ``config.checkpoint`` does); ``runs_dir`` is where
+    the run record goes (``False``: none); ``redaction_salt`` keys the markers;
+    ``wall_clock`` (``time.time`` by default) dates checkpoints and records.
+    See :mod:`.checkpoints` and :mod:`.records`.
     """
     loaded = workflow if isinstance(workflow, Workflow) else load_workflow(workflow)
     _check_tools_argument(tools)
@@ -90,7 +108,10 @@ async def arun_workflow(
         )
     initial = {**copy.deepcopy(loaded.state), **copy.deepcopy(dict(state or {}))}
     registry = _tool_registry(loaded, tools)
-    run = _Run(loaded, initial, provider, registry, clock or SystemClock(), _run_id(run_id, loaded, initial))
+    persistence = Persistence.for_run(loaded, checkpoint_dir=checkpoint_dir, runs_dir=runs_dir,
+                                      redaction_salt=redaction_salt, wall_clock=wall_clock)
+    run = _Run(loaded, initial, provider, registry, clock or SystemClock(), _run_id(run_id, loaded, initial),
+               persistence=persistence)
     return await run.execute()
 
 
@@ -155,7 +176,8 @@ class _Run:
     """The mutable bookkeeping of one run; :meth:`execute` drives it layer by layer."""
 
     def __init__(self, workflow: Workflow, state: dict[str, Any], provider: Provider | None,
-                 tools: dict[str, ToolFunction], clock: Clock, run_id: str) -> None:
+                 tools: dict[str, ToolFunction], clock: Clock, run_id: str,
+                 persistence: Persistence | None = None) -> None:
         self.workflow = workflow
         self.state = state
         self.provider = provider
@@ -170,12 +192,17 @@ class _Run:
         self.status = RunStatus.SUCCESS
         self.reason = TerminationReason.COMPLETED
         self.failed_step: str | None = None
+        self.persistence = persistence or Persistence.for_run(workflow)
+        self.paused_step: str | None = None
+        self.pending_approval: PendingApproval | None = None  # the gate a resumed run paused at
+        self.approval_decision: str | None = None
 
     def now(self) -> float:
         return self.clock.now() - self.start
 
     async def execute(self) -> WorkflowResult:
         self.trace.append(self.now(), "run_start", workflow=self.workflow.name, run_id=self.run_id)
+        self.persistence.prepare(self)
         layer_number = 0
         while pending := [sid for sid in self.order if sid not in self.results]:
             layer = self._next_layer(pending)
@@ -187,15 +214,20 @@ class _Run:
             self.trace.append(self.now(), "layer_start", layer=layer_number, steps=layer)
             await self._run_layer(layer)
             if self.failed_step:
+                self.paused_step = None
                 self._skip_rest_after_failure()
                 break
+            self.persistence.after_layer(self)
+            if self.paused_step:
+                break
         self.trace.append(self.now(), "run_end", status=self.status.value, reason=self.reason.value)
-        return WorkflowResult(
+        result = WorkflowResult(
             workflow=self.workflow.name, run_id=self.run_id, status=self.status, reason=self.reason,
             state=copy.deepcopy(self.state),
             steps={sid: self.results[sid] for sid in self.order if sid in self.results},
-            trace=self.trace, failed_step=self.failed_step,
+            trace=self.trace, failed_step=self.failed_step, paused_step=self.paused_step,
         )
+        return self.persistence.finish(self, result)  # redacted; checkpoint and run record written
 
     # -- choosing what runs -------------------------------------------------------------------------------
 
@@ -278,6 +310,8 @@ class _Run:
         ctx.event("step_start", type=step.type)
         token = set_current_clock(ctx.clock)
         try:
+            if isinstance(step, ApprovalGateStep):
+                return await self._approval_gate(step, ctx)
             return await _RUNNERS[type(step)](step, ctx)
         except StepError as exc:
             return exc
@@ -294,6 +328,9 @@ class _Run:
             self.trace.append(time - self.start, kind, step_id, attempt, **data)
         step = self.workflow.step(ctx.step_id)
         ended = ctx.clock.now() - self.start
+        if isinstance(outcome, PauseOutcome):
+            self._pause(ctx, ended)
+            return
         if isinstance(outcome, StepOutcome):
             try:
                 self._write(step.id, step.output, outcome.value, ended)
@@ -311,6 +348,24 @@ class _Run:
         if isinstance(outcome, StepOutcome) and outcome.chosen is not None:
             self._skip_unchosen(step, outcome.chosen)
 
+    async def _approval_gate(self, step: ApprovalGateStep, ctx: StepContext) -> StepOutcome:
+        pending = self.pending_approval if self.pending_approval and self.pending_approval.step_id == step.id else None
+        return await run_approval_gate(
+            step, ctx, pending=pending, decision=self.approval_decision if pending else None,
+            wall_clock=self.persistence.wall_clock, redactor=self.persistence.redactor, run_id=self.run_id,
+        )
+
+    def _pause(self, ctx: StepContext, ended: float) -> None:
+        """An approval gate asked to pause: the run stops after this layer, waiting for a decision."""
+        started = round(ctx.events[0][0] - self.start, 6) if ctx.events else None
+        self.results[ctx.step_id] = StepResult(ctx.step_id, StepStatus.PAUSED, attempts=1, started_at=started,
+                                               ended_at=round(ended, 6))
+        self.trace.append(ended, "step_end", ctx.step_id, 1, status=StepStatus.PAUSED.value)
+        self.paused_step = self.paused_step or ctx.step_id
+        self.pending_approval = PendingApproval(ctx.step_id, ctx.clock.now(), self.persistence.wall_clock())
+        if self.failed_step is None:
+            self.status, self.reason = RunStatus.PAUSED, TerminationReason.AWAITING_APPROVAL
+
     def _write(self, step_id: str, output: str | None, value: Any, time: float) -> None:
         if output is not None:
             set_path(self.state, parse_path(output), copy.deepcopy(value))
@@ -318,6 +373,9 @@ class _Run:
         steps = self.state.setdefault("steps", {})
         steps[step_id] = {"output": copy.deepcopy(value), "status": StepStatus.SUCCESS.value}
         self.trace.append(time, "state_write", step_id, path=f"steps.{step_id}")
+        if isinstance(self.workflow.step(step_id), ApprovalGateStep):
+            self.state.setdefault("_approval", {})[step_id] = value
+            self.trace.append(time, "state_write", step_id, path=f"_approval.{step_id}")
 
     def _result(self, ctx: StepContext, outcome: StepOutcome | StepError) -> StepResult:
         step_id = ctx.step_id

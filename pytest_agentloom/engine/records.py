@@ -1,0 +1,140 @@
+"""Run records: one small JSON file per run, for auditing what ran, with what, at what cost.
+
+A record holds the run id, when it started (from an injectable wall clock), the
+workflow's name, file and hash, the package version, status and reason, the
+providers and models used, tokens, cost, duration and the steps executed. It
+never holds the state, step outputs or prompts.
+
+Where records go, first match wins: ``runs_dir=`` given to the run (``False``
+turns records off), ``AGENTLOOM_RUNS_DIR``, else ``agentloom_runs/`` in the
+current directory. In pytest, the ``agentloom`` fixture puts them in the test's
+temporary folder. A record is ``<run id>.json``; a resumed run writes
+``<run id>.resume-<n>.json`` next to it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .result import WorkflowResult
+
+__all__ = [
+    "RECORD_FORMAT_VERSION",
+    "RUNS_DIR_ENV",
+    "build_record",
+    "iso_time",
+    "list_records",
+    "resolve_runs_dir",
+    "write_json_atomic",
+    "write_record",
+]
+
+RECORD_FORMAT_VERSION = 1
+RUNS_DIR_ENV = "AGENTLOOM_RUNS_DIR"
+DEFAULT_RUNS_DIR = "agentloom_runs"
+
+WallClock = Callable[[], float]
+
+
+def resolve_runs_dir(runs_dir: str | Path | bool | None, env: Mapping[str, str] | None = None) -> Path | None:
+    """The folder records go to, or ``None`` when records are off (``runs_dir=False``)."""
+    if runs_dir is False:
+        return None
+    if runs_dir is not None and runs_dir is not True:
+        return Path(runs_dir).expanduser().resolve()
+    environ = os.environ if env is None else env
+    if environ.get(RUNS_DIR_ENV):
+        return Path(environ[RUNS_DIR_ENV]).expanduser().resolve()
+    return (Path.cwd() / DEFAULT_RUNS_DIR).resolve()
+
+
+def iso_time(seconds: float) -> str:
+    """A wall-clock reading as ISO 8601 UTC, to the microsecond: ``2026-01-02T03:04:05.000000Z``."""
+    moment = _dt.datetime.fromtimestamp(seconds, tz=_dt.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def write_json_atomic(path: Path, data: Any) -> Path:
+    """Write ``data`` as indented, sorted JSON through a temporary file and ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(data, sort_keys=True, ensure_ascii=False, indent=2) + "\n"
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", text=True)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise
+    return path
+
+
+def build_record(
+    result: WorkflowResult,
+    *,
+    workflow_hash: str,
+    workflow_file: str | None,
+    started_at: float,
+    duration: float,
+    steps_executed: list[str],
+    checkpoint: str | None,
+    resumes: int,
+) -> dict[str, Any]:
+    """The record of one run (or one resumed segment). Reads only counters and ids from ``result``."""
+    from .. import __version__
+
+    providers = sorted({step.provider for step in result.steps.values() if step.provider})
+    models = sorted({step.model for step in result.steps.values() if step.model})
+    usage = result.usage
+    return {
+        "format_version": RECORD_FORMAT_VERSION,
+        "kind": "agentloom.run_record",
+        "run_id": result.run_id,
+        "started_at": iso_time(started_at),
+        "workflow": {"name": result.workflow, "hash": workflow_hash, "file": workflow_file},
+        "agentloom_version": __version__,
+        "status": result.status.value,
+        "reason": result.reason.value,
+        "failed_step": result.failed_step,
+        "paused_step": getattr(result, "paused_step", None),
+        "providers": providers,
+        "models": models,
+        "usage": {**usage, "total_tokens": sum(usage.values())},
+        "cost_usd": result.cost_usd,
+        "duration_seconds": round(duration, 6),
+        "steps_executed": steps_executed,
+        "step_status": {step_id: step.status.value for step_id, step in result.steps.items()},
+        "checkpoint": checkpoint,
+        "resumes": resumes,
+    }
+
+
+def write_record(runs_dir: Path, record: dict[str, Any]) -> Path:
+    resumes = record.get("resumes") or 0
+    name = f"{record['run_id']}.json" if not resumes else f"{record['run_id']}.resume-{resumes}.json"
+    return write_json_atomic(runs_dir / name, record)
+
+
+def list_records(runs_dir: Path) -> list[dict[str, Any]]:
+    """Every readable record in ``runs_dir``, oldest first (unreadable files are skipped)."""
+    records = []
+    if not runs_dir.is_dir():
+        return records
+    for path in sorted(runs_dir.glob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and data.get("kind") == "agentloom.run_record":
+            data["_path"] = str(path)
+            records.append(data)
+    records.sort(key=lambda record: (str(record.get("started_at")), str(record.get("run_id"))))
+    return records

@@ -1,0 +1,176 @@
+"""The ``approval_gate`` step: pause the run until a person decides.
+
+The first time a run reaches a gate, the gate posts its webhook (``notify``),
+and the runner pauses the run (``status`` ``paused``, ``reason``
+``awaiting_approval``) and saves a checkpoint. Resuming the checkpoint with a
+decision writes ``approved`` or ``rejected`` to the gate's ``output``, to
+``steps.<id>.output`` and to ``_approval.<id>``, and the run continues.
+
+``timeout_seconds`` is measured from the pause to the resume. With a virtual
+clock (tests) both ends are read from the run's clock; otherwise from the wall
+clock, since a resume usually happens in another process. Once the timeout has
+passed, ``on_timeout`` decides (``approve``, ``reject`` or ``fail``) whatever
+decision the resume brought.
+
+Webhook URLs must be ``http``/``https``. A host that is, or resolves to, a
+private, loopback, link-local, reserved or multicast address is refused unless
+``config.sandbox.allow_internal_targets`` is true, so a workflow file cannot
+make the engine probe an internal network (or a cloud metadata service).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from ...errors import StepError
+from ..model import ApprovalGateStep, WebhookNotify
+from ..redaction import Redactor
+from ..templates import render, render_args
+from .base import StepContext, StepOutcome
+
+__all__ = ["DECISIONS", "PauseOutcome", "PendingApproval", "check_webhook_target", "run_approval_gate"]
+
+DECISIONS = ("approved", "rejected")
+_ON_TIMEOUT = {"approve": "approved", "reject": "rejected"}
+
+
+@dataclass
+class PauseOutcome(StepOutcome):
+    """Not a result: the gate asks the runner to pause the run here."""
+
+
+@dataclass(frozen=True)
+class PendingApproval:
+    """What a checkpoint remembers about the gate the run paused at."""
+
+    step_id: str
+    clock: float  # the run clock's reading at the pause
+    wall: float  # the wall clock's reading at the pause
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"step_id": self.step_id, "clock": self.clock, "wall": self.wall}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PendingApproval:
+        return cls(str(data["step_id"]), float(data["clock"]), float(data["wall"]))
+
+
+async def run_approval_gate(
+    step: ApprovalGateStep,
+    ctx: StepContext,
+    *,
+    pending: PendingApproval | None,
+    decision: str | None,
+    wall_clock: Callable[[], float],
+    redactor: Redactor,
+    run_id: str,
+) -> StepOutcome:
+    """Pause (first visit, or a resume without a decision), or settle the gate's decision."""
+    ctx.attempts = 1
+    if pending is None:
+        ctx.event("approval_requested", message=step.message, timeout_seconds=step.timeout_seconds)
+        if step.notify is not None:
+            await _notify(step, step.notify, ctx, redactor, run_id)
+        return PauseOutcome(value=None)
+    waited = ctx.clock.now() - pending.clock if ctx.clock.is_virtual else wall_clock() - pending.wall
+    if step.timeout_seconds is not None and waited >= step.timeout_seconds:
+        ignored = {"ignored_decision": decision} if decision else {}
+        ctx.event("approval_timeout", waited=round(waited, 6), on_timeout=step.on_timeout, **ignored)
+        if step.on_timeout == "fail":
+            raise StepError(
+                f"approval gate '{step.id}' timed out: no decision within {step.timeout_seconds:g}s "
+                f"(waited {waited:g}s). How to fix: resume sooner, raise 'timeout_seconds', or set "
+                "'on_timeout: approve' or 'reject'.",
+                code="approval_timeout",
+            )
+        decided = _ON_TIMEOUT[step.on_timeout]
+        ctx.event("approval_decision", decision=decided, by="timeout")
+        return StepOutcome(value=decided)
+    if decision is None:
+        ctx.event("approval_waiting", waited=round(waited, 6))
+        return PauseOutcome(value=None)
+    if decision not in DECISIONS:
+        raise StepError(f"approval decision must be one of {', '.join(DECISIONS)}, got {decision!r}",
+                        code="approval_decision")
+    ctx.event("approval_decision", decision=decision, by="resume")
+    return StepOutcome(value=decision)
+
+
+async def _notify(step: ApprovalGateStep, notify: WebhookNotify, ctx: StepContext, redactor: Redactor,
+                  run_id: str) -> None:
+    allow_internal = ctx.workflow.config.sandbox.allow_internal_targets
+    await check_webhook_target(notify.url, allow_internal=allow_internal, step_id=step.id)
+    redacted_state = redactor.redact_state(ctx.state)
+    if notify.body_template is not None:
+        body = render(notify.body_template, redacted_state, on_missing=ctx.missing_key)
+    else:
+        body = json.dumps({"run_id": run_id, "workflow": ctx.workflow.name, "step_id": step.id,
+                           "message": step.message}, sort_keys=True)
+    headers = {str(key): str(value) for key, value in render_args(notify.headers, ctx.state,
+                                                                  on_missing=ctx.missing_key).items()}
+    if not any(key.lower() == "content-type" for key in headers):
+        headers["Content-Type"] = "application/json" if _is_json(body) else "text/plain; charset=utf-8"
+    import httpx
+
+    try:
+        async with httpx.AsyncClient(timeout=notify.timeout, follow_redirects=False, trust_env=False) as client:
+            response = await client.request(notify.method, notify.url, content=body.encode("utf-8"), headers=headers)
+    except httpx.HTTPError as exc:
+        ctx.event("webhook", url=notify.url, ok=False, error=f"{type(exc).__name__}: {exc}")
+        raise StepError(f"approval gate '{step.id}' could not post its webhook to {notify.url}: "
+                        f"{type(exc).__name__}: {exc}", code="webhook_failed") from exc
+    ok = response.is_success
+    ctx.event("webhook", url=notify.url, ok=ok, status=response.status_code)
+    if not ok:
+        raise StepError(f"approval gate '{step.id}': webhook {notify.url} answered HTTP {response.status_code}",
+                        code="webhook_failed")
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+async def check_webhook_target(url: str, *, allow_internal: bool, step_id: str = "?") -> None:
+    """Refuse non-HTTP URLs and, unless allowed, hosts at internal addresses. Raises :class:`StepError`."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise StepError(f"approval gate '{step_id}': webhook URL must be http(s)://host/..., got {url!r}",
+                        code="webhook_refused")
+    if allow_internal:
+        return
+    host = parts.hostname
+    try:
+        addresses = [ipaddress.ip_address(host)]
+    except ValueError:
+        try:
+            infos = await asyncio.get_running_loop().getaddrinfo(host, parts.port or 443, type=socket.SOCK_STREAM)
+        except OSError as exc:
+            raise StepError(f"approval gate '{step_id}': cannot resolve webhook host {host!r}: {exc}",
+                            code="webhook_failed") from exc
+        addresses = [ipaddress.ip_address(info[4][0]) for info in infos]
+    for address in addresses:
+        if _internal(address):
+            raise StepError(
+                f"approval gate '{step_id}': webhook host {host!r} is an internal address ({address}); refused. "
+                "How to fix: use a public URL, or set config.sandbox.allow_internal_targets: true if this "
+                "workflow is meant to call a service on your own network.",
+                code="webhook_refused",
+            )
+
+
+def _internal(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return (address.is_private or address.is_loopback or address.is_link_local or address.is_reserved
+            or address.is_multicast or address.is_unspecified)
