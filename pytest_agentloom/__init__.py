@@ -11,8 +11,10 @@ from .engine import (
     VirtualClock,
     Workflow,
     WorkflowResult,
+    aresume_workflow,
     arun_workflow,
     load_workflow,
+    resume_workflow,
     run_workflow,
 )
 from .errors import (
@@ -52,10 +54,12 @@ __all__ = [
     "WorkflowError",
     "WorkflowResult",
     "__version__",
+    "aresume_workflow",
     "arun_workflow",
     "error",
     "load_workflow",
     "reply",
+    "resume_workflow",
     "run_workflow",
     "tool_call",
 ]
