@@ -261,6 +261,15 @@ def test_spend_under_the_budget_runs_everything() -> None:
     assert result.cost_usd == pytest.approx(4 * (100 * 2.5 + 100 * 10) / 1e6)
 
 
+def test_overspending_in_the_last_layer_completes_the_run() -> None:
+    """The budget is checked before each layer: with nothing left to dispatch, nothing is stopped."""
+    workflow = flow("name: b\nconfig: {model: gpt-4o, budget_usd: 0.01}\nsteps: [{id: a, type: llm_call, prompt: x}]\n")
+
+    result = run_workflow(workflow, provider=Scripted({"a": reply("x", cost=0.05)}), clock=VirtualClock())
+
+    assert (result.status, result.reason, result.cost_usd) == ("success", "completed", 0.05)
+
+
 def test_a_provider_reported_cost_counts_against_the_budget() -> None:
     provider = Scripted({"a": reply("x", cost=0.02), "b": "y", "c": "never", "d": "never"})
 
