@@ -50,7 +50,9 @@ LOOKUP = ToolSpec(
 
 
 def sdk_error_classes(module):
-    return [cls for _, cls in inspect.getmembers(module, inspect.isclass) if issubclass(cls, module.APIError)]
+    """Every class the SDK exports at its top level that subclasses its ``APIError`` (without loading lazy parts)."""
+    exported = (vars(module).get(name) for name in getattr(module, "__all__", dir(module)))
+    return [cls for cls in exported if inspect.isclass(cls) and issubclass(cls, module.APIError)]
 
 
 def sdk_error_instance(module, cls):

@@ -207,7 +207,9 @@ class FakeLLMServer:
         handler = type("_BoundHandler", (_Handler,), {"fake": self})
         self._httpd = ThreadingHTTPServer((self._host, self._port), handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-llm", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-llm", daemon=True
+        )
         self._thread.start()
         return self
 

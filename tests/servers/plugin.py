@@ -1,12 +1,14 @@
 """Pytest fixtures for the fake LLM server.
 
-List this module in a test module's ``pytest_plugins`` (or import the
-fixtures into a ``conftest.py``)::
+Import the fixtures into the ``conftest.py`` of the tests that need them::
 
-    pytest_plugins = ["tests.servers.plugin"]
+    from tests.servers.plugin import fake_llm, fake_llm_server  # noqa: F401
 
     def test_it(fake_llm):
         fake_llm.plan("openai", text("hi"))
+
+(Listing ``"tests.servers.plugin"`` in a test module's ``pytest_plugins``
+works too, but not together with a conftest import in the same run.)
 """
 
 from __future__ import annotations

@@ -13,8 +13,6 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from tests.servers.fake_llm import FakeLLMServer, FakeToolCall, drop, fail, text, tool_calls
 
-pytest_plugins = ["tests.servers.plugin"]
-
 
 def _post(server: FakeLLMServer, path: str, body: dict) -> httpx.Response:
     return httpx.post(server.url + path, json=body, timeout=5)
