@@ -36,6 +36,12 @@ def load_workflow(path: str | Path) -> Workflow:
             f"Workflow file not found: {path}", file=str(path), hint="check the path; relative paths are "
             "resolved against the current directory (or the test file's folder in the agentloom fixture)."
         ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise WorkflowError(
+            f"Workflow file cannot be read: {reason}", file=str(source),
+            hint="pass the path of a UTF-8 YAML file.",
+        ) from None
     return parse_workflow(text, source=source)
 
 

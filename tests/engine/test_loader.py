@@ -85,6 +85,20 @@ def test_missing_file_is_a_workflow_error(tmp_path: Path) -> None:
     assert "nope.yaml" in str(info.value)
 
 
+def test_a_folder_is_not_a_workflow_file(tmp_path: Path) -> None:
+    with pytest.raises(WorkflowError, match="Workflow file cannot be read: Is a directory") as info:
+        load_workflow(tmp_path)
+    assert info.value.file == str(tmp_path.resolve())
+
+
+def test_a_file_that_is_not_utf8_is_a_workflow_error(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes("name: caf\xe9\n".encode("latin-1"))
+
+    with pytest.raises(WorkflowError, match="Workflow file cannot be read: 'utf-8' codec can't decode"):
+        load_workflow(path)
+
+
 # --------------------------------------------------------------------------- YAML and top-level shape
 
 
