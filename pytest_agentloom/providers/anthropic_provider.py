@@ -117,6 +117,8 @@ class AnthropicProvider:
         }
         if system:
             body["system"] = system
+        # response_format has no Anthropic counterpart: 003 puts the schema in the system prompt, which the
+        # step does before the request reaches a provider.
         for key in ("temperature", "top_p"):
             if key in params:
                 body[key] = params[key]

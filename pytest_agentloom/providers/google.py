@@ -60,6 +60,8 @@ class GoogleProvider:
             if thinking.get("level"):
                 block["thinkingLevel"] = thinking["level"]
             config["thinkingConfig"] = block
+        if "response_format" in params:
+            config.update(gemini_response_format(params["response_format"]))
         if config:
             body["generationConfig"] = config
         if request.tools:
@@ -182,3 +184,14 @@ def gemini_tool_config(choice: Any) -> dict[str, Any] | None:
     if name:
         return {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": [name]}}
     return None
+
+
+def gemini_response_format(response_format: Any) -> dict[str, Any]:
+    """OpenAI-style ``response_format`` as Gemini's JSON mode (the schema is passed as written)."""
+    if not isinstance(response_format, dict) or response_format.get("type") not in ("json_object", "json_schema"):
+        return {}
+    config: dict[str, Any] = {"responseMimeType": "application/json"}
+    schema = (response_format.get("json_schema") or {}).get("schema")
+    if schema is not None:
+        config["responseSchema"] = schema
+    return config

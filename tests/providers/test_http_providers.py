@@ -143,3 +143,13 @@ def test_gemini_errors(fake_llm, plan, status):
     assert caught.value.status == status and caught.value.provider == "google"
     if status == 429:
         assert "RESOURCE_EXHAUSTED: quota" in str(caught.value)
+
+
+def test_gemini_json_mode_from_response_format(fake_llm):
+    schema = {"type": "object", "properties": {"label": {"type": "string"}}}
+    fmt = {"type": "json_schema", "json_schema": {"name": "x", "schema": schema}}
+    complete(gemini(fake_llm), request(model="gemini-x", params={"response_format": fmt}))
+    assert fake_llm.requests[0].json["generationConfig"] == {
+        "responseMimeType": "application/json",
+        "responseSchema": schema,
+    }
