@@ -189,8 +189,8 @@ class Persistence:
 
     def finish(self, run: Any, result: WorkflowResult) -> WorkflowResult:
         """Save the last checkpoint, redact the result, write the record; return the public result."""
-        if result.status is RunStatus.PAUSED or self.checkpoint_every_layer:
-            self._save(run, status=result.status.value)
+        if result.status is RunStatus.PAUSED or self.checkpoint_every_layer or self.resume is not None:
+            self._save(run, status=result.status.value)  # a resumed run marks its checkpoint as settled
         secrets = self.redactor.secret_values(run.state)
         public = redact_result(result, self.redactor, secrets)
         public.checkpoint = copy.deepcopy(self.checkpoint)
@@ -220,6 +220,9 @@ class Persistence:
                          key=lambda text: (-len(text), text))
         paused = getattr(run, "paused_step", None)
         pending = getattr(run, "pending_approval", None)
+        earlier = self.resume.pending if self.resume else None
+        if pending and earlier and earlier.step_id == pending.step_id and pending.detail is None:
+            pending = earlier  # a gate still waiting keeps the time it started waiting
         steps = {sid: run.results[sid] for sid in run.order if sid in run.results}
         return to_plain({
             "format_version": CHECKPOINT_FORMAT_VERSION,
@@ -230,7 +233,7 @@ class Persistence:
             "reason": run.reason.value if status != "running" else None,
             "failed_step": run.failed_step,
             "paused_step": paused,
-            "pending_approval": pending.to_dict() if paused and pending else None,
+            "pending_approval": redactor.scrub(pending.to_dict(), secrets) if paused and pending else None,
             "completed_steps": [sid for sid, r in steps.items() if r.status is not StepStatus.PAUSED],
             "elapsed_seconds": round(run.now(), 6),
             "resumes": self.resume.resumes if self.resume else 0,
@@ -359,7 +362,9 @@ def _decision(value: str | bool | None) -> str | None:
         return "approved"
     if value is False or value in ("reject", "rejected"):
         return "rejected"
-    raise UsageError(f"decision must be 'approved' or 'rejected' (or True/False), got {value!r}")
+    if value in ("cancel", "cancelled"):  # an agent waiting for approval stops as 'cancelled'
+        return "cancelled"
+    raise UsageError(f"decision must be 'approved', 'rejected' or 'cancelled' (or True/False), got {value!r}")
 
 
 def _reads(step: Any, workflow: Workflow) -> set[str]:

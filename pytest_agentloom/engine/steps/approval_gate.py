@@ -53,13 +53,17 @@ class PendingApproval:
     step_id: str
     clock: float  # the run clock's reading at the pause
     wall: float  # the wall clock's reading at the pause
+    detail: dict[str, Any] | None = None  # an agent step's loop state and the call awaiting approval
 
     def to_dict(self) -> dict[str, Any]:
-        return {"step_id": self.step_id, "clock": self.clock, "wall": self.wall}
+        data = {"step_id": self.step_id, "clock": self.clock, "wall": self.wall}
+        return {**data, "detail": self.detail} if self.detail is not None else data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PendingApproval:
-        return cls(str(data["step_id"]), float(data["clock"]), float(data["wall"]))
+        detail = data.get("detail")
+        return cls(str(data["step_id"]), float(data["clock"]), float(data["wall"]),
+                   dict(detail) if isinstance(detail, dict) else None)
 
 
 async def run_approval_gate(
