@@ -63,8 +63,8 @@ def anthropic_errors(provider: str, *, streaming_started: list[bool] | None = No
 
 
 def _status_message(exc: Any) -> str:
-    body = exc.body if isinstance(exc.body, dict) else {}
-    inner = body.get("error") if isinstance(body.get("error"), dict) else {}
+    body: dict[str, Any] = exc.body if isinstance(exc.body, dict) else {}
+    inner: dict[str, Any] = body["error"] if isinstance(body.get("error"), dict) else {}
     detail = inner.get("message") or exc.message
     kind = inner.get("type")
     return f"{kind}: {detail}" if kind else str(detail)

@@ -168,8 +168,8 @@ def to_gemini_contents(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
         parts: list[dict[str, Any]] = [{"text": content}] if content else []
         parts += [{"functionCall": {"name": c.name, "args": parse_arguments(c)}} for c in message.tool_calls]
         contents.append({"role": "model" if message.role == "assistant" else "user", "parts": parts or [{"text": ""}]})
-    for content in contents:
-        content.pop("_tool_results", None)
+    for turn in contents:
+        turn.pop("_tool_results", None)
     return contents
 
 

@@ -87,7 +87,9 @@ class OllamaProvider:
                     return self._response(lines, request)
 
     def _response(self, lines: list[dict[str, Any]], request: LLMRequest) -> LLMResponse:
-        text, calls, final = [], [], lines[-1] if lines else {}
+        text: list[str] = []
+        calls: list[ToolCall] = []
+        final = lines[-1] if lines else {}
         for line in lines:
             if line.get("error"):
                 raise HTTPStatusFailure(500, json.dumps({"error": line["error"]}).encode())

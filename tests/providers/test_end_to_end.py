@@ -8,7 +8,7 @@ import pytest
 
 from pytest_agentloom import VirtualClock, run_workflow
 from pytest_agentloom.providers import default_gateway
-from tests.servers.fake_llm import drop, fail, text
+from tests.servers.fake_llm import drop, fail, text, tool_calls
 
 WORKFLOW = textwrap.dedent(
     """
@@ -84,3 +84,62 @@ def test_400_fails_at_once(fake_llm, gateway, workflow):
     assert step.attempts == 1
     assert "HTTP 400" in step.error and "messages[0] is invalid" in step.error
     assert len(fake_llm.requests) == 1
+
+
+TOOL_WORKFLOW = textwrap.dedent(
+    """
+    name: tool-loop
+    config:
+      model: {model}
+      {provider_line}
+    steps:
+      - id: ask
+        type: llm_call
+        prompt: "What does loom mean?"
+        tools:
+          - name: lookup
+            description: "Look a word up."
+            parameters:
+              type: object
+              properties: {{word: {{type: string}}}}
+              required: [word]
+        output: answer
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("model", "provider", "route"),
+    [
+        ("gpt-4o", None, "openai"),
+        ("claude-test-model", None, "anthropic"),
+        ("gemini-2.5-flash", None, "gemini"),
+        ("llama3.2", "ollama", "ollama"),
+    ],
+)
+def test_tool_loop_through_each_provider(fake_llm, monkeypatch, tmp_path, model, provider, route):
+    for name, value in {
+        "OPENAI_API_KEY": "k",
+        "OPENAI_BASE_URL": fake_llm.openai_base_url,
+        "ANTHROPIC_API_KEY": "k",
+        "ANTHROPIC_BASE_URL": fake_llm.url,
+        "GOOGLE_API_KEY": "k",
+        "GOOGLE_GEMINI_BASE_URL": fake_llm.url,
+        "OLLAMA_HOST": fake_llm.url,
+    }.items():
+        monkeypatch.setenv(name, value)
+    path = tmp_path / "tools.yaml"
+    path.write_text(TOOL_WORKFLOW.format(model=model, provider_line=f"provider: {provider}" if provider else ""))
+    fake_llm.plan(route, tool_calls(("lookup", {"word": "loom"})), text("A loom is a weaving frame."))
+    looked_up = []
+
+    def lookup(word: str) -> str:
+        looked_up.append(word)
+        return "weaving frame"
+
+    result = run_workflow(path, provider=default_gateway(), tools={"lookup": lookup}, clock=VirtualClock())
+    assert result.ok, result.steps["ask"].error
+    assert result.state["answer"] == "A loom is a weaving frame."
+    assert looked_up == ["loom"]
+    first, second = fake_llm.requests
+    assert "weaving frame" in second.body.decode() and "lookup" in first.body.decode()
