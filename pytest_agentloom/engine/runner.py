@@ -27,9 +27,10 @@ from ..providers.types import Provider
 from .checkpoints import Persistence
 from .clock import Clock, RunIdSource, SystemClock, derived_run_id, set_current_clock
 from .loader import dependency_graph, load_workflow
-from .model import ApprovalGateStep, LLMCallStep, RouterStep, ToolStep, Workflow
+from .model import AgentStep, ApprovalGateStep, LLMCallStep, RouterStep, ToolStep, Workflow
 from .paths import OutputPathError, parse_path, set_path
 from .result import RunStatus, StepResult, StepStatus, TerminationReason, WorkflowResult, to_plain
+from .steps.agent import run_agent
 from .steps.approval_gate import PauseOutcome, PendingApproval, run_approval_gate
 from .steps.base import StepContext, StepOutcome, ToolFunction
 from .steps.llm_call import run_llm_call
@@ -312,6 +313,8 @@ class _Run:
         try:
             if isinstance(step, ApprovalGateStep):
                 return await self._approval_gate(step, ctx)
+            if isinstance(step, AgentStep):
+                return await self._agent(step, ctx)
             return await _RUNNERS[type(step)](step, ctx)
         except StepError as exc:
             return exc
@@ -329,7 +332,7 @@ class _Run:
         step = self.workflow.step(ctx.step_id)
         ended = ctx.clock.now() - self.start
         if isinstance(outcome, PauseOutcome):
-            self._pause(ctx, ended)
+            self._pause(ctx, ended, outcome)
             return
         if isinstance(outcome, StepOutcome):
             try:
@@ -345,6 +348,8 @@ class _Run:
         if result.status is StepStatus.FAILED and self.failed_step is None:
             self.failed_step = step.id
             self.status, self.reason = RunStatus.FAILED, TerminationReason.STEP_FAILED
+            if result.error_code == "cancelled":  # an agent stopped as 'cancelled' cancels the run
+                self.status, self.reason = RunStatus.CANCELLED, TerminationReason.CANCELLED
         if isinstance(outcome, StepOutcome) and outcome.chosen is not None:
             self._skip_unchosen(step, outcome.chosen)
 
@@ -355,14 +360,28 @@ class _Run:
             wall_clock=self.persistence.wall_clock, redactor=self.persistence.redactor, run_id=self.run_id,
         )
 
-    def _pause(self, ctx: StepContext, ended: float) -> None:
+    async def _agent(self, step: AgentStep, ctx: StepContext) -> StepOutcome:
+        """An agent step; on a resume, the agent that paused continues with the decision."""
+        pending = self.pending_approval
+        if pending is not None and pending.step_id == step.id and pending.detail is not None:
+            return await run_agent(step, ctx, snapshot=pending.detail.get("loop"), decision=self.approval_decision)
+        return await run_agent(step, ctx)
+
+    def _pause(self, ctx: StepContext, ended: float, outcome: PauseOutcome | None = None) -> None:
         """An approval gate asked to pause: the run stops after this layer, waiting for a decision."""
         started = round(ctx.events[0][0] - self.start, 6) if ctx.events else None
-        self.results[ctx.step_id] = StepResult(ctx.step_id, StepStatus.PAUSED, attempts=1, started_at=started,
-                                               ended_at=round(ended, 6))
+        usage = outcome.usage if outcome is not None else ctx.usage
+        self.results[ctx.step_id] = StepResult(
+            ctx.step_id, StepStatus.PAUSED, attempts=1, started_at=started, ended_at=round(ended, 6),
+            finish_reason=outcome.finish_reason if outcome is not None else None,
+            input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+            reasoning_tokens=usage.reasoning_tokens, cost_usd=outcome.cost_usd if outcome is not None else 0.0,
+        )
         self.trace.append(ended, "step_end", ctx.step_id, 1, status=StepStatus.PAUSED.value)
         self.paused_step = self.paused_step or ctx.step_id
-        self.pending_approval = PendingApproval(ctx.step_id, ctx.clock.now(), self.persistence.wall_clock())
+        detail = getattr(outcome, "detail", None)  # an agent's loop state, to continue from on resume
+        self.pending_approval = PendingApproval(ctx.step_id, ctx.clock.now(), self.persistence.wall_clock(),
+                                                detail=detail)
         if self.failed_step is None:
             self.status, self.reason = RunStatus.PAUSED, TerminationReason.AWAITING_APPROVAL
 
@@ -380,8 +399,11 @@ class _Run:
     def _result(self, ctx: StepContext, outcome: StepOutcome | StepError) -> StepResult:
         step_id = ctx.step_id
         if isinstance(outcome, StepError):
+            # an agent's stop, or a tool loop that failed part way, still spent what it spent
             return StepResult(step_id, StepStatus.FAILED, error=str(outcome), error_code=outcome.code,
-                              attempts=ctx.attempts)
+                              attempts=ctx.attempts, finish_reason=getattr(outcome, "finish_reason", None),
+                              input_tokens=ctx.usage.input_tokens, output_tokens=ctx.usage.output_tokens,
+                              reasoning_tokens=ctx.usage.reasoning_tokens, cost_usd=round(ctx.cost_usd, 10))
         return StepResult(
             step_id, StepStatus.SUCCESS, output=outcome.value, attempts=outcome.attempts,
             finish_reason=outcome.finish_reason, input_tokens=outcome.usage.input_tokens,

@@ -13,7 +13,20 @@ from .google import GoogleProvider
 from .ollama import OllamaProvider
 from .openai_provider import OpenAIProvider
 from .registry import create_provider, default_gateway
-from .scripted import Scripted, ScriptedCall, error, reply, tool_call
+from .scripted import (
+    Scripted,
+    ScriptedCall,
+    calls_unknown_tool,
+    claims_done,
+    error,
+    invalid_call,
+    never_finishes,
+    obeys_injection,
+    repeats,
+    reply,
+    tool_call,
+    tool_calls,
+)
 from .types import LLMRequest, LLMResponse, Message, Provider, ToolCall, ToolSpec, Usage
 
 __all__ = [
@@ -33,9 +46,16 @@ __all__ = [
     "ToolCall",
     "ToolSpec",
     "Usage",
+    "calls_unknown_tool",
+    "claims_done",
     "create_provider",
     "default_gateway",
     "error",
+    "invalid_call",
+    "never_finishes",
+    "obeys_injection",
+    "repeats",
     "reply",
     "tool_call",
+    "tool_calls",
 ]

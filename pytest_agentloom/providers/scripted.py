@@ -16,7 +16,20 @@ from typing import Any
 from ..errors import ProviderError, ScriptError
 from .types import LLMRequest, LLMResponse, ToolCall, Usage
 
-__all__ = ["Scripted", "ScriptedCall", "error", "reply", "tool_call"]
+__all__ = [
+    "Scripted",
+    "ScriptedCall",
+    "calls_unknown_tool",
+    "claims_done",
+    "error",
+    "invalid_call",
+    "never_finishes",
+    "obeys_injection",
+    "repeats",
+    "reply",
+    "tool_call",
+    "tool_calls",
+]
 
 
 @dataclass(frozen=True)
@@ -196,3 +209,104 @@ def _to_response(answer: Any, request: LLMRequest) -> LLMResponse:
         provider="scripted",
         cost=answer.cost,
     )
+
+
+# -- misbehaving models -------------------------------------------------------------------------------------
+# The classic ways an agent's model goes wrong, as scripted replies. Each callable answers every request it
+# gets (give it as the step's only reply), or one request when it sits in a list.
+
+
+def tool_calls(*calls: ToolCall | tuple[str, Mapping[str, Any]], text: str = "", input_tokens: int = 0,
+               output_tokens: int = 0) -> ReplySpec:
+    """One reply asking for several calls: ``tool_calls(("lookup", {"id": 1}), ("lookup", {"id": 2}))``."""
+    import json
+
+    made = tuple(
+        call if isinstance(call, ToolCall)
+        else ToolCall(id=f"call_{index}", name=call[0], arguments=json.dumps(dict(call[1]), sort_keys=True))
+        for index, call in enumerate(calls, 1)
+    )
+    usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens)
+    return ReplySpec(text=text, tool_calls=made, usage=usage, finish_reason="tool_calls")
+
+
+def _call_for(request: LLMRequest, name: str, arguments: str) -> ReplySpec:
+    call = ToolCall(id=f"call_{request.turn}", name=name, arguments=arguments)
+    return ReplySpec(tool_calls=(call,), finish_reason="tool_calls")
+
+
+def never_finishes(name: str, /, *, vary: str = "page", **arguments: Any) -> Callable[[LLMRequest], ReplySpec]:
+    """A model that keeps calling ``name``, each time with ``vary`` set to the next number: it never answers."""
+    import json
+
+    def answer(request: LLMRequest) -> ReplySpec:
+        return _call_for(request, name, json.dumps({**arguments, vary: request.turn}, sort_keys=True))
+
+    return answer
+
+
+def repeats(name: str, /, **arguments: Any) -> Callable[[LLMRequest], ReplySpec]:
+    """A model that asks for the same call with the same arguments every time."""
+    import json
+
+    text = json.dumps(arguments, sort_keys=True)
+    return lambda request: _call_for(request, name, text)
+
+
+def calls_unknown_tool(name: str = "delete_all_records", /, **arguments: Any) -> Callable[[LLMRequest], ReplySpec]:
+    """A model that calls a tool it was never given (hallucinated, or outside its allowlist)."""
+    return repeats(name, **arguments)
+
+
+def invalid_call(name: str, /, raw_arguments: str = '{"ticket_id": T-1') -> Callable[[LLMRequest], ReplySpec]:
+    """A model whose call is not a valid call: its arguments aren't JSON."""
+    return lambda request: _call_for(request, name, raw_arguments)
+
+
+def claims_done(text: str = "Done: the ticket is triaged and the customer was emailed.") -> ReplySpec:
+    """A model that claims success at once, without calling any tool."""
+    return ReplySpec(text=text)
+
+
+def obeys_injection(
+    plan: Sequence[Reply] = (), *, final: str = "Done.", pattern: str = r"call (\w+) with (\{.*?\})",
+) -> Callable[[LLMRequest], Any]:
+    """A model that does what the last tool result tells it to, when it says ``call <tool> with {json}``.
+
+    Otherwise it follows ``plan`` (one reply per model call so far), then answers ``final``.
+    """
+    import re
+
+    instruction = re.compile(pattern, re.IGNORECASE | re.DOTALL)
+
+    def texts(content: str) -> list[str]:  # the result itself, and the strings inside it when it is JSON
+        import json
+
+        found: list[str] = []
+        try:
+            stack = [json.loads(content)]
+        except ValueError:
+            return [content]
+        while stack:
+            value = stack.pop()
+            if isinstance(value, str):
+                found.append(value)
+            elif isinstance(value, dict):
+                stack.extend(value.values())
+            elif isinstance(value, list):
+                stack.extend(value)
+        return [*found, content]
+
+    def answer(request: LLMRequest) -> Any:
+        last = request.messages[-1] if request.messages else None
+        if last is not None and last.role == "tool" and last.content:
+            for text in texts(last.content):
+                if match := instruction.search(text):
+                    return _call_for(request, match.group(1), match.group(2))
+        made = sum(1 for message in request.messages if message.role == "assistant")
+        if made < len(plan):
+            step = plan[made]
+            return step(request) if callable(step) and not isinstance(step, (ReplySpec, ErrorSpec)) else step
+        return ReplySpec(text=final)
+
+    return answer
