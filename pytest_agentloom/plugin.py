@@ -60,8 +60,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     try:
         rows = load_table(base / marker.args[0], default_workflow=_relative_to(workflow, base, marker.args[0]))
     except ScenarioTableError as exc:
-        pytest.fail(str(exc), pytrace=False)
-    metafunc.parametrize("scenario", rows, ids=[row.id for row in rows], indirect=True)
+        problem = str(exc)
+    else:
+        metafunc.parametrize("scenario", rows, ids=[row.id for row in rows], indirect=True)
+        return
+    pytest.fail(problem, pytrace=False)
 
 
 def pytest_deselected(items: list[pytest.Item]) -> None:
@@ -78,7 +81,10 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         try:
             item.config.stash[SESSION_KEY].defaults(item)
         except MarkerError as exc:
-            pytest.fail(str(exc), pytrace=False)
+            message = str(exc)
+        else:
+            return
+        pytest.fail(message, pytrace=False)
 
 
 @pytest.hookimpl(wrapper=True)

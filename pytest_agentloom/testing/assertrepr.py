@@ -26,13 +26,20 @@ def explain_comparison(op: str, left: Any, right: Any, *, verbose: int = 0) -> l
         return [head, f"The runs differ in {_count(lines)} (left -> right):", *[f"  {line}" for line in lines]]
     if isinstance(left, dict) and isinstance(right, dict) and _looks_like_state(left, right):
         lines = diff_lines(left, right, limit=limit)
-        return [f"state dicts differ in {_count(lines)} (left -> right):", *[f"  {line}" for line in lines]]
+        head = f"{_brief(left)} == {_brief(right)}"
+        return [head, f"The states differ in {_count(lines)} (left -> right):", *[f"  {line}" for line in lines]]
     return None
 
 
 def _looks_like_state(left: dict[str, Any], right: dict[str, Any]) -> bool:
     """Only nested dicts get the deepdiff treatment; flat ones read fine with pytest's own diff."""
     return any(isinstance(value, (dict, list)) for value in (*left.values(), *right.values()))
+
+
+def _brief(value: dict[str, Any]) -> str:
+    keys = ", ".join(repr(key) for key in list(value)[:3])
+    more = ", ..." if len(value) > 3 else ""
+    return f"{{{keys}{more}: ...}}"
 
 
 def _count(lines: list[str]) -> str:

@@ -71,7 +71,7 @@ class ScenarioTableError(ValueError):
         super().__init__("\n".join(lines))
 
 
-@dataclass
+@dataclass(repr=False)
 class Scenario:
     """One row of a table, checked. Give it to a test through the ``scenario`` fixture."""
 
@@ -86,6 +86,9 @@ class Scenario:
     script: dict[str, Any] | None = None
     config: dict[str, Any] = field(default_factory=dict)
     expect: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return f"<Scenario {self.id!r} {self.location}>"
 
     @property
     def location(self) -> str:

@@ -1,0 +1,109 @@
+"""The agentloom and agentloom_scenarios markers: registered, merged closest first, validated."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def test_markers_raise_no_warning_under_strict_markers(triage: pytest.Pytester) -> None:
+    triage.makefile(".yaml", table="- id: a\n  workflow: flow.yaml\n  script: {classify: hi, reply: ok}\n")
+    triage.makepyfile(test_strict="""
+        import pytest
+
+        @pytest.mark.agentloom(workflow="flow.yaml", budget_usd=1.0)
+        def test_marked(agentloom):
+            pass
+
+        @pytest.mark.agentloom_scenarios("table.yaml")
+        def test_rows(agentloom, scenario):
+            pass
+    """)
+    result = triage.runpytest_inprocess("--strict-markers", "-W", "error")
+    result.assert_outcomes(passed=2)
+
+
+def test_unknown_marker_keyword_errors_listing_the_allowed_ones(triage: pytest.Pytester) -> None:
+    triage.makepyfile(test_bad="""
+        import pytest
+
+        @pytest.mark.agentloom(workflow="flow.yaml", budget=1.0)
+        def test_bad(agentloom):
+            pass
+    """)
+    result = triage.runpytest_inprocess()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([
+        "*@pytest.mark.agentloom got an unexpected keyword 'budget' on test_bad.py::test_bad.",
+        "*allowed keywords: budget_usd, *model, provider, *snapshot_dir, state, *tools, workflow",
+        "*How to fix: did you mean 'budget_usd'? use agentloom(workflow=None, *, tools=None,*",
+    ])
+
+
+def test_marker_argument_of_the_wrong_type_names_it(triage: pytest.Pytester) -> None:
+    triage.makepyfile(test_bad="""
+        import pytest
+
+        @pytest.mark.agentloom(tools=["file_bug"])
+        def test_bad():
+            pass
+    """)
+    result = triage.runpytest_inprocess()
+    result.assert_outcomes(errors=1)
+    assert "argument 'tools' must be a dict (got ['file_bug'] that is a list) on test_bad.py::test_bad" in (
+        result.stdout.str()
+    )
+
+
+def test_module_class_and_test_markers_merge_closest_first(triage: pytest.Pytester) -> None:
+    triage.makepyfile(test_merge="""
+        import pytest
+
+        pytestmark = pytest.mark.agentloom("flow.yaml", budget_usd=5.0, state={"ticket": "from module"})
+
+        @pytest.mark.agentloom(budget_usd=0.5)
+        class TestTriage:
+            def test_class_wins_over_module(self, agentloom):
+                result = agentloom.run(provider=agentloom.scripted(classify="question", reply="ok"))
+                assert result.state["ticket"] == "from module"
+                assert agentloom._defaults["config"] == {"budget_usd": 0.5}
+
+            @pytest.mark.agentloom(state={"ticket": "from test"})
+            def test_test_wins_over_class(self, agentloom):
+                result = agentloom.run(provider=agentloom.scripted(classify="question", reply="ok"))
+                assert result.state["ticket"] == "from test"
+    """)
+    triage.runpytest_inprocess().assert_outcomes(passed=2)
+
+
+def test_marker_config_sets_a_budget_that_run_arguments_override(triage: pytest.Pytester) -> None:
+    triage.makepyfile(test_budget="""
+        import pytest
+        from pytest_agentloom import reply
+
+        SCRIPT = {"classify": reply("question", cost=0.02), "reply": "ok"}
+
+        @pytest.mark.agentloom(workflow="flow.yaml", budget_usd=0.01)
+        def test_budget_from_marker(agentloom):
+            result = agentloom.run(provider=agentloom.scripted(SCRIPT))
+            result.assert_status("budget_exceeded", "budget_exceeded")
+
+        @pytest.mark.agentloom(workflow="flow.yaml", budget_usd=0.01)
+        def test_run_argument_wins(agentloom):
+            result = agentloom.run(provider=agentloom.scripted(SCRIPT), budget_usd=1.0)
+            result.assert_status("success")
+    """)
+    triage.runpytest_inprocess().assert_outcomes(passed=2)
+
+
+def test_agentloom_scenarios_needs_one_path_and_the_scenario_fixture(triage: pytest.Pytester) -> None:
+    triage.makefile(".yaml", table="- id: a\n  workflow: flow.yaml\n")
+    triage.makepyfile(test_rows="""
+        import pytest
+
+        @pytest.mark.agentloom_scenarios("table.yaml")
+        def test_rows(agentloom):
+            pass
+    """)
+    result = triage.runpytest_inprocess()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*a test marked agentloom_scenarios must take the 'scenario' fixture.*"])

@@ -1,0 +1,176 @@
+"""Golden snapshots through pytester: create, compare, update, unused report and deletion, file format."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+TESTS = """
+import pytest
+
+@pytest.mark.parametrize("ticket", ["crash", "how do I log in?"])
+def test_triage(agentloom, ticket):
+    category = "bug" if ticket == "crash" else "question"
+    script = {"classify": category, "reply": "Line one.\\nLine two."}
+    result = agentloom.run("flow.yaml", state={"ticket": ticket}, provider=agentloom.scripted(script))
+    agentloom.assert_snapshot(result)
+
+def test_two_snapshots(agentloom):
+    first = agentloom.run("flow.yaml", state={"ticket": "a"}, provider=agentloom.scripted(classify="bug"))
+    agentloom.assert_snapshot(first)
+    agentloom.assert_snapshot(first, name="again")
+    agentloom.assert_snapshot(first)
+"""
+
+EXPECTED_FILES = [
+    "__snapshots__/test_snap/test_triage[crash].yaml",
+    "__snapshots__/test_snap/test_triage[how_do_I_log_in_].yaml",
+    "__snapshots__/test_snap/test_two_snapshots.2.yaml",
+    "__snapshots__/test_snap/test_two_snapshots.again.yaml",
+    "__snapshots__/test_snap/test_two_snapshots.yaml",
+]
+
+
+def files(pytester: pytest.Pytester) -> list[str]:
+    return sorted(p.relative_to(pytester.path).as_posix() for p in pytester.path.rglob("__snapshots__/**/*.yaml"))
+
+
+@pytest.fixture
+def snap(triage: pytest.Pytester) -> pytest.Pytester:
+    triage.makepyfile(test_snap=TESTS)
+    return triage
+
+
+def test_missing_snapshot_fails_with_the_update_command(snap: pytest.Pytester) -> None:
+    result = snap.runpytest_inprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=3)
+    text = result.stdout.str()
+    assert (
+        "E       AssertionError: Snapshot 'test_triage[crash]' does not exist: "
+        "__snapshots__/test_snap/test_triage[crash].yaml\n"
+        "E       How to fix: run pytest --agentloom-update-snapshots 'test_snap.py::test_triage[crash]' to write it, "
+        "then review and commit the file."
+    ) in text
+    assert files(snap) == []
+
+
+def test_update_writes_then_plain_run_passes(snap: pytest.Pytester) -> None:
+    result = snap.runpytest_inprocess("--agentloom-update-snapshots")
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["*= agentloom =*", "agentloom: 5 snapshots written"])
+    assert files(snap) == EXPECTED_FILES
+    again = snap.runpytest_inprocess()
+    again.assert_outcomes(passed=3)
+    assert "agentloom:" not in again.stdout.str()
+    assert not list(snap.path.rglob("*.tmp"))
+
+
+def test_file_format_is_versioned_ordered_and_uses_literal_blocks(snap: pytest.Pytester) -> None:
+    snap.runpytest_inprocess("--agentloom-update-snapshots").assert_outcomes(passed=3)
+    text = (snap.path / EXPECTED_FILES[1]).read_text()
+    keys = [line.split(":")[0] for line in text.splitlines() if line and not line.startswith(" ")]
+    assert keys == ["format_version", "workflow", "status", "reason", "failed_step", "state", "steps", "usage",
+                    "cost_usd"]
+    assert text.startswith("format_version: 1\nworkflow: triage\nstatus: success\nreason: completed\n")
+    assert "  answer: |-\n    Line one.\n    Line two.\n" in text
+    data = yaml.safe_load(text)
+    assert data["steps"]["reply"] == {"status": "success", "output": "Line one.\nLine two.", "finish_reason": "stop"}
+    assert data["steps"]["file_bug"] == {"status": "skipped", "output": None, "error_code": "not_chosen"}
+    assert data["usage"] == {"input_tokens": 0, "output_tokens": 0, "reasoning_tokens": 0}
+    bug = yaml.safe_load((snap.path / EXPECTED_FILES[0]).read_text())
+    assert bug["steps"]["file_bug"]["tool_calls"] == [{"tool": "file_bug", "args": {"title": "crash"}, "ok": True}]
+
+
+def test_mismatch_shows_a_sorted_path_diff_and_the_update_command(snap: pytest.Pytester) -> None:
+    snap.runpytest_inprocess("--agentloom-update-snapshots").assert_outcomes(passed=3)
+    snap.makeconftest('import pytest\n\n@pytest.fixture\ndef agentloom_tools():\n'
+                      '    return {"file_bug": lambda title: "JIRA-7"}\n')
+    result = snap.runpytest_inprocess("-k", "crash")
+    result.assert_outcomes(passed=0, failed=1)
+    text = result.stdout.str()
+    assert (
+        "E       AssertionError: Snapshot 'test_triage[crash]' does not match "
+        "__snapshots__/test_snap/test_triage[crash].yaml (3 differences, stored -> now):\n"
+        "E         state.bug_id: 'BUG-5' -> 'JIRA-7'\n"
+        "E         state.steps.file_bug.output: 'BUG-5' -> 'JIRA-7'\n"
+        "E         steps.file_bug.output: 'BUG-5' -> 'JIRA-7'\n"
+        "E       How to fix: if the change is intended, run: "
+        "pytest --agentloom-update-snapshots 'test_snap.py::test_triage[crash]'"
+    ) in text
+    snap.runpytest_inprocess("-k", "crash", "--agentloom-update-snapshots").assert_outcomes(passed=1)
+    snap.runpytest_inprocess("-k", "crash").assert_outcomes(passed=1)
+
+
+def test_added_and_removed_keys_are_named(snap: pytest.Pytester) -> None:
+    snap.runpytest_inprocess("--agentloom-update-snapshots").assert_outcomes(passed=3)
+    path = snap.path / EXPECTED_FILES[0]
+    data = yaml.safe_load(path.read_text())
+    data["state"]["old_key"] = 1
+    del data["state"]["bug_id"]
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    result = snap.runpytest_inprocess("-k", "crash")
+    result.stdout.fnmatch_lines([
+        "*(2 differences, stored -> now):",
+        "E         state.bug_id: added 'BUG-5'",
+        "E         state.old_key: removed 1",
+    ])
+
+
+def test_unknown_format_version_says_how_to_rewrite(snap: pytest.Pytester) -> None:
+    snap.runpytest_inprocess("--agentloom-update-snapshots").assert_outcomes(passed=3)
+    path = snap.path / EXPECTED_FILES[0]
+    path.write_text(path.read_text().replace("format_version: 1", "format_version: 99"))
+    result = snap.runpytest_inprocess("-k", "crash")
+    result.stdout.fnmatch_lines(["E       AssertionError: Snapshot 'test_triage?crash?' has format_version 99, "
+                                 "this plugin writes 1: *"])
+
+
+def test_unused_snapshots_are_reported_on_a_full_run_only_and_deleted_with_update(snap: pytest.Pytester) -> None:
+    snap.runpytest_inprocess("--agentloom-update-snapshots").assert_outcomes(passed=3)
+    stale = snap.path / "__snapshots__" / "test_snap" / "test_removed.yaml"
+    gone_module = snap.path / "__snapshots__" / "test_gone" / "test_x.yaml"
+    for path in (stale, gone_module):
+        path.parent.mkdir(exist_ok=True)
+        path.write_text("format_version: 1\n")
+    result = snap.runpytest_inprocess()
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines([
+        "agentloom: 2 snapshot files unused:",
+        "  __snapshots__/test_gone/test_x.yaml",
+        "  __snapshots__/test_snap/test_removed.yaml",
+        "How to fix: delete them, or run: pytest --agentloom-update-snapshots",
+    ])
+    # a narrowed run cannot know: no report, nothing deleted
+    for narrowed in (["-k", "crash"], ["test_snap.py::test_two_snapshots"], ["test_snap.py"]):
+        out = snap.runpytest_inprocess("--agentloom-update-snapshots", *narrowed).stdout.str()
+        assert "snapshot files unused" not in out and "files deleted" not in out
+    assert stale.exists() and gone_module.exists()
+    result = snap.runpytest_inprocess("--agentloom-update-snapshots")
+    result.stdout.fnmatch_lines(["agentloom: 2 snapshot files deleted:"])
+    assert files(snap) == EXPECTED_FILES
+    assert not gone_module.parent.exists()
+
+
+def test_snapshots_of_failed_or_skipped_tests_are_not_reported_unused(snap: pytest.Pytester) -> None:
+    snap.runpytest_inprocess("--agentloom-update-snapshots").assert_outcomes(passed=3)
+    snap.makepyfile(test_snap=TESTS.replace("def test_two_snapshots(agentloom):",
+                                            "def test_two_snapshots(agentloom):\n    pytest.skip('later')"))
+    result = snap.runpytest_inprocess()
+    result.assert_outcomes(passed=2, skipped=1)
+    assert "snapshot files unused" not in result.stdout.str()
+
+
+def test_snapshot_names_are_safe_for_file_systems(triage: pytest.Pytester) -> None:
+    triage.makepyfile(test_names="""
+        import pytest
+
+        @pytest.mark.parametrize("odd", ["a/b\\\\c:d*e?", "x" * 300])
+        def test_odd(agentloom, odd):
+            result = agentloom.run("flow.yaml", provider=agentloom.scripted(classify="bug"))
+            agentloom.assert_snapshot(result, name="we:ird/name")
+    """)
+    triage.runpytest_inprocess("--agentloom-update-snapshots").assert_outcomes(passed=2)
+    names = sorted(p.name for p in triage.path.rglob("__snapshots__/**/*.yaml"))
+    assert names[0] == "test_odd[a_b__c_d_e_].we_ird_name.yaml"  # pytest's id escapes the backslash
+    assert len(names[1]) < 140 and names[1].startswith("test_odd[xxxx")
+    triage.runpytest_inprocess().assert_outcomes(passed=2)

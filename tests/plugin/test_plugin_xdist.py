@@ -1,0 +1,45 @@
+"""Under pytest-xdist (``-n 2``): snapshots are written safely and the unused report is aggregated from workers."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("xdist")
+
+# plugins of this environment that the inner runs do not need (each subprocess would import them again)
+FAST = ("-p", "no:hypothesispytest", "-p", "no:benchmark", "-p", "no:anyio")
+
+TESTS = """
+import pytest
+
+@pytest.mark.parametrize("n", range(6))
+def test_many(agentloom, n):
+    result = agentloom.run("flow.yaml", state={"ticket": "t" * n}, provider=agentloom.scripted(classify="bug"))
+    agentloom.assert_snapshot(result)
+"""
+
+
+def test_two_workers_write_all_snapshots_and_report_unused_correctly(triage: pytest.Pytester) -> None:
+    triage.makepyfile(test_many=TESTS)
+    (triage.path / "test_rows.agentloom.yaml").write_text(
+        "- id: a\n  workflow: flow.yaml\n  script: {classify: bug}\n  expect: {snapshot: true}\n"
+        "- id: b\n  workflow: flow.yaml\n  script: {classify: bug}\n  expect: {snapshot: true}\n"
+    )
+    result = triage.runpytest_subprocess(*FAST, "-n", "2", "--agentloom-update-snapshots")
+    result.assert_outcomes(passed=8)
+    result.stdout.fnmatch_lines(["agentloom: 8 snapshots written"])
+    written = sorted(p.name for p in triage.path.rglob("__snapshots__/**/*.yaml"))
+    assert len(written) == 8
+    assert not list(triage.path.rglob("*.tmp"))
+
+    stale = triage.path / "__snapshots__" / "test_many" / "test_gone.yaml"
+    stale.write_text("format_version: 1\n")
+    result = triage.runpytest_subprocess(*FAST, "-n", "2")
+    result.assert_outcomes(passed=8)
+    result.stdout.fnmatch_lines(["agentloom: 1 snapshot file unused:", "  __snapshots__/test_many/test_gone.yaml"])
+    assert result.stdout.str().count("snapshot file") == 1  # used by some worker = not unused
+
+    result = triage.runpytest_subprocess(*FAST, "-n", "2", "--agentloom-update-snapshots")
+    result.stdout.fnmatch_lines(["agentloom: 1 snapshot file deleted:"])
+    assert not stale.exists()
+    assert len(list(triage.path.rglob("__snapshots__/**/*.yaml"))) == 8
