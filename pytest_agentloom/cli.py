@@ -1,0 +1,396 @@
+"""The ``agentloom`` command: run, validate and resume workflows, list checkpointed runs.
+
+::
+
+    agentloom run FILE [--state key=value ...] [--json] [--model M] [--provider P] [--stream]
+                       [--checkpoint] [--replay CASSETTE | --record CASSETTE] [--script FILE] [--tools MOD:ATTR]
+    agentloom validate FILE [FILE ...]
+    agentloom resume RUN_ID [--approve | --reject] [--state key=value ...] [--json]
+    agentloom runs [--json]
+
+Exit codes (:data:`EXIT_CODES`):
+
+====  =================================================================
+0     the run succeeded (``validate``: every file is valid)
+1     the run failed (a step failed)
+2     usage error (bad arguments, a ``--state`` without ``=``)
+3     invalid workflow (load-time errors; ``validate`` found problems)
+4     the run is paused, waiting at an approval gate
+5     the run stopped at its budget (``config.budget_usd``)
+6     the run stopped at its timeout (``config.timeout``)
+7     the run was cancelled
+8     the run could not start or resume: checkpoint, cassette or provider setup
+====  =================================================================
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import logging
+import re
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .engine.checkpoints import CheckpointError, list_checkpoints, resume_workflow
+from .engine.checkpoints import default_checkpoint_dir as _default_checkpoint_dir
+from .engine.clock import random_run_id
+from .engine.loader import load_workflow
+from .engine.model import Workflow
+from .engine.records import resolve_runs_dir
+from .engine.result import RunStatus, WorkflowResult
+from .engine.runner import run_workflow
+from .errors import AgentloomError, UsageError, WorkflowError
+
+__all__ = ["EXIT_CODES", "main", "parse_state_args", "parse_state_value"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INVALID_WORKFLOW = 3
+EXIT_PAUSED = 4
+EXIT_BUDGET = 5
+EXIT_TIMEOUT = 6
+EXIT_CANCELLED = 7
+EXIT_SETUP = 8
+
+EXIT_CODES: dict[str, int] = {
+    "success": EXIT_OK,
+    "failed": EXIT_FAILED,
+    "usage_error": EXIT_USAGE,
+    "invalid_workflow": EXIT_INVALID_WORKFLOW,
+    "paused": EXIT_PAUSED,
+    "budget_exceeded": EXIT_BUDGET,
+    "timeout": EXIT_TIMEOUT,
+    "cancelled": EXIT_CANCELLED,
+    "setup_error": EXIT_SETUP,
+}
+
+_STATUS_EXIT = {
+    RunStatus.SUCCESS: EXIT_OK,
+    RunStatus.FAILED: EXIT_FAILED,
+    RunStatus.PAUSED: EXIT_PAUSED,
+    RunStatus.BUDGET_EXCEEDED: EXIT_BUDGET,
+    RunStatus.TIMEOUT: EXIT_TIMEOUT,
+    RunStatus.CANCELLED: EXIT_CANCELLED,
+}
+
+_NUMBER_START = re.compile(r"-?[0-9]")
+
+
+class _Usage(Exception):
+    """A command-line mistake: printed, exit code 2."""
+
+
+# -- --state key=value ----------------------------------------------------------------------------------------
+
+
+def parse_state_value(text: str) -> Any:
+    """A ``--state`` value: JSON when it looks like JSON and parses, else the text as written.
+
+    Looks like JSON: starts with ``[``, ``{`` or ``"``, with a number (an
+    optional ``-`` and a digit), or with ``true``, ``false`` or ``null``.
+    """
+    looks_like_json = text[:1] in ("[", "{", '"') or bool(_NUMBER_START.match(text)) or text.startswith(
+        ("true", "false", "null"))
+    if not looks_like_json:
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def parse_state_args(items: Sequence[str] | None) -> dict[str, Any]:
+    """``["k=v", ...]`` as top-level keys; the key is taken as written, dots included."""
+    state: dict[str, Any] = {}
+    for item in items or ():
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise _Usage(f"--state needs key=value, got {item!r}. How to fix: --state {item}=VALUE")
+        if not key:
+            raise _Usage(f"--state needs a key before '=', got {item!r}")
+        if key in state:
+            print(f"agentloom: --state {key} given more than once; the last value wins", file=sys.stderr)
+        state[key] = parse_state_value(value)
+    return state
+
+
+# -- building the run ---------------------------------------------------------------------------------------------
+
+
+def _load_tools(specs: Sequence[str] | None) -> dict[str, Callable[..., Any]]:
+    """``--tools package.module:attr``: a mapping of names to callables, a list of tools, or one callable."""
+    tools: dict[str, Callable[..., Any]] = {}
+    for spec in specs or ():
+        module_name, _, attr = spec.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise _Usage(f"--tools {spec}: cannot import {module_name!r}: {exc}") from None
+        value = getattr(module, attr or "TOOLS", None)
+        if value is None:
+            raise _Usage(f"--tools {spec}: module {module_name!r} has no attribute {attr or 'TOOLS'!r}")
+        if isinstance(value, Mapping):
+            tools.update(value)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                tools[getattr(item, "name", None) or item.__name__] = item
+        elif callable(value):
+            tools[getattr(value, "name", None) or value.__name__] = value
+        else:
+            raise _Usage(f"--tools {spec}: expected a mapping, a list or a callable, got {type(value).__name__}")
+    return tools
+
+
+def _scripted(path: str) -> Any:
+    """``--script FILE``: a YAML or JSON mapping of step id to reply (or list of replies) for a scripted run."""
+    import yaml
+
+    from .providers.scripted import Scripted
+
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise _Usage(f"--script {path}: {exc.strerror or exc}") from None
+    if not isinstance(data, dict):
+        raise _Usage(f"--script {path}: expected a mapping of step id to replies, got {type(data).__name__}")
+    from .providers.scripted import reply
+
+    def one(value: Any, step_id: str) -> Any:
+        if isinstance(value, dict):  # {text: ..., input_tokens: ..., cost: ...}
+            try:
+                return reply(**value)
+            except TypeError as exc:
+                raise _Usage(f"--script {path}: step '{step_id}': {exc}") from None
+        return value
+
+    return Scripted({
+        step_id: [one(item, step_id) for item in value] if isinstance(value, list) else one(value, step_id)
+        for step_id, value in data.items()
+    })
+
+
+def _real_provider(workflow: Workflow | None, *, placeholder: bool = False) -> Any:
+    try:
+        from .providers import default_gateway
+    except ImportError:
+        raise AgentloomError("no real providers are available in this installation. "
+                             "How to fix: pass --script FILE for a scripted run.") from None
+    return default_gateway(workflow.config if workflow else None, api_key_placeholder=placeholder)
+
+
+def _cassette(path: str, *, record: bool, workflow_file: str) -> Any:
+    try:
+        from .replay.cassette import CassetteConfig, CassetteSession
+        from .replay.modes import RecordMode
+    except ImportError:
+        raise AgentloomError("--replay/--record are not available yet in this installation "
+                             "(the cassette module is missing).") from None
+    config = CassetteConfig(
+        path=Path(path).resolve(), mode=RecordMode.ALL if record else RecordMode.NONE,
+        test_id="", record_command=f"agentloom run {workflow_file} --record {path}",
+    )
+    session = CassetteSession(config)
+    if not record:
+        session.require_cassette()
+    return session
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    overrides: dict[str, Any] = {}
+    if args.model:
+        overrides["model"] = args.model
+    if args.provider:
+        overrides["provider"] = args.provider
+    if args.stream:
+        overrides["stream"] = True
+    if getattr(args, "checkpoint", False):
+        overrides["checkpoint"] = True
+    return overrides
+
+
+# -- commands -----------------------------------------------------------------------------------------------------
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    state = parse_state_args(args.state)
+    tools = _load_tools(args.tools)
+    workflow = load_workflow(args.file)
+    overrides = _overrides(args)
+    if overrides:
+        workflow = workflow.with_config(**overrides)
+    if args.replay and args.record:
+        raise _Usage("--replay and --record exclude each other")
+    common: dict[str, Any] = {
+        "state": state, "tools": tools, "run_id": args.run_id or random_run_id(),
+        "checkpoint_dir": args.checkpoint_dir, "runs_dir": _runs_dir(args),
+    }
+    cassette_path = args.replay or args.record
+    if cassette_path:
+        session = _cassette(cassette_path, record=bool(args.record), workflow_file=args.file)
+        with session:
+            session.add_run(workflow, state)
+            inner = _scripted(args.script) if args.script else _real_provider(workflow, placeholder=bool(args.replay))
+            result = run_workflow(workflow, provider=session.wrap(inner), **common)
+            if args.replay:
+                session.check_unused()
+    else:
+        provider = _scripted(args.script) if args.script else _real_provider(workflow)
+        result = run_workflow(workflow, provider=provider, **common)
+    return _report(result, args)
+
+
+def _cmd_resume(args: argparse.Namespace) -> int:
+    decision = "approved" if args.approve else "rejected" if args.reject else None
+    state = parse_state_args(args.state)
+    tools = _load_tools(args.tools)
+    workflow = load_workflow(args.workflow) if args.workflow else None
+    provider = _scripted(args.script) if args.script else _real_provider(workflow)
+    result = resume_workflow(
+        args.run_id, decision=decision, state=state, tools=tools, provider=provider, workflow=workflow,
+        checkpoint_dir=args.checkpoint_dir, runs_dir=_runs_dir(args),
+    )
+    return _report(result, args)
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    worst = EXIT_OK
+    for file in args.files:
+        try:
+            workflow = load_workflow(file)
+        except WorkflowError as exc:
+            count = len(exc.problems) or 1
+            print(f"{file}: {count} problem{'s' if count != 1 else ''}", file=sys.stderr)
+            print(str(exc), file=sys.stderr)
+            worst = EXIT_INVALID_WORKFLOW
+        else:
+            print(f"{file}: ok ({workflow.name}, {len(workflow.steps)} steps)")
+    return worst
+
+
+def _cmd_runs(args: argparse.Namespace) -> int:
+    runs_dir = resolve_runs_dir(_runs_dir(args))
+    folder = Path(args.checkpoint_dir).resolve() if args.checkpoint_dir else _default_checkpoint_dir(runs_dir)
+    found = list_checkpoints(folder)
+    if args.json:
+        print(json.dumps(found, indent=2, sort_keys=True))
+        return EXIT_OK
+    if not found:
+        print(f"no checkpointed runs in {folder}")
+        return EXIT_OK
+    for item in found:
+        where = f" at '{item['paused_step']}'" if item.get("paused_step") else ""
+        print(f"{item['run_id']}  {item['status']}{where}  {item['workflow']}  {item['saved_at']}  {item['path']}")
+    return EXIT_OK
+
+
+def _runs_dir(args: argparse.Namespace) -> Any:
+    if getattr(args, "no_record", False):
+        return False
+    return args.runs_dir
+
+
+def _report(result: WorkflowResult, args: argparse.Namespace) -> int:
+    if args.json:
+        print(result.to_json(indent=2))
+    else:
+        print(f"{result.workflow}: {result.status.value} ({result.reason.value})  run {result.run_id}")
+        for step_id, step in result.steps.items():
+            detail = f"  {step.error}" if step.error else ""
+            print(f"  {step_id}: {step.status.value}{detail}")
+        if result.status is RunStatus.PAUSED:
+            print(f"paused at approval gate '{result.paused_step}'. Resume with: "
+                  f"agentloom resume {result.run_id} --approve (or --reject)")
+        if result.checkpoint_path:
+            print(f"checkpoint: {result.checkpoint_path}")
+        if result.record_path:
+            print(f"record: {result.record_path}")
+    return _STATUS_EXIT[result.status]
+
+
+# -- the parser ----------------------------------------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agentloom", description="Run, validate and resume AgentLoom workflows.",
+        epilog="exit codes: " + ", ".join(f"{code} {name}" for name, code in EXIT_CODES.items()),
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def shared(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--state", action="append", metavar="KEY=VALUE",
+                         help="add or replace a top-level state key (repeatable); JSON-looking values are parsed")
+        sub.add_argument("--json", action="store_true", help="print the redacted result as JSON")
+        sub.add_argument("--tools", action="append", metavar="MODULE:ATTR",
+                         help="import tools: a mapping of names to callables, a list of tools or one callable")
+        sub.add_argument("--script", metavar="FILE",
+                         help="answer llm_call steps from a YAML mapping of step id to replies (no real provider)")
+        sub.add_argument("--checkpoint-dir", metavar="DIR", help="where checkpoints are saved and looked up")
+        sub.add_argument("--runs-dir", metavar="DIR", help="where run records go (default: $AGENTLOOM_RUNS_DIR "
+                         "or ./agentloom_runs)")
+        sub.add_argument("--no-record", action="store_true", help="write no run record")
+
+    run = commands.add_parser("run", help="run a workflow file")
+    run.add_argument("file", metavar="FILE")
+    shared(run)
+    run.add_argument("--model", help="replace config.model (steps that name their own model keep it)")
+    run.add_argument("--provider", help="replace config.provider")
+    run.add_argument("--stream", action="store_true", help="stream model replies (config.stream)")
+    run.add_argument("--checkpoint", action="store_true", help="save a checkpoint after each layer")
+    run.add_argument("--run-id", help="use this run id instead of a random one")
+    run.add_argument("--replay", metavar="CASSETTE", help="answer model calls from a recorded cassette")
+    run.add_argument("--record", metavar="CASSETTE", help="call real providers and record them to a cassette")
+    run.set_defaults(handler=_cmd_run)
+
+    validate = commands.add_parser("validate", help="check workflow files without running them")
+    validate.add_argument("files", nargs="+", metavar="FILE")
+    validate.set_defaults(handler=_cmd_validate)
+
+    resume = commands.add_parser("resume", help="continue a paused or checkpointed run")
+    resume.add_argument("run_id", metavar="RUN_ID", help="a run id, or a checkpoint file")
+    decision = resume.add_mutually_exclusive_group()
+    decision.add_argument("--approve", action="store_true", help="approve the gate the run waits at")
+    decision.add_argument("--reject", action="store_true", help="reject the gate the run waits at")
+    resume.add_argument("--workflow", metavar="FILE", help="resume with this workflow file instead of the saved one")
+    shared(resume)
+    resume.set_defaults(handler=_cmd_resume)
+
+    runs = commands.add_parser("runs", help="list checkpointed runs")
+    runs.add_argument("--json", action="store_true", help="print the list as JSON")
+    runs.add_argument("--checkpoint-dir", metavar="DIR", help="list this folder instead of the default")
+    runs.add_argument("--runs-dir", metavar="DIR", help="the runs folder whose checkpoints/ to list")
+    runs.set_defaults(handler=_cmd_runs)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``agentloom`` script; returns the exit code."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
+        return int(exc.code or 0)
+    try:
+        return int(args.handler(args))
+    except _Usage as exc:
+        print(f"agentloom {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except WorkflowError as exc:
+        print(f"agentloom {args.command}: invalid workflow:\n{exc}", file=sys.stderr)
+        return EXIT_INVALID_WORKFLOW
+    except UsageError as exc:
+        print(f"agentloom {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except (CheckpointError, AgentloomError) as exc:
+        print(f"agentloom {args.command}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_SETUP
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,304 @@
+"""The ``agentloom`` command, run as a real subprocess (``python -m pytest_agentloom.cli``).
+
+Each subprocess costs an interpreter start, so one run checks a whole table
+where it can. Runs happen in ``tmp_path`` (records and checkpoints land there)
+with a fixed redaction salt.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_agentloom.cli import _STATUS_EXIT, EXIT_CODES, parse_state_value
+from pytest_agentloom.engine.redaction import make_marker
+from pytest_agentloom.engine.result import RunStatus
+
+SALT = "cli-tests"
+CANARY = "sk-canary-cli-5d6e7f"
+
+TOOLS = """\
+def echo(**kwargs):
+    return kwargs
+
+def ship(service):
+    return f"shipped {service}"
+
+def boom():
+    raise RuntimeError("disk full")
+
+TOOLS = {"echo": echo, "ship": ship, "boom": boom}
+"""
+
+ECHO = """\
+name: echo
+state: {api_key: default-key}
+state_schema: {api_key: {redact: true}}
+steps:
+  - {id: show, type: tool, tool_name: echo, tool_args: {key: state.api_key, text: "key={state.api_key}"}, output: shown}
+"""
+
+GATED = f"""\
+name: release
+state: {{api_key: {CANARY}, service: billing}}
+state_schema: {{api_key: {{redact: true}}}}
+steps:
+  - {{id: gate, type: approval_gate, message: "Ship it?", output: decision}}
+  - id: route
+    type: router
+    depends_on: [gate]
+    conditions: [{{expression: "decision == 'approved'", target: ship}}]
+    default: stop
+  - {{id: ship, type: tool, tool_name: ship, tool_args: {{service: "{{state.service}}"}}, output: result}}
+  - {{id: stop, type: tool, tool_name: echo, output: result}}
+"""
+
+
+@pytest.fixture
+def cli(tmp_path: Path):
+    (tmp_path / "cli_tools.py").write_text(TOOLS)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]),
+           "AGENTLOOM_REDACTION_SALT": SALT}
+    env.pop("AGENTLOOM_RUNS_DIR", None)
+    env.pop("AGENTLOOM_CHECKPOINT_DIR", None)
+    env.pop("AGENTLOOM_REDACT_STATE_KEYS", None)
+
+    def call(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pytest_agentloom.cli", *args], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=60)
+
+    return call
+
+
+def write(tmp_path: Path, name: str, text: str) -> str:
+    (tmp_path / name).write_text(text)
+    return name
+
+
+# -- --state parsing (000): the table --------------------------------------------------------------------------
+
+STATE_TABLE = [
+    ("items", "[1, 2, 3]", [1, 2, 3]),
+    ("obj", '{"a": 1}', {"a": 1}),
+    ("quoted", '"hello"', "hello"),
+    ("int", "42", 42),
+    ("neg", "-3.5", -3.5),
+    ("exp", "1e3", 1000.0),
+    ("yes", "true", True),
+    ("no", "false", False),
+    ("nothing", "null", None),
+    ("question", "Is Python 3.14 supported?", "Is Python 3.14 supported?"),
+    ("broken", "[1, 2", "[1, 2"),
+    ("numberish", "42abc", "42abc"),
+    ("version", "3.14.1", "3.14.1"),
+    ("truthy", "trueish", "trueish"),
+    ("word", "True", "True"),
+    ("empty", "", ""),
+    ("eq", "a=b", "a=b"),
+    ("limits.max_words", "80", 80),
+]
+
+
+@pytest.mark.parametrize(("key", "raw", "expected"), STATE_TABLE)
+def test_parse_state_value_table(key, raw, expected):
+    assert parse_state_value(raw) == expected
+
+
+def test_state_table_through_the_command_line(cli, tmp_path):
+    flow = write(tmp_path, "echo.yaml", ECHO)
+    args = [arg for key, raw, _ in STATE_TABLE for arg in ("--state", f"{key}={raw}")]
+    done = cli("run", flow, "--tools", "cli_tools", "--json", "--no-record", *args)
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(done.stdout)["state"]
+    for key, _, expected in STATE_TABLE:
+        assert shown[key] == expected, key
+    assert "limits" not in shown  # the key is taken as written, dots included
+
+
+def test_state_without_equals_is_a_usage_error(cli, tmp_path):
+    done = cli("run", write(tmp_path, "echo.yaml", ECHO), "--state", "just_a_key")
+    assert done.returncode == EXIT_CODES["usage_error"] == 2
+    assert "--state needs key=value, got 'just_a_key'" in done.stderr
+
+
+# -- --json and redaction -------------------------------------------------------------------------------------
+
+
+def test_json_prints_the_redacted_result(cli, tmp_path):
+    flow = write(tmp_path, "echo.yaml", ECHO)
+    done = cli("run", flow, "--tools", "cli_tools", "--json", "--state", f"api_key={CANARY}", "--run-id", "r1")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    marker = make_marker(CANARY, salt=SALT.encode())
+    assert result["state"]["api_key"] == marker
+    assert result["state"]["shown"] == {"key": marker, "text": f"key={marker}"}
+    assert result["status"] == "success" and result["run_id"] == "r1"
+    assert CANARY not in done.stdout + done.stderr
+    record = tmp_path / "agentloom_runs" / "r1.json"
+    assert json.loads(record.read_text())["status"] == "success"
+    assert CANARY not in record.read_text()
+
+
+def test_model_flag_changes_only_config_model(cli, tmp_path):
+    flow = write(tmp_path, "ask.yaml", """\
+name: ask
+config: {model: base-model}
+steps:
+  - {id: a, type: llm_call, prompt: hi}
+  - {id: b, type: llm_call, model: own-model, prompt: hi}
+""")
+    script = write(tmp_path, "script.yaml", "a: one\nb: two\n")
+    done = cli("run", flow, "--script", script, "--model", "cli-model", "--json", "--no-record")
+    assert done.returncode == 0, done.stderr
+    steps = json.loads(done.stdout)["steps"]
+    assert (steps["a"]["model"], steps["b"]["model"]) == ("cli-model", "own-model")
+
+
+# -- validate -------------------------------------------------------------------------------------------------
+
+
+def test_validate_reports_every_problem_with_file_step_and_field(cli, tmp_path):
+    fields = write(tmp_path, "fields.yaml", """\
+name: bad
+steps:
+  - {id: a, type: llm_call, promt: hi}
+  - {id: b, type: tool}
+""")
+    graph = write(tmp_path, "graph.yaml", """\
+name: bad
+steps:
+  - {id: a, type: tool, tool_name: t, depends_on: [nope]}
+  - {id: c, type: router, conditions: [{expression: "x ==", target: a}]}
+""")
+    done = cli("validate", fields, graph)
+    assert done.returncode == EXIT_CODES["invalid_workflow"] == 3
+    err = done.stderr
+    assert "fields.yaml: 2 problems" in err and "graph.yaml: 2 problems" in err
+    assert "Unknown key 'promt'" in err and "did you mean 'prompt'?" in err
+    assert "Missing required key 'tool_name'" in err
+    assert "step: a" in err and "step: b" in err and "step: c" in err
+    assert "field: depends_on[0]" in err and "field: conditions[0].expression" in err
+    assert "depends on unknown step 'nope'" in err
+    assert str(tmp_path / "fields.yaml") in err and str(tmp_path / "graph.yaml") in err
+
+
+def test_validate_accepts_a_good_file_and_fails_on_any_bad_one(cli, tmp_path):
+    good = write(tmp_path, "good.yaml", GATED)
+    assert cli("validate", good).returncode == 0
+    missing = cli("validate", good, "missing.yaml")
+    assert missing.returncode == 3
+    assert "Workflow file not found: missing.yaml" in missing.stderr
+
+
+def test_run_of_an_invalid_workflow_exits_3(cli, tmp_path):
+    done = cli("run", write(tmp_path, "bad.yaml", "name: x\nsteps: []\n"))
+    assert done.returncode == 3
+    assert "invalid workflow" in done.stderr
+
+
+# -- pause, resume, runs --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("flag", "ending"), [("--approve", "shipped billing"), ("--reject", {})])
+def test_paused_run_exits_4_and_resume_finishes_it(cli, tmp_path, flag, ending):
+    flow = write(tmp_path, "release.yaml", GATED)
+    paused = cli("run", flow, "--tools", "cli_tools", "--run-id", "rel-1")
+    assert paused.returncode == EXIT_CODES["paused"] == 4, paused.stderr
+    assert "agentloom resume rel-1 --approve" in paused.stdout
+    listed = cli("runs", "--json")
+    assert [(r["run_id"], r["status"], r["paused_step"]) for r in json.loads(listed.stdout)] == [
+        ("rel-1", "paused", "gate")]
+    checkpoint = tmp_path / "agentloom_runs" / "checkpoints" / "rel-1.json"
+    assert CANARY not in checkpoint.read_text()
+    done = cli("resume", "rel-1", flag, "--tools", "cli_tools", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["state"]["result"] == ending
+    assert result["state"]["_approval"] == {"gate": "approved" if flag == "--approve" else "rejected"}
+    assert json.loads(cli("runs", "--json").stdout)[0]["status"] == "success"
+    again = cli("resume", "rel-1", "--approve", "--tools", "cli_tools")
+    assert again.returncode == EXIT_CODES["setup_error"] == 8
+    assert "only paused or interrupted runs can be resumed" in again.stderr
+
+
+def test_resume_warns_about_redacted_keys_and_state_restores(cli, tmp_path):
+    flow = write(tmp_path, "release.yaml", GATED.replace('{service: "{state.service}"}',
+                                                        '{service: "{state.service}-{state.api_key}"}'))
+    assert cli("run", flow, "--tools", "cli_tools", "--run-id", "rel-2").returncode == 4
+    warned = cli("resume", "rel-2", "--approve", "--tools", "cli_tools", "--json", "--no-record")
+    assert warned.returncode == 0
+    assert "step 'ship' reads state key 'api_key'" in warned.stderr
+    assert "agentloom resume --state api_key=" in warned.stderr
+    assert cli("run", flow, "--tools", "cli_tools", "--run-id", "rel-3").returncode == 4
+    restored = cli("resume", "rel-3", "--approve", "--tools", "cli_tools", "--state", f"api_key={CANARY}")
+    assert restored.returncode == 0
+    assert "reads state key 'api_key'" not in restored.stderr
+
+
+def test_resume_of_an_unknown_run_exits_8(cli, tmp_path):
+    done = cli("resume", "run-nope", "--approve")
+    assert done.returncode == 8
+    assert "No checkpoint for run 'run-nope'" in done.stderr
+
+
+def test_runs_with_nothing_saved(cli, tmp_path):
+    done = cli("runs")
+    assert done.returncode == 0 and "no checkpointed runs" in done.stdout
+
+
+# -- exit codes -----------------------------------------------------------------------------------------------
+
+
+def test_failed_run_exits_1(cli, tmp_path):
+    flow = write(tmp_path, "boom.yaml", "name: boom\nsteps: [{id: x, type: tool, tool_name: boom}]\n")
+    done = cli("run", flow, "--tools", "cli_tools")
+    assert done.returncode == EXIT_CODES["failed"] == 1
+    assert "x: failed" in done.stdout and "disk full" in done.stdout
+
+
+def test_budget_exceeded_exits_5(cli, tmp_path):
+    flow = write(tmp_path, "spend.yaml", """\
+name: spend
+config: {model: m, budget_usd: 0.5}
+steps:
+  - {id: a, type: llm_call, prompt: one}
+  - {id: b, type: llm_call, prompt: two, depends_on: [a]}
+""")
+    script = write(tmp_path, "script.yaml", "a: {text: first, cost: 1.0}\nb: second\n")
+    done = cli("run", flow, "--script", script, "--json")
+    assert done.returncode == EXIT_CODES["budget_exceeded"] == 5, done.stderr
+    assert json.loads(done.stdout)["reason"] == "budget_exceeded"
+
+
+def test_exit_codes_are_distinct_and_cover_every_status():
+    assert len(set(EXIT_CODES.values())) == len(EXIT_CODES)
+    assert set(_STATUS_EXIT) == set(RunStatus)
+    assert _STATUS_EXIT[RunStatus.TIMEOUT] == EXIT_CODES["timeout"] == 6
+
+
+def test_llm_step_without_any_provider_setup_fails_clearly(cli, tmp_path):
+    flow = write(tmp_path, "ask.yaml", "name: ask\nconfig: {model: gpt-4o-mini}\nsteps: [{id: a, type: llm_call, "
+                                      "prompt: hi}]\n")
+    env_free = cli("run", flow, "--no-record", "--provider", "no-such-provider")
+    assert env_free.returncode in (2, 8)
+    assert "no-such-provider" in env_free.stderr
+
+
+def test_replay_of_a_missing_cassette_fails_with_how_to_record(cli, tmp_path):
+    flow = write(tmp_path, "ask.yaml", "name: ask\nconfig: {model: gpt-4o-mini}\nsteps: [{id: a, type: llm_call, "
+                                      "prompt: hi}]\n")
+    done = cli("run", flow, "--replay", "missing.cassette.yaml", "--no-record")
+    assert done.returncode == 8
+    assert "missing.cassette.yaml" in done.stderr
+
+
+def test_help_lists_the_exit_codes(cli):
+    done = cli("--help")
+    assert done.returncode == 0
+    assert "exit codes: 0 success, 1 failed, 2 usage_error, 3 invalid_workflow, 4 paused" in " ".join(
+        done.stdout.split())
