@@ -8,6 +8,7 @@ A table is a YAML list, a JSON Lines file or a CSV file whose cells hold JSON
     state: {ticket: "..."}          # added to the workflow's state
     script: {classify: billing}     # scripted replies per step id (forms below)
     config: {budget_usd: 0.01}      # config overrides for this run
+    resume: {decision: approved, script: {triage: "..."}}  # if the run pauses: resume it, with these replies
     expect:
       status: success
       reason: completed
@@ -15,13 +16,20 @@ A table is a YAML list, a JSON Lines file or a CSV file whose cells hold JSON
       sequence: [classify, route, refund]        # exact order of steps run
       tool_calls: [[lookup_order, {order_id: 42}]]
       outputs: {classify: billing}
+      finish_reasons: {triage: done}             # each step's finish_reason (an agent's stop reason)
       state: {category: billing}                 # deep partial match
       snapshot: true
 
 Script replies take the forms of :class:`~pytest_agentloom.Scripted`: a string,
 ``{text: ..., input_tokens: ..., output_tokens: ..., finish_reason: ...}``,
-``{error: 429, message: ...}``, ``{tool_call: name, arguments: {...}}``, or a
-list of those for successive calls. Everything is checked when the table is
+``{error: 429, message: ...}``, ``{tool_call: name, arguments: {...}}``,
+``{misbehave: repeats, tool: name, arguments: {...}}`` (a misbehaving model from
+:mod:`pytest_agentloom.providers.scripted`: ``never_finishes``, ``repeats``,
+``calls_unknown_tool``, ``invalid_call``, ``claims_done``), or a list of those
+for successive calls. With ``resume``, a run that pauses (an approval gate, or
+an agent's call that needs approval) is resumed with ``decision`` (``approved``,
+``rejected`` or ``cancelled``); ``expect`` is checked on the resumed run, and
+``expect.tool_calls`` counts the calls of both parts. Everything is checked when the table is
 read, so a bad table fails collection naming the file, the row and the field.
 """
 
@@ -44,12 +52,15 @@ if TYPE_CHECKING:
 
 __all__ = ["Scenario", "ScenarioTableError", "load_table"]
 
-ROW_KEYS = ("id", "description", "workflow", "state", "script", "config", "expect")
-EXPECT_KEYS = ("status", "reason", "steps", "sequence", "tool_calls", "outputs", "state", "snapshot")
+ROW_KEYS = ("id", "description", "workflow", "state", "script", "config", "resume", "expect")
+EXPECT_KEYS = ("status", "reason", "steps", "sequence", "tool_calls", "outputs", "finish_reasons", "state", "snapshot")
+MISBEHAVIOURS = ("never_finishes", "repeats", "calls_unknown_tool", "invalid_call", "claims_done")
+DECISIONS = ("approved", "rejected", "cancelled")
 REPLY_KEYS = {
     "text": ("text", "input_tokens", "output_tokens", "reasoning_tokens", "finish_reason", "model", "cost"),
     "error": ("error", "message"),
     "tool_call": ("tool_call", "arguments", "id"),
+    "misbehave": ("misbehave", "tool", "arguments", "raw_arguments", "text"),
 }
 _SENTINEL = object()
 
@@ -86,6 +97,7 @@ class Scenario:
     script: dict[str, Any] | None = None
     config: dict[str, Any] = field(default_factory=dict)
     expect: dict[str, Any] = field(default_factory=dict)
+    resume: dict[str, Any] | None = None
 
     def __repr__(self) -> str:
         return f"<Scenario {self.id!r} {self.location}>"
@@ -109,7 +121,22 @@ class Scenario:
     def run(self, agentloom: AgentloomHarness) -> WorkflowResult:
         """Run the row's workflow (relative to the table's folder) with its state, script and config."""
         workflow = self.source.parent / self.workflow if self.workflow is not None else None
-        return agentloom.run(workflow, state=self.state, provider=self.provider(), **self.config)
+        result = agentloom.run(workflow, state=self.state, provider=self.provider(), **self.config)
+        if self.resume is None or result.status.value != "paused":
+            return result
+        from ..engine.checkpoints import resume_workflow
+        from ..engine.clock import VirtualClock
+
+        loaded = agentloom._workflow(workflow)
+        config = {**agentloom._defaults.get("config", {}), **self.config}
+        script = self.resume.get("script") or {}
+        resumed = resume_workflow(
+            result, decision=self.resume["decision"], workflow=loaded.with_config(**config) if config else loaded,
+            provider=Scripted({step: _replies(value) for step, value in script.items()}),
+            tools=agentloom._defaults.get("tools", {}), clock=VirtualClock(), runs_dir=agentloom.run_dir,
+        )
+        resumed.__dict__["resumed_from"] = result  # so expect.tool_calls sees the calls made before the pause
+        return resumed
 
     def check(self, result: WorkflowResult, agentloom: AgentloomHarness | None = None) -> None:
         """Check every expectation of the row; one AssertionError lists all that failed.
@@ -167,12 +194,17 @@ def mismatches(expect: Mapping[str, Any], result: WorkflowResult) -> list[str]:
             problems.append(f"sequence: expected {list(expect['sequence'])}, got {ran}")
     if "tool_calls" in expect:
         want = [_tool_pair(item) for item in expect["tool_calls"]]
-        got_calls = [(e.data.get("tool"), e.data.get("args")) for e in result.trace.events("tool_call")]
+        got_calls = [(e.data.get("tool"), e.data.get("args")) for e in _tool_events(result)]
         if len(want) != len(got_calls) or any(
             name != got_name or (args is not None and args != got_args)
             for (name, args), (got_name, got_args) in zip(want, got_calls, strict=False)
         ):
             problems.append(f"tool_calls: expected {_pairs(want)}, got {_pairs(got_calls)}")
+    for step_id, wanted in (expect.get("finish_reasons") or {}).items():
+        step = result.steps.get(step_id)
+        got = "no such step result" if step is None else repr(step.finish_reason)
+        if step is None or step.finish_reason != wanted:
+            problems.append(f"finish_reasons.{step_id}: expected {wanted!r}, got {got}")
     for step_id, wanted in (expect.get("outputs") or {}).items():
         step = result.steps.get(step_id)
         if step is None or step.output != wanted:
@@ -183,8 +215,14 @@ def mismatches(expect: Mapping[str, Any], result: WorkflowResult) -> list[str]:
     return problems
 
 
+def _tool_events(result: WorkflowResult) -> list[Any]:
+    """The tool calls of a run, those before a pause first when it was resumed."""
+    earlier = result.__dict__.get("resumed_from")
+    return [*(_tool_events(earlier) if earlier is not None else []), *result.trace.events("tool_call")]
+
+
 def partial_mismatches(expected: Any, actual: Any, path: str = "") -> list[str]:
-    """Deep partial match: dicts need only the expected keys, lists and scalars must be equal."""
+    """Deep partial match: dicts need only the expected keys; lists need the same length, item by item."""
     if isinstance(expected, Mapping):
         if not isinstance(actual, Mapping):
             return [f"{path}: expected a mapping, got {actual!r}"]
@@ -196,6 +234,11 @@ def partial_mismatches(expected: Any, actual: Any, path: str = "") -> list[str]:
             else:
                 found += partial_mismatches(value, actual[key], where)
         return found
+    if isinstance(expected, list) and isinstance(actual, list):
+        if len(expected) != len(actual):
+            return [f"{path}: expected {len(expected)} items, got {len(actual)}: {actual!r}"]
+        return [line for index, (want, got) in enumerate(zip(expected, actual, strict=True))
+                for line in partial_mismatches(want, got, f"{path}[{index}]")]
     if expected != actual:
         return [f"{path}: expected {expected!r}, got {actual!r}"]
     return []
@@ -228,7 +271,23 @@ def _reply(value: Any) -> Any:
     if "tool_call" in value:
         kwargs = {"call_id": value["id"]} if "id" in value else {}
         return tool_call(value["tool_call"], **kwargs, **dict(value.get("arguments") or {}))
+    if "misbehave" in value:
+        return _misbehaving(value)
     return reply(**value)
+
+
+def _misbehaving(value: Mapping[str, Any]) -> Any:
+    from ..providers import scripted
+
+    kind, arguments = value["misbehave"], dict(value.get("arguments") or {})
+    if kind == "claims_done":
+        return scripted.claims_done(value["text"]) if "text" in value else scripted.claims_done()
+    if kind == "calls_unknown_tool":
+        return scripted.calls_unknown_tool(value.get("tool", "delete_all_records"), **arguments)
+    if kind == "invalid_call":
+        raw = {"raw_arguments": value["raw_arguments"]} if "raw_arguments" in value else {}
+        return scripted.invalid_call(value["tool"], **raw)
+    return getattr(scripted, kind)(value["tool"], **arguments)
 
 
 # -- reading ----------------------------------------------------------------------------------------------
@@ -363,12 +422,24 @@ def _check_row(row: Any, index: int, line: int, path: Path, default_workflow: st
                 _check_reply(item, where, fail)
     if "config" in row:
         _check_config(row["config"], fail)
+    resume = row.get("resume")
+    if resume is not None:
+        if not isinstance(resume, dict) or resume.get("decision") not in DECISIONS:
+            raise fail(f"'resume' must be {{decision: {' | '.join(DECISIONS)}, script: {{...}}}} (got {resume!r})",
+                       "resume")
+        _unknown(resume, ("decision", "script"), "resume.", fail)
+        for step_id, value in (resume.get("script") or {}).items():
+            items = value if isinstance(value, list) else [value]
+            for position, item in enumerate(items):
+                _check_reply(item, f"resume.script.{step_id}" + (f"[{position}]" if isinstance(value, list) else ""),
+                             fail)
     expect = row.get("expect") or {}
     _unknown(expect, EXPECT_KEYS, "expect.", fail)
     _check_expect(expect, fail)
     return Scenario(
         id=row_id, source=path, line=line, workflow=workflow, description=row.get("description"),
         state=dict(row.get("state") or {}), script=script, config=dict(row.get("config") or {}), expect=expect,
+        resume=dict(resume) if resume is not None else None,
     )
 
 
@@ -386,7 +457,7 @@ def _check_reply(item: Any, where: str, fail: Any) -> None:
     if not isinstance(item, dict):
         raise fail(f"a scripted reply must be a string or a mapping (got {item!r})", where,
                    "use 'text', {text: ..., input_tokens: ...}, {error: 429} or {tool_call: name, arguments: {}}.")
-    kind = next((key for key in ("error", "tool_call") if key in item), "text")
+    kind = next((key for key in ("error", "tool_call", "misbehave") if key in item), "text")
     allowed = REPLY_KEYS[kind]
     for key in item:
         if key not in allowed:
@@ -395,8 +466,15 @@ def _check_reply(item: Any, where: str, fail: Any) -> None:
                        (hint + " " if hint else "") + f"a {kind} reply takes: {', '.join(allowed)}.")
     if kind == "error" and item["error"] is not None and not isinstance(item["error"], int):
         raise fail(f"'error' must be an HTTP status number or null (got {item['error']!r})", f"{where}.error")
-    if kind == "tool_call" and not isinstance(item.get("arguments", {}), dict):
+    if kind in ("tool_call", "misbehave") and not isinstance(item.get("arguments", {}), dict):
         raise fail("'arguments' must be a mapping", f"{where}.arguments")
+    if kind == "misbehave":
+        if item["misbehave"] not in MISBEHAVIOURS:
+            raise fail(f"unknown misbehaviour {item['misbehave']!r}", f"{where}.misbehave",
+                       (did_you_mean(str(item["misbehave"]), MISBEHAVIOURS) or "") + f" use one of: "
+                       f"{', '.join(MISBEHAVIOURS)}.")
+        if item["misbehave"] in ("never_finishes", "repeats", "invalid_call") and "tool" not in item:
+            raise fail(f"misbehaviour '{item['misbehave']}' needs 'tool'", f"{where}.tool")
 
 
 def _check_config(config: dict[str, Any], fail: Any) -> None:
@@ -431,7 +509,7 @@ def _check_expect(expect: dict[str, Any], fail: Any) -> None:
         if status not in step_values:
             raise fail(f"'expect.steps.{step_id}' must be one of {', '.join(step_values)} (got {status!r})",
                        f"expect.steps.{step_id}")
-    for key in ("steps", "outputs", "state"):
+    for key in ("steps", "outputs", "finish_reasons", "state"):
         if key in expect and not isinstance(expect[key], dict):
             raise fail(f"'expect.{key}' must be a mapping", f"expect.{key}")
     if "sequence" in expect and not (
