@@ -109,7 +109,7 @@ class AgentloomHarness:
         parts = (self.nodeid,) if self._runs == 1 else (self.nodeid, str(self._runs))
         result = run_workflow(
             workflow, state=merged_state, provider=provider, tools=merged_tools, clock=VirtualClock(),
-            run_id=derived_run_id(*parts),
+            run_id=derived_run_id(*parts), runs_dir=self.run_dir,
         )
         self.results.append(result)
         return result
