@@ -27,6 +27,14 @@ EVENT_KINDS = (
     "step_skip",
     "step_end",
     "run_end",
+    # persistence and approval gates (engine/checkpoints.py, engine/steps/approval_gate.py)
+    "run_resume",
+    "checkpoint_saved",
+    "approval_requested",
+    "approval_waiting",
+    "approval_timeout",
+    "approval_decision",
+    "webhook",
 )
 
 
