@@ -90,6 +90,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     report = yield
+    if call.when == "call":
+        item.config.stash[SESSION_KEY].finish_cassette(item, report)
     if report.failed or report.skipped:
         item.config.stash[SESSION_KEY].test_did_not_pass(item)
     return report
@@ -116,7 +118,7 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     agentloom = config.stash[SESSION_KEY]
     unused, deleted = agentloom.finish()
-    lines = agentloom.summary_lines(unused, deleted)
+    lines = agentloom.summary_lines(unused, deleted) + agentloom.cassette_summary_lines(terminalreporter.stats)
     if lines:
         terminalreporter.section("agentloom")
         for line in lines:

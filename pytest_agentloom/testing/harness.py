@@ -22,6 +22,7 @@ from .snapshots import SnapshotSession, sanitize
 if TYPE_CHECKING:
     from ..engine.result import WorkflowResult
     from ..providers.types import Provider
+    from ..replay.plugin_support import TestCassette
 
 __all__ = ["AgentloomHarness"]
 
@@ -47,6 +48,7 @@ class AgentloomHarness:
         snapshot_name: str,
         snapshots: SnapshotSession,
         defaults: Mapping[str, Any] | None = None,
+        cassette: TestCassette | None = None,
     ) -> None:
         self.nodeid = nodeid
         self.test_dir = test_dir
@@ -58,6 +60,7 @@ class AgentloomHarness:
         self.snapshot_name = snapshot_name
         self._snapshots = snapshots
         self._defaults = dict(defaults or {})
+        self._cassette = cassette
         self._runs = 0
         self._snapshot_count = 0
         #: Every result this harness returned, in order.
@@ -104,7 +107,7 @@ class AgentloomHarness:
         merged_state = {**self._defaults.get("state", {}), **dict(state or {})}
         merged_tools = {**self._defaults.get("tools", {}), **dict(tools or {})}
         if provider is None:
-            provider = self._default_provider(workflow)
+            provider = self._default_provider(workflow, merged_state)
         self._runs += 1
         parts = (self.nodeid,) if self._runs == 1 else (self.nodeid, str(self._runs))
         result = run_workflow(
@@ -132,17 +135,19 @@ class AgentloomHarness:
             )
         return self.load(workflow_or_path)
 
-    def _default_provider(self, workflow: Workflow) -> Provider:
-        """The provider of a run that passed none. Override point: replaced by cassette replay later.
+    def _default_provider(self, workflow: Workflow, state: Mapping[str, Any] | None = None) -> Provider:
+        """The provider of a run that passed none: the real gateway wrapped in this test's cassette.
 
-        For now there is no default, and saying so is the safe answer.
+        Replay by default (placeholder keys, no network); ``--agentloom-record``
+        records against live providers. See :mod:`pytest_agentloom.replay`.
         """
-        raise UsageError(
-            f"agentloom.run() needs a provider for workflow '{workflow.name}' in {self.nodeid}: "
-            "no default provider is configured.\n"
-            "How to fix: pass one, e.g. agentloom.run(path, provider=agentloom.scripted(step_id='reply text')), "
-            "or give the scenario row a 'script'."
-        )
+        if self._cassette is None:
+            raise UsageError(
+                f"agentloom.run() needs a provider for workflow '{workflow.name}' in {self.nodeid}: "
+                "this harness has no cassette.\n"
+                "How to fix: pass one, e.g. agentloom.run(path, provider=agentloom.scripted(step_id='reply text'))."
+            )
+        return self._cassette.provider(workflow, state)
 
     # -- snapshots ----------------------------------------------------------------------------------------
 

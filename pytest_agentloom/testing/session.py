@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..replay.plugin_support import ReplaySettings, ReplaySummary, TestCassette
 from .settings import marker_defaults, read_setting
 from .snapshots import SnapshotSession, sanitize
 
 if TYPE_CHECKING:
     from .harness import AgentloomHarness
 
-__all__ = ["SESSION_KEY", "AgentloomSession"]
+__all__ = ["CASSETTE_KEY", "SESSION_KEY", "AgentloomSession"]
 
 WIRE_KEY = "agentloom_snapshots"
 
@@ -36,6 +37,7 @@ class AgentloomSession:
         self.collection_errors = 0
         self.worker_reports: list[dict[str, Any]] = []
         self.is_worker = hasattr(config, "workerinput")
+        self.replay = ReplaySettings.from_config(config)  # cassettes: folder and record mode (refused under CI)
 
     # -- per test -----------------------------------------------------------------------------------------
 
@@ -61,10 +63,30 @@ class AgentloomSession:
         if tools:
             defaults["tools"] = {**tools, **defaults.get("tools", {})}
         snapshot_dir, snapshot_name = self.snapshot_location(item, defaults)
+        cassette = item.stash[CASSETTE_KEY] = TestCassette(self.replay, item)
         return AgentloomHarness(
             nodeid=item.nodeid, test_dir=item.path.parent, tmp_path=tmp_path, snapshot_dir=snapshot_dir,
-            snapshot_name=snapshot_name, snapshots=self.snapshots, defaults=defaults,
+            snapshot_name=snapshot_name, snapshots=self.snapshots, defaults=defaults, cassette=cassette,
         )
+
+    def finish_cassette(self, item: pytest.Item, report: pytest.TestReport) -> None:
+        """After a test's call: write its cassette when recording, flag it if stale, fail on unused interactions."""
+        cassette = item.stash.get(CASSETTE_KEY, None)
+        if cassette is None:
+            return
+        failure, properties = cassette.finish(passed=report.passed)
+        report.user_properties.extend(properties)
+        if failure is not None:
+            report.outcome = "failed"
+            report.longrepr = failure
+
+    def cassette_summary_lines(self, stats: dict[str, list[Any]]) -> list[str]:
+        """Terminal summary lines about cassettes, read from every report (those of xdist workers too)."""
+        summary = ReplaySummary()
+        for reports in stats.values():
+            for report in reports:
+                summary.add_report(report)
+        return summary.lines(self.replay.mode)
 
     def test_did_not_pass(self, item: pytest.Item) -> None:
         """Keep the snapshots of a failed or skipped test out of the unused report."""
@@ -137,3 +159,4 @@ def _relative(path: Path) -> str:
 
 
 SESSION_KEY = pytest.StashKey[AgentloomSession]()
+CASSETTE_KEY = pytest.StashKey[TestCassette]()  # the cassette of a test that used the agentloom fixture

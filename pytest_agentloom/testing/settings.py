@@ -73,6 +73,24 @@ OPTIONS: tuple[Option, ...] = (
         "file name pattern of YAML-only scenario tables collected as tests (default: test_*.agentloom.yaml).",
         default="test_*.agentloom.yaml",
     ),
+    Option(
+        "cassette_dir",
+        "folder of recorded provider calls (cassettes), relative to the rootdir (default: cassettes).",
+        default="cassettes",
+    ),
+    Option(
+        "record",
+        "re-record the selected tests' cassettes against live providers (needs API keys; "
+        "same as --agentloom-record-mode=all).",
+        kind="bool",
+        default=False,
+        ini=False,
+    ),
+    Option(
+        "record_mode",
+        "cassette record mode: none (replay only, the default), once, new_episodes or all.",
+        ini=False,
+    ),
 )
 
 _BY_NAME = {option.name: option for option in OPTIONS}

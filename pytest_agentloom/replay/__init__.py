@@ -1,0 +1,40 @@
+"""Record and replay of real providers through cassettes (vcrpy underneath).
+
+Importing this package is cheap: vcrpy, deepdiff and the SDKs are imported
+only when a cassette is opened, a mismatch is explained, or a provider called.
+
+- :class:`CassetteSession`, :class:`CassetteConfig`: one test's cassette.
+- :class:`ReplayProvider`: a provider whose calls go through a cassette.
+- :class:`RecordMode`, :func:`parse_record_mode`: ``none``/``once``/``new_episodes``/``all``.
+- :mod:`.matchers`, :mod:`.scrub`, :mod:`.serializer`, :mod:`.provenance`: the parts.
+"""
+
+from .cassette import CallInfo, CassetteConfig, CassetteSession, ReplayProvider, current_call
+from .errors import (
+    CassetteFormatError,
+    CassetteMismatchError,
+    CassetteNotFoundError,
+    RecordingRefusedError,
+    ReplayError,
+    UnusedInteractionsError,
+)
+from .modes import RecordMode, parse_record_mode
+from .provenance import Provenance, workflow_hash
+
+__all__ = [
+    "CallInfo",
+    "CassetteConfig",
+    "CassetteFormatError",
+    "CassetteMismatchError",
+    "CassetteNotFoundError",
+    "CassetteSession",
+    "Provenance",
+    "RecordMode",
+    "RecordingRefusedError",
+    "ReplayError",
+    "ReplayProvider",
+    "UnusedInteractionsError",
+    "current_call",
+    "parse_record_mode",
+    "workflow_hash",
+]

@@ -1,0 +1,473 @@
+"""One test's cassette: replay recorded HTTP calls of real providers, or record them.
+
+:class:`CassetteSession` owns the cassette of one test (one file). It is
+opened once, used by every run of the test through :meth:`CassetteSession.wrap`,
+and closed at the end of the test, which writes the file when recording.
+vcrpy does the HTTP interception (it patches ``httpx``/``httpx2``, which the
+SDKs use); this module adds what vcrpy leaves to its users:
+
+- the readable file format of :mod:`.serializer`, written atomically;
+- scrubbing (:mod:`.scrub`) before anything is matched or written;
+- matching as data (:mod:`.matchers`), identical requests in recorded order;
+- a mismatch that fails its *step* with the test, step id, turn, a short diff
+  against the closest recording and the command to re-record
+  (:class:`~.errors.CassetteMismatchError`, never retried);
+- the interactions a replay left unused, and provenance with a stale flag.
+
+The step id and turn reach the HTTP layer through :data:`current_call`, a
+context variable that :class:`ReplayProvider` sets around each provider call:
+nothing is passed through the SDKs.
+
+Usable without pytest (the CLI's ``--replay``/``--record`` use it)::
+
+    with CassetteSession(CassetteConfig(path="flow.cassette.yaml", mode=RecordMode.NONE)) as cassette:
+        provider = cassette.wrap(default_gateway(config, api_key_placeholder=...))
+        result = run_workflow(workflow, provider=provider)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..providers.types import LLMRequest, LLMResponse, Provider
+from .errors import CassetteMismatchError, CassetteNotFoundError, UnusedInteractionsError, render_message
+from .matchers import DEFAULT_MATCH_ON, body_data, body_diff, resolve_matchers
+from .modes import RecordMode
+from .provenance import Provenance, stale_workflows, workflow_hash
+from .scrub import Scrubber, api_keys_from_env
+from .serializer import dumps, read_cassette, write_atomic
+
+if TYPE_CHECKING:
+    from vcr.request import Request
+
+    from ..engine.model import Workflow
+
+__all__ = ["CallInfo", "CassetteConfig", "CassetteSession", "ReplayProvider", "current_call"]
+
+
+@dataclass
+class CallInfo:
+    """The provider call in progress: what the HTTP layer needs to name it in an error."""
+
+    request: LLMRequest
+    mismatch: CassetteMismatchError | None = None
+
+
+#: The provider call in progress in this task (set by :class:`ReplayProvider`).
+current_call: ContextVar[CallInfo | None] = ContextVar("agentloom_current_call", default=None)
+
+
+@dataclass(frozen=True)
+class CassetteConfig:
+    """Where a cassette lives and how to use it.
+
+    ``test_id`` and ``record_command`` only shape messages; ``root`` is the
+    folder that workflow paths in the provenance (and ``display_path``) are
+    relative to; ``api_keys`` are extra raw keys to scrub besides ``*_API_KEY``
+    environment variables.
+    """
+
+    path: Path
+    mode: RecordMode = RecordMode.NONE
+    test_id: str = ""
+    record_command: str | None = None
+    root: Path | None = None
+    match_on: tuple[Any, ...] = DEFAULT_MATCH_ON
+    api_keys: tuple[str, ...] = ()
+    env: Mapping[str, str] | None = field(default=None, repr=False)
+
+    @property
+    def display_path(self) -> str:
+        return _relative(self.path, self.root)
+
+    @property
+    def how_to_record(self) -> str:
+        if self.record_command:
+            return self.record_command
+        return f"re-run with --agentloom-record to record {self.display_path} against live providers"
+
+
+def _relative(path: Path, root: Path | None) -> str:
+    try:
+        return Path(os.path.relpath(Path(path).resolve(), (root or Path.cwd()).resolve())).as_posix()
+    except ValueError:  # another drive on Windows
+        return Path(path).as_posix()
+
+
+def _cassette_class() -> type:
+    """A vcrpy ``Cassette`` that tells its session about a request it cannot play.
+
+    Built for each session rather than cached, so it always comes from the vcrpy
+    modules currently imported (pytester's in-process runs re-import them).
+    """
+    from vcr.cassette import Cassette
+
+    class AgentloomCassette(Cassette):  # type: ignore[misc]
+        session: CassetteSession | None = None
+
+        def can_play_response_for(self, request: Any) -> bool:
+            playable = bool(super().can_play_response_for(request))
+            if not playable and self.write_protected and self.session is not None:
+                self.session._unmatched(request)
+            return playable
+
+    return AgentloomCassette
+
+
+class _Persister:
+    """vcrpy's persister interface, reading and writing our format for one session."""
+
+    def __init__(self, session: CassetteSession) -> None:
+        self._session = session
+
+    def load_cassette(self, cassette_path: Any, serializer: Any) -> tuple[Any, ...]:
+        from vcr.persisters.filesystem import CassetteNotFoundError as VcrNotFound
+
+        loaded = self._session._loaded
+        if loaded is None:
+            raise VcrNotFound()
+        return loaded[1], loaded[2]
+
+    def save_cassette(self, cassette_path: Any, cassette_dict: Any, serializer: Any) -> None:
+        pass  # the session writes the file itself, once, at close()
+
+
+class CassetteSession:
+    """The cassette of one test (or one CLI run). See the module docs.
+
+    Use as a context manager, or call :meth:`open` and :meth:`close`.
+    """
+
+    def __init__(self, config: CassetteConfig) -> None:
+        self.config = config
+        self.mode = config.mode
+        self._loaded: tuple[Provenance | None, list[Any], list[dict[str, Any]]] | None = None
+        self._cassette: Any = None
+        self._scrubber = Scrubber(api_keys=[*api_keys_from_env(config.env), *config.api_keys])
+        self._secrets: set[str] = set()
+        self._marker: Any = None
+        self._workflows: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._patches: contextlib.ExitStack | None = None
+        self.mismatches: list[CassetteMismatchError] = []
+        self.loaded_count = 0
+        self.opened = False
+
+    # -- lifecycle ------------------------------------------------------------------------------------------
+
+    @property
+    def exists(self) -> bool:
+        return self.config.path.is_file()
+
+    @property
+    def provenance(self) -> Provenance | None:
+        """The provenance of the cassette as loaded (``None`` when nothing was loaded)."""
+        return self._loaded[0] if self._loaded is not None else None
+
+    def open(self) -> CassetteSession:
+        """Load the cassette (unless re-recording everything) and build the vcrpy cassette."""
+        if self.opened:
+            return self
+        from vcr.record_mode import RecordMode as VcrMode
+
+        if self.mode is not RecordMode.ALL:
+            self._loaded = read_cassette(self.config.path)
+        cls = _cassette_class()
+        self._cassette = cls.load(
+            path=str(self.config.path), persister=_Persister(self), record_mode=VcrMode(self.mode.value),
+            match_on=resolve_matchers(self.config.match_on), before_record_request=self._scrub_request,
+            before_record_response=self._scrub_response, allow_playback_repeats=False,
+        )
+        self._cassette.session = self
+        self.loaded_count = len(self._cassette.data)
+        self.opened = True
+        return self
+
+    def require_cassette(self) -> None:
+        """Raise :class:`CassetteNotFoundError` when replay (mode ``none``) has no file to replay."""
+        __tracebackhide__ = True
+        if self.mode is RecordMode.NONE and not self.exists:
+            raise CassetteNotFoundError(self._missing_message(), path=str(self.config.path))
+
+    def _missing_message(self) -> str:
+        who = f"Test {self.config.test_id}" if self.config.test_id else "This run"
+        return render_message(
+            f"{who} has no cassette to replay: {self.config.display_path} does not exist.",
+            [("record mode", f"{self.mode.value} (replay only)")],
+            hint=f"record it once against live providers (API keys needed): {self.config.how_to_record}, "
+                 "then commit the file; or give the run a provider, "
+                 "e.g. agentloom.run(path, provider=agentloom.scripted(step_id='reply text')).",
+        )
+
+    def close(self) -> None:
+        """Write the cassette when this session recorded something (or re-recorded it whole)."""
+        if not self.opened:
+            return
+        self._unpatch_all()
+        if self.needs_write():
+            self.write()
+        self.opened = False
+
+    def __enter__(self) -> CassetteSession:
+        return self.open()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def needs_write(self) -> bool:
+        """Whether :meth:`close` will write the file: something was recorded, or everything is re-recorded."""
+        if not self.opened or self.mode is RecordMode.NONE:
+            return False
+        if self.mode is RecordMode.ALL:
+            return True
+        return bool(self._cassette.dirty)
+
+    def write(self) -> None:
+        """Write every interaction of the cassette, with fresh provenance, atomically."""
+        data = self._cassette.data
+        workflows = dict(self.provenance.workflows) if self.provenance and self.mode is not RecordMode.ALL else {}
+        workflows.update(self._workflows)
+        provenance = Provenance.now(test=self.config.test_id, record_mode=self.mode.value, workflows=workflows)
+        text = dumps(provenance, [req for req, _ in data], [resp for _, resp in data])
+        write_atomic(self.config.path, self._scrubber.text(text))
+
+    # -- what a run tells the session -----------------------------------------------------------------------
+
+    def add_run(self, workflow: Workflow, state: Mapping[str, Any] | None = None) -> None:
+        """Note a run: its workflow file (for provenance) and the redacted values of its state (to scrub)."""
+        if workflow.source is not None and Path(workflow.source).is_file():
+            self._workflows[_relative(Path(workflow.source), self.config.root)] = workflow_hash(workflow.source)
+        from ..engine.redaction import Redactor
+
+        redactor = Redactor.from_workflow(workflow, env=self.config.env)
+        secrets = redactor.secret_values({**workflow.state, **dict(state or {})})
+        if secrets and not set(secrets) <= self._secrets:
+            self._secrets.update(secrets)
+            self._scrubber = Scrubber(secrets=sorted(self._secrets), marker=redactor.marker,
+                                      api_keys=self._scrubber.api_keys)
+
+    def stale_workflows(self) -> list[str]:
+        """Workflow files run by this test whose hash differs from the one recorded in the cassette."""
+        if self.mode is RecordMode.ALL or self.provenance is None:
+            return []
+        return stale_workflows(self.provenance, self._workflows)
+
+    def unused(self) -> list[int]:
+        """Positions (0-based) of loaded interactions that this session never replayed."""
+        if not self.opened and self._cassette is None:
+            return []
+        counts = self._cassette.play_counts
+        return [index for index in range(self.loaded_count) if counts[index] == 0]
+
+    def check_unused(self) -> None:
+        """Raise :class:`UnusedInteractionsError` when the replay left recorded interactions unused."""
+        unused = self.unused()
+        if not unused:
+            return
+        data = self._cassette.data
+        lines = []
+        for index in unused[:10]:
+            req = data[index][0]
+            lines.append(f"    #{index + 1} {req.method} {req.parsed_uri.path}{_body_summary(req)}")
+        if len(unused) > 10:
+            lines.append(f"    ... and {len(unused) - 10} more")
+        who = f"Test {self.config.test_id}" if self.config.test_id else "The run"
+        raise UnusedInteractionsError(
+            render_message(
+                f"{who} did not use {len(unused)} of the {self.loaded_count} recorded interactions "
+                f"of its cassette: the workflow now calls the model fewer times than when it was recorded.",
+                [("cassette", self.config.display_path)],
+                hint=f"if the change is intended, re-record the cassette: {self.config.how_to_record}",
+                details=["  unused:", *lines],
+            ),
+            path=str(self.config.path),
+        )
+
+    # -- providers ------------------------------------------------------------------------------------------
+
+    def wrap(self, provider: Provider) -> ReplayProvider:
+        """``provider`` with every call going through this cassette."""
+        return ReplayProvider(provider, self)
+
+    @contextlib.contextmanager
+    def patched(self) -> Iterator[None]:
+        """vcrpy's patches in place while at least one call is in flight (re-entrant, thread-safe)."""
+        self.open()
+        with self._lock:
+            if self._depth == 0:
+                from vcr.patch import CassettePatcherBuilder
+
+                stack = contextlib.ExitStack()
+                for patcher in CassettePatcherBuilder(self._cassette).build():
+                    stack.enter_context(patcher)
+                self._patches = stack
+            self._depth += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._unpatch_all()
+
+    def _unpatch_all(self) -> None:
+        if self._patches is not None:
+            patches, self._patches = self._patches, None
+            patches.close()
+            self._depth = 0
+
+    # -- vcrpy hooks ----------------------------------------------------------------------------------------
+
+    def _scrub_request(self, request: Request) -> Request:
+        return self._scrubber.request(request)
+
+    def _scrub_response(self, response: dict[str, Any]) -> dict[str, Any]:
+        return self._scrubber.response(response)
+
+    def _unmatched(self, request: Request) -> None:
+        """vcrpy found no unused recording for ``request`` in a write-protected mode: build our error."""
+        call = current_call.get()
+        error = self._mismatch_error(self._scrub_request(request), call.request if call else None)
+        self.mismatches.append(error)
+        if call is not None and call.mismatch is None:
+            call.mismatch = error
+
+    def _mismatch_error(self, request: Request, llm: LLMRequest | None) -> CassetteMismatchError:
+        cassette = self._cassette
+        where = []
+        if self.config.test_id:
+            where.append(f"test {self.config.test_id}")
+        if llm is not None:
+            where.append(f"step '{llm.step_id}'")
+            where.append(f"turn {llm.turn}")
+        used = sum(1 for index in range(len(cassette.data)) if cassette.play_counts[index])
+        context: list[tuple[str, object]] = [
+            ("cassette", f"{self.config.display_path} (record mode {self.mode.value}; "
+                         f"{len(cassette.data)} interactions, {used} used)"),
+            ("request", f"{request.method} {request.parsed_uri.path}"
+                        + (f" (attempt {llm.attempt}, model {llm.model})" if llm is not None else "")),
+        ]
+        details: list[str] = []
+        reason = "no_match"
+        if not self.exists and not cassette.data:
+            reason = "no_cassette"
+            headline = f"No cassette to replay for this request ({', '.join(where) or 'outside a test'})."
+            hint = f"record it once against live providers: {self.config.how_to_record}"
+        else:
+            index, passed, played = self._closest(request)
+            headline = f"Cassette has no recorded response for this request ({', '.join(where) or 'no step'})."
+            if index is None:
+                reason = "empty_cassette" if not cassette.data else "no_match"
+                details.append("  the cassette has nothing with the same method and URL path")
+            elif passed and played:
+                reason = "already_played"
+                details.append(
+                    f"  interaction #{index + 1} matches it but was already used: the workflow now makes this "
+                    "call more times than when it was recorded"
+                )
+            else:
+                recorded = cassette.data[index][0]
+                details.append(f"  closest recorded: interaction #{index + 1} "
+                               f"({recorded.method} {recorded.parsed_uri.path}); differences (recorded -> now):")
+                diff = self._describe_difference(recorded, request)
+                details.extend(f"    {line}" for line in diff[:12])
+            hint = (f"if the change is intended, re-record this test against live providers: "
+                    f"{self.config.how_to_record}")
+        message = render_message(headline, context, hint=hint, details=details)
+        return CassetteMismatchError(message, reason=reason, path=str(self.config.path),
+                                     step_id=llm.step_id if llm else None, turn=llm.turn if llm else None)
+
+    def _closest(self, request: Request) -> tuple[int | None, bool, bool]:
+        """The recorded request most like ``request``: (position, fully matches, already played)."""
+        from vcr.matchers import get_matchers_results
+
+        matchers = resolve_matchers(self.config.match_on)
+        best: tuple[int, int, int] | None = None  # (passed matchers, -diff size, -index)
+        best_index: int | None = None
+        best_full = False
+        for index, (stored, _) in enumerate(self._cassette.data):
+            passed, failed = get_matchers_results(request, stored, matchers)
+            if not passed:
+                continue
+            played = bool(self._cassette.play_counts[index])
+            full = not failed
+            size = 0 if full else len(body_diff(body_data(stored), body_data(request), limit=1000))
+            key = (len(passed) * 2 + (0 if played and full else 1), -size, -index)
+            if best is None or key > best:
+                best, best_index, best_full = key, index, full
+        if best_index is None:
+            return None, False, False
+        return best_index, best_full, bool(self._cassette.play_counts[best_index])
+
+    def _describe_difference(self, recorded: Request, request: Request) -> list[str]:
+        lines = []
+        if recorded.method.upper() != request.method.upper():
+            lines.append(f"method: {recorded.method} -> {request.method}")
+        if recorded.parsed_uri.path != request.parsed_uri.path or recorded.parsed_uri.query != request.parsed_uri.query:
+            lines.append(f"url: {recorded.parsed_uri.path}?{recorded.parsed_uri.query} -> "
+                         f"{request.parsed_uri.path}?{request.parsed_uri.query}")
+        lines.extend(body_diff(body_data(recorded), body_data(request)))
+        return lines or ["(no difference in method, URL or body: compare the headers of the recording)"]
+
+
+def _body_summary(request: Any) -> str:
+    data = body_data(request)
+    if isinstance(data, dict):
+        model = data.get("model")
+        messages = data.get("messages") or data.get("contents") or []
+        last = messages[-1] if isinstance(messages, list) and messages else None
+        content = last.get("content") if isinstance(last, dict) else None
+        if isinstance(content, list):
+            content = next((part.get("text") for part in content if isinstance(part, dict) and "text" in part), None)
+        text = f" model={model}" if model else ""
+        if isinstance(content, str):
+            short = content if len(content) <= 60 else content[:57] + "..."
+            text += f" last message={short!r}"
+        return text
+    return ""
+
+
+class ReplayProvider:
+    """A provider whose calls go through a :class:`CassetteSession`.
+
+    It sets :data:`current_call` for the HTTP layer, keeps vcrpy's patches in
+    place during the call, and turns a request the cassette cannot answer into
+    a :class:`~.errors.CassetteMismatchError` however the SDK wrapped it.
+    """
+
+    def __init__(self, inner: Provider, session: CassetteSession) -> None:
+        self.inner = inner
+        self.session = session
+        self.name = getattr(inner, "name", "replay")
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        call = CallInfo(request)
+        token = current_call.set(call)
+        try:
+            with self.session.patched():
+                response = await self.inner.complete(request)
+        except Exception as exc:
+            if call.mismatch is not None:
+                raise call.mismatch from exc
+            raise
+        finally:
+            current_call.reset(token)
+        if call.mismatch is not None:  # a fallback answered, but the replay already went off the recording
+            raise call.mismatch
+        return response
+
+
+def cassette_name(parts: Sequence[str]) -> str:
+    """A file-name-safe cassette name from node id parts (``TestX``, ``test_y[param]``)."""
+    import re
+
+    name = ".".join(parts)
+    return re.sub(r"[\\/:*?\"<>|\x00-\x1f]", "_", name)

@@ -1,0 +1,187 @@
+"""Request matchers: plain functions of (request, recorded) that raise ``AssertionError`` with a reason.
+
+A replayed request is matched against the cassette's recorded ones by every
+matcher of ``match_on``, in order (default: ``method``, ``url``, ``body``):
+
+- ``method``: the HTTP method.
+- ``url``: the path and the query parameters (in any order). Scheme, host and
+  port are *not* compared, so a cassette recorded against a local or proxy
+  server (``OPENAI_BASE_URL=http://127.0.0.1:8011/v1``) replays with the
+  default base URL and no environment at all.
+- ``body``: JSON bodies compared as data: key order and whitespace don't
+  matter, fields of :data:`IGNORED_BODY_FIELDS` are left out, and any two
+  ``<REDACTED:sha256=…>`` markers compare equal. Other bodies compare as bytes.
+
+Identical requests (a tool loop, a retried call) each match the first
+recording not yet played, so they replay in recorded order.
+
+:data:`MATCHERS` is the registry of matchers by name; add your own function
+there to use it in ``match_on``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl
+
+if TYPE_CHECKING:
+    from vcr.request import Request
+
+__all__ = [
+    "DEFAULT_MATCH_ON",
+    "IGNORED_BODY_FIELDS",
+    "MATCHERS",
+    "body",
+    "body_data",
+    "body_diff",
+    "method",
+    "resolve_matchers",
+    "url",
+]
+
+#: Top-level JSON body fields the SDKs may fill differently from run to run; never compared.
+IGNORED_BODY_FIELDS: tuple[str, ...] = ("user", "metadata", "stream_options")
+_ANY_MARKER = re.compile(r"<REDACTED:sha256=[0-9a-f]+>")
+_SAME_MARKER = "<REDACTED>"
+
+
+def method(request: Request, recorded: Request) -> None:
+    """Same HTTP method."""
+    assert request.method.upper() == recorded.method.upper(), f"method {request.method} != {recorded.method}"
+
+
+def _path(request: Request) -> str:
+    path = request.parsed_uri.path or "/"
+    return path.rstrip("/") or "/"
+
+
+def url(request: Request, recorded: Request) -> None:
+    """Same path and query parameters; scheme, host and port are not compared."""
+    mine, theirs = _path(request), _path(recorded)
+    assert mine == theirs, f"path {mine} != {theirs}"
+    query_mine = sorted(parse_qsl(request.parsed_uri.query, keep_blank_values=True))
+    query_theirs = sorted(parse_qsl(recorded.parsed_uri.query, keep_blank_values=True))
+    assert query_mine == query_theirs, f"query {query_mine} != {query_theirs}"
+
+
+@functools.lru_cache(maxsize=512)
+def _normalised(raw: bytes) -> tuple[str, Any] | None:
+    """The canonical JSON text of a body (for equality) and its data (for diffs); ``None`` if not JSON."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if isinstance(data, dict):
+        data = {key: value for key, value in data.items() if key not in IGNORED_BODY_FIELDS}
+    data = _unify_markers(data)
+    return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":")), data
+
+
+def _unify_markers(value: Any) -> Any:
+    if isinstance(value, str):
+        return _ANY_MARKER.sub(_SAME_MARKER, value) if "<REDACTED:" in value else value
+    if isinstance(value, dict):
+        return {key: _unify_markers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_unify_markers(item) for item in value]
+    return value
+
+
+def _raw(request: Request) -> bytes:
+    value = request.body
+    if value is None:
+        return b""
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    if hasattr(value, "read"):
+        return bytes(request.body_bytes or b"")
+    return bytes(value)
+
+
+def body_data(request: Request) -> Any:
+    """The body as the ``body`` matcher sees it: normalised JSON data, else the text (or bytes)."""
+    raw = _raw(request)
+    parsed = _normalised(raw)
+    if parsed is not None:
+        return parsed[1]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+
+
+def body(request: Request, recorded: Request) -> None:
+    """Same body: JSON compared as data (see the module docs), anything else byte for byte."""
+    mine, theirs = _raw(request), _raw(recorded)
+    if mine == theirs:
+        return
+    left, right = _normalised(mine), _normalised(theirs)
+    if left is not None and right is not None:
+        assert left[0] == right[0], "JSON body differs: " + "; ".join(body_diff(right[1], left[1], limit=3))
+        return
+    raise AssertionError("body differs (not JSON, compared as bytes)")
+
+
+MATCHERS: dict[str, Callable[[Any, Any], None]] = {"method": method, "url": url, "body": body}
+DEFAULT_MATCH_ON: tuple[str, ...] = ("method", "url", "body")
+
+
+def resolve_matchers(names: Sequence[str | Callable[[Any, Any], None]]) -> list[Callable[[Any, Any], None]]:
+    """Matcher functions for names of :data:`MATCHERS` (functions pass through)."""
+    out = []
+    for name in names:
+        if callable(name):
+            out.append(name)
+            continue
+        if name not in MATCHERS:
+            from ..errors import UsageError
+
+            raise UsageError(f"unknown matcher {name!r}; known matchers: {', '.join(sorted(MATCHERS))}")
+        out.append(MATCHERS[name])
+    return out
+
+
+# -- diffs -------------------------------------------------------------------------------------------------
+
+
+def _render_path(parts: Sequence[Any]) -> str:
+    text = "body"
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return text
+
+
+def _short(value: Any, width: int = 70) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def body_diff(recorded: Any, requested: Any, *, limit: int = 12) -> list[str]:
+    """Lines ``body.path: recorded -> requested`` (deepdiff), at most ``limit``, sorted by path."""
+    if recorded == requested:
+        return []
+    if not isinstance(recorded, dict | list) or not isinstance(requested, dict | list):
+        return [f"body: {_short(recorded)} -> {_short(requested)}"]
+    from deepdiff import DeepDiff
+
+    tree = DeepDiff(recorded, requested, view="tree", verbose_level=2)
+    lines: list[tuple[str, str]] = []
+    for kind, items in tree.items():
+        for item in items:
+            parts = item.path(output_format="list")
+            where = _render_path(parts)
+            if kind in ("dictionary_item_added", "iterable_item_added"):
+                lines.append((where, f"{where}: added {_short(item.t2)}"))
+            elif kind in ("dictionary_item_removed", "iterable_item_removed"):
+                lines.append((where, f"{where}: removed (was {_short(item.t1)})"))
+            else:
+                lines.append((where, f"{where}: {_short(item.t1)} -> {_short(item.t2)}"))
+    lines.sort()
+    shown = [line for _, line in lines[:limit]]
+    if len(lines) > limit:
+        shown.append(f"... and {len(lines) - limit} more differences")
+    return shown

@@ -1,0 +1,199 @@
+"""The plugin's side of cassettes: settings, one cassette per test, and what the terminal summary says.
+
+The hooks in :mod:`pytest_agentloom.plugin` call into this module in one line
+each. Settings (precedence: command line, then ini, then default):
+
+- ``--agentloom-cassette-dir`` / ini ``agentloom_cassette_dir``: the cassette
+  folder, relative to the rootdir (default ``cassettes``). A test's cassette is
+  ``<dir>/<test file path>/<test name>[<param id>].yaml``.
+- ``--agentloom-record``: re-record the selected tests (``all``).
+- ``--agentloom-record-mode``: ``none`` (the default), ``once``,
+  ``new_episodes`` or ``all``; it wins over ``--agentloom-record``.
+
+**CI.** Under ``CI=true`` (also ``1``/``yes``) recording is refused unless the
+record flag was typed on the command line itself: a flag that only comes from
+``addopts`` or ``PYTEST_ADDOPTS`` does not count, so a stray setting can never
+make a CI job call live providers, while a deliberate ``pytest --agentloom-record``
+in a CI job still records.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UsageError
+from .errors import RecordingRefusedError, UnusedInteractionsError, render_message
+from .modes import RecordMode, parse_record_mode
+
+if TYPE_CHECKING:
+    import pytest
+
+    from ..engine.model import Workflow
+    from ..providers.types import Provider
+    from .cassette import CassetteSession
+
+__all__ = ["MODEL_STEP_TYPES", "ReplaySettings", "ReplaySummary", "TestCassette", "ci_is_set"]
+
+#: Step types that call a model, so a run of a workflow with one of them needs a cassette.
+MODEL_STEP_TYPES = ("llm_call", "agent")
+STALE_PROPERTY = "agentloom_stale_cassette"
+WRITTEN_PROPERTY = "agentloom_cassette_written"
+RECORD_FLAGS = ("--agentloom-record", "--agentloom-record-mode")
+
+
+def ci_is_set(env: Mapping[str, str] | None = None) -> bool:
+    """Whether ``CI`` says this is a CI job (``true``, ``1`` or ``yes``, any case)."""
+    return (os.environ if env is None else env).get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
+def _typed_on_command_line(args: tuple[str, ...] | list[str]) -> bool:
+    return any(arg == flag or arg.startswith(flag + "=") for arg in args for flag in RECORD_FLAGS)
+
+
+@dataclass
+class ReplaySettings:
+    """Cassette settings for one pytest session, validated once in ``pytest_configure``."""
+
+    rootdir: Path
+    cassette_dir: Path
+    mode: RecordMode = RecordMode.NONE
+
+    @classmethod
+    def from_config(cls, config: pytest.Config, env: Mapping[str, str] | None = None) -> ReplaySettings:
+        """Read the options; raises ``pytest.UsageError`` for a bad mode or recording refused under CI."""
+        import pytest
+
+        from ..testing.settings import read_setting
+
+        rootdir = Path(config.rootpath)
+        folder = Path(os.fspath(read_setting(config, "cassette_dir") or "cassettes")).expanduser()
+        cassette_dir = folder if folder.is_absolute() else rootdir / folder
+        raw_mode = read_setting(config, "record_mode")
+        try:
+            if raw_mode not in (None, ""):
+                mode = parse_record_mode(raw_mode, source="--agentloom-record-mode")
+            else:
+                mode = RecordMode.ALL if read_setting(config, "record") else RecordMode.NONE
+        except UsageError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        if mode.records and ci_is_set(env) and not _typed_on_command_line(config.invocation_params.args):
+            error = RecordingRefusedError(render_message(
+                f"Recording cassettes (record mode {mode.value}) is refused under CI=true: the record flag "
+                "does not come from the command line itself (addopts or PYTEST_ADDOPTS set it).",
+                hint="remove the flag from addopts/PYTEST_ADDOPTS so CI replays, or, to record in CI on purpose, "
+                     "type it on the command line: pytest --agentloom-record ...",
+            ))
+            raise pytest.UsageError(str(error))
+        return cls(rootdir=rootdir, cassette_dir=cassette_dir, mode=mode)
+
+    def cassette_path(self, item: pytest.Item) -> Path:
+        """``<cassette dir>/<test file relative to the rootdir>/<test name>[<param id>].yaml``."""
+        from .cassette import cassette_name
+
+        try:
+            relative = Path(item.path).resolve().relative_to(self.rootdir.resolve())
+        except ValueError:
+            relative = Path(Path(item.path).name)
+        parts = item.nodeid.split("::")[1:] or [item.name]
+        return self.cassette_dir / relative / f"{cassette_name(parts)}.yaml"
+
+    def record_command(self, item: pytest.Item) -> str:
+        return f"pytest {shlex.quote(item.nodeid)} --agentloom-record"
+
+
+@dataclass
+class TestCassette:
+    """The cassette of one test, opened at the first run that uses the default provider."""
+
+    __test__ = False
+
+    settings: ReplaySettings
+    item: pytest.Item
+    session: CassetteSession | None = None
+
+    @property
+    def path(self) -> Path:
+        return self.settings.cassette_path(self.item)
+
+    def _session(self) -> CassetteSession:
+        if self.session is None:
+            from .cassette import CassetteConfig, CassetteSession
+
+            config = CassetteConfig(
+                path=self.path, mode=self.settings.mode, test_id=self.item.nodeid,
+                record_command=self.settings.record_command(self.item), root=self.settings.rootdir,
+            )
+            self.session = CassetteSession(config)
+        return self.session
+
+    def provider(self, workflow: Workflow, state: Mapping[str, Any] | None = None) -> Provider:
+        """The real gateway wrapped in this test's cassette (placeholder keys when nothing can be recorded)."""
+        __tracebackhide__ = True
+        from ..providers.registry import default_gateway
+
+        session = self._session()
+        if any(step.type in MODEL_STEP_TYPES for step in workflow.steps):
+            session.require_cassette()
+        session.open()
+        session.add_run(workflow, state)
+        replay_only = self.settings.mode is RecordMode.NONE or (
+            self.settings.mode is RecordMode.ONCE and session.loaded_count > 0)
+        return session.wrap(default_gateway(workflow.config, api_key_placeholder=replay_only))
+
+    def finish(self, passed: bool) -> tuple[str | None, list[tuple[str, str]]]:
+        """End of the test's call: write the cassette if recording; the unused-interaction failure, if any,
+        and the user properties (stale flag, cassette written) for the report.
+        """
+        session = self.session
+        if session is None or not session.opened:
+            return None, []
+        properties: list[tuple[str, str]] = []
+        stale = session.stale_workflows()
+        if stale:
+            properties.append((STALE_PROPERTY, f"{session.config.display_path} (changed: {', '.join(stale)})"))
+        failure = None
+        if passed and not session.mismatches:
+            try:
+                session.check_unused()
+            except UnusedInteractionsError as exc:
+                failure = str(exc)
+        will_write = session.needs_write()
+        session.close()
+        if will_write:
+            properties.append((WRITTEN_PROPERTY, session.config.display_path))
+        return failure, properties
+
+
+@dataclass
+class ReplaySummary:
+    """What the terminal summary says about cassettes, gathered from reports (so it works under xdist)."""
+
+    stale: list[str] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+
+    def add_report(self, report: Any) -> None:
+        if getattr(report, "when", None) != "call":
+            return
+        for name, value in getattr(report, "user_properties", ()):
+            if name == STALE_PROPERTY:
+                self.stale.append(str(value))
+            elif name == WRITTEN_PROPERTY:
+                self.written.append(str(value))
+
+    def lines(self, mode: RecordMode) -> list[str]:
+        lines = []
+        if self.written:
+            count = len(self.written)
+            lines.append(f"agentloom: {count} cassette{'s' if count != 1 else ''} recorded (record mode {mode.value})")
+        if self.stale:
+            count = len(self.stale)
+            lines.append(f"agentloom: {count} cassette{'s' if count != 1 else ''} possibly stale "
+                         "(the workflow file changed since recording):")
+            lines += [f"  {entry}" for entry in sorted(set(self.stale))]
+            lines.append("How to fix: re-record them with live providers: pytest <test ids> --agentloom-record")
+        return lines

@@ -1,0 +1,217 @@
+"""Scrubbing: what never reaches a cassette, applied before anything is written or matched.
+
+Three layers, in order:
+
+1. **Headers.** Only the headers a replay needs are kept (:data:`KEPT_REQUEST_HEADERS`,
+   :data:`KEPT_RESPONSE_HEADERS`); everything else is dropped. That removes,
+   among others, every header of :data:`SECRET_HEADERS` (``authorization``,
+   ``x-api-key``, ``api-key``, ``x-goog-api-key``, ``openai-organization``,
+   ``openai-project``, ``anthropic-organization-id``, cookies) and request ids.
+2. **URLs.** The ``key`` query parameter (Gemini) becomes ``<SCRUBBED>``.
+3. **Values.** In bodies (JSON walked as data, SSE/NDJSON as text), every value
+   of a state key that the workflow's redaction patterns mark becomes the
+   engine's own ``<REDACTED:sha256=…>`` marker. API keys found in the
+   environment (``*_API_KEY``) or given to the cassette become ``<SCRUBBED>``
+   wherever they appear.
+
+The same scrubbing runs on every request at replay time before matching, so a
+redacted prompt still matches its recording. Matchers also treat any two
+redaction markers as equal, so a replay whose secret differs from the one
+recorded (a CI job with a dummy value) still matches.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import zlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+if TYPE_CHECKING:
+    from vcr.request import Request
+
+__all__ = [
+    "KEPT_REQUEST_HEADERS",
+    "KEPT_RESPONSE_HEADERS",
+    "SCRUBBED",
+    "SECRET_HEADERS",
+    "SECRET_QUERY_PARAMS",
+    "Scrubber",
+    "api_keys_from_env",
+]
+
+SCRUBBED = "<SCRUBBED>"
+SECRET_HEADERS = frozenset({
+    "authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "openai-organization",
+    "openai-project", "anthropic-organization-id", "cookie", "set-cookie", "x-request-id", "request-id",
+})
+SECRET_QUERY_PARAMS = frozenset({"key"})
+KEPT_REQUEST_HEADERS = frozenset({"content-type", "accept", "anthropic-version", "anthropic-beta", "openai-beta"})
+KEPT_RESPONSE_HEADERS = frozenset({"content-type", "retry-after", "retry-after-ms", "x-should-retry"})
+KEPT_RESPONSE_HEADER_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-")
+MIN_KEY_LENGTH = 8
+
+
+def api_keys_from_env(env: Mapping[str, str] | None = None) -> list[str]:
+    """Values of ``*_API_KEY`` environment variables (at least 8 characters), for the last line of defence."""
+    environ = os.environ if env is None else env
+    return sorted({value for name, value in environ.items()
+                   if name.upper().endswith("_API_KEY") and len(value) >= MIN_KEY_LENGTH})
+
+
+def _keep_response_header(name: str) -> bool:
+    return name in KEPT_RESPONSE_HEADERS or name.startswith(KEPT_RESPONSE_HEADER_PREFIXES)
+
+
+def _decompress(body: bytes, encoding: str) -> bytes | None:
+    if encoding == "gzip":
+        return zlib.decompress(body, zlib.MAX_WBITS | 16)
+    if encoding == "deflate":
+        try:
+            return zlib.decompress(body)
+        except zlib.error:
+            return zlib.decompress(body, -zlib.MAX_WBITS)
+    if encoding == "br":
+        try:
+            import brotli  # type: ignore[import-not-found]
+        except ImportError:
+            return None
+        return bytes(brotli.decompress(body))
+    return None
+
+
+class Scrubber:
+    """Scrubs requests and responses for one cassette.
+
+    ``secrets`` are raw values to replace by ``marker(value)`` (the engine's
+    redaction marker); ``api_keys`` are raw values to replace by ``<SCRUBBED>``.
+    """
+
+    def __init__(self, *, secrets: Sequence[str] = (), marker: Callable[[str], str] | None = None,
+                 api_keys: Iterable[str] = ()) -> None:
+        self.secrets = sorted({s for s in secrets if s}, key=lambda s: (-len(s), s))
+        self._marker = marker
+        self.api_keys = sorted({k for k in api_keys if k}, key=lambda k: (-len(k), k))
+        self._pairs = self._replacement_pairs()
+        self._body_cache: dict[bytes, bytes] = {}
+
+    def _replacement_pairs(self) -> list[tuple[str, str]]:
+        pairs: list[tuple[str, str]] = []
+        if self.secrets and self._marker is None:
+            raise ValueError("Scrubber needs marker= to redact secrets")
+        for secret in self.secrets:
+            pairs.append((secret, self._marker(secret)))  # type: ignore[misc]
+        pairs.extend((key, SCRUBBED) for key in self.api_keys)
+        # each value as it appears inside a JSON string too (quotes, backslashes, non-ASCII escaped)
+        extra = []
+        for raw, replacement in pairs:
+            for escaped in {json.dumps(raw)[1:-1], json.dumps(raw, ensure_ascii=False)[1:-1]}:
+                if escaped != raw:
+                    extra.append((escaped, replacement))
+        return pairs + extra
+
+    @property
+    def active(self) -> bool:
+        return bool(self._pairs)
+
+    # -- text and data ----------------------------------------------------------------------------------------
+
+    def text(self, value: str) -> str:
+        """``value`` with every secret and key replaced, longest first."""
+        for raw, replacement in self._pairs:
+            if raw in value:
+                value = value.replace(raw, replacement)
+        return value
+
+    def data(self, value: Any) -> Any:
+        """A copy of JSON data with :meth:`text` applied to every string (keys included)."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, Mapping):
+            return {self.text(str(key)): self.data(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.data(item) for item in value]
+        return value
+
+    def body(self, body: bytes | None, content_type: str = "") -> bytes | None:
+        """A body with secrets replaced: JSON bodies as data (so escaping cannot hide a value), others as text."""
+        if not body or not self._pairs:
+            return body
+        cached = self._body_cache.get(body)
+        if cached is not None:
+            return cached
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            return body
+        if not any(raw in text for raw, _ in self._pairs):
+            result = body
+        else:
+            result = self._scrub_text_body(text, content_type).encode("utf-8")
+        if len(self._body_cache) < 256:
+            self._body_cache[body] = result
+        return result
+
+    def _scrub_text_body(self, text: str, content_type: str) -> str:
+        base = content_type.split(";")[0].strip().lower()
+        if base.endswith("json") and "ndjson" not in base:
+            try:
+                data = json.loads(text)
+            except ValueError:
+                return self.text(text)
+            return json.dumps(self.data(data), ensure_ascii=False, separators=(",", ":"))
+        return self.text(text)
+
+    # -- vcrpy hooks ------------------------------------------------------------------------------------------
+
+    def request(self, request: Request) -> Request:
+        """``before_record_request``: a scrubbed copy (vcrpy also calls it on each request before matching)."""
+        scrubbed = copy.copy(request)
+        headers = {name.lower(): value for name, value in request.headers.items()}
+        kept = {name: self.text(str(value)) for name, value in headers.items() if name in KEPT_REQUEST_HEADERS}
+        scrubbed.headers = kept
+        scrubbed.uri = self.text(self.url(request.uri))
+        scrubbed.body = self.body(request.body, headers.get("content-type", "application/json"))
+        return scrubbed
+
+    @staticmethod
+    def url(url: str) -> str:
+        """``url`` with the value of each query parameter of :data:`SECRET_QUERY_PARAMS` replaced."""
+        parts = urlsplit(url)
+        if not parts.query:
+            return url
+        pairs = parse_qsl(parts.query, keep_blank_values=True)
+        if not any(name.lower() in SECRET_QUERY_PARAMS for name, _ in pairs):
+            return url
+        query = urlencode([(name, SCRUBBED if name.lower() in SECRET_QUERY_PARAMS else value)
+                           for name, value in pairs], safe="<>")
+        return urlunsplit(parts._replace(query=query))
+
+    def response(self, response: dict[str, Any]) -> dict[str, Any]:
+        """``before_record_response``: bodies decompressed, headers cut to the kept ones, secrets replaced."""
+        headers = {str(name).lower(): list(values) if isinstance(values, list | tuple) else [values]
+                   for name, values in (response.get("headers") or {}).items()}
+        body = (response.get("body") or {}).get("string")
+        if isinstance(body, str):
+            body = body.encode("utf-8")
+        encoding = (headers.get("content-encoding") or [""])[0].strip().lower()
+        keep_encoding = False
+        if body and encoding and encoding != "identity":
+            plain = _decompress(body, encoding)
+            if plain is None:
+                keep_encoding = True  # cannot decode it here: keep it encoded, and say how
+            else:
+                body = plain
+        kept = {name: [self.text(str(v)) for v in values] for name, values in headers.items()
+                if _keep_response_header(name) or (keep_encoding and name == "content-encoding")}
+        content_type = (headers.get("content-type") or [""])[0]
+        if not keep_encoding:
+            body = self.body(body, content_type)
+        return {
+            "status": dict(response.get("status") or {"code": 200, "message": "OK"}),
+            "headers": kept,
+            "body": {"string": body if body is not None else b""},
+        }
