@@ -35,6 +35,14 @@ EVENT_KINDS = (
     "approval_timeout",
     "approval_decision",
     "webhook",
+    # tool loops and agents (engine/tool_loop.py, engine/agents.py)
+    "tool_calls_skipped",
+    "agent_proposal",
+    "agent_check",
+    "agent_observation",
+    "agent_stop",
+    "agent_waiting",
+    "agent_decision",
 )
 
 
