@@ -20,9 +20,11 @@ from .common import (
     check_params,
     dump_arguments,
     named_tool_choice,
+    our_error_inside,
     parse_arguments,
     speaker_prefixed,
     thinking_of,
+    transport_errors,
 )
 from .types import LLMRequest, LLMResponse, Message, ToolCall, Usage
 
@@ -38,7 +40,8 @@ DEFAULT_MAX_TOKENS = 4096
 def anthropic_errors(provider: str, *, streaming_started: list[bool] | None = None) -> Iterator[None]:
     """Translate every ``anthropic`` SDK error (and a raw httpx one from a stream) to :class:`ProviderError`."""
     import anthropic
-    import httpx
+
+    timeouts, transport = transport_errors()
 
     def error(message: str, status: int | None) -> ProviderError:
         kind = MidStreamError if streaming_started and streaming_started[0] else ProviderError
@@ -51,14 +54,17 @@ def anthropic_errors(provider: str, *, streaming_started: list[bool] | None = No
     except anthropic.APITimeoutError as exc:
         raise error(f"request timed out ({exc})", None) from exc
     except anthropic.APIConnectionError as exc:
+        ours = our_error_inside(exc)
+        if ours is not None:
+            raise ours from exc
         raise error(f"connection failed ({exc})", None) from exc
     except anthropic.APIResponseValidationError as exc:
         raise error(f"response did not match the API's shape ({exc})", exc.status_code) from exc
     except anthropic.APIError as exc:
         raise error(f"API error ({exc})", None) from exc
-    except httpx.TimeoutException as exc:
-        raise error(f"request timed out ({exc})", None) from exc
-    except httpx.TransportError as exc:
+    except timeouts as exc:
+        raise error(f"request timed out ({exc!r})", None) from exc
+    except transport as exc:
         raise error(f"connection failed ({exc!r})", None) from exc
 
 

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
-from ..errors import ProviderError, StepError
+from ..errors import AgentloomError, ProviderError, StepError
 from .types import LLMRequest, ToolCall
 
 __all__ = [
@@ -22,8 +22,13 @@ __all__ = [
     "MidStreamError",
     "Setting",
     "check_params",
+    "dump_arguments",
+    "named_tool_choice",
+    "our_error_inside",
     "parse_arguments",
     "speaker_prefixed",
+    "thinking_of",
+    "transport_errors",
 ]
 
 PLACEHOLDER_API_KEY = "agentloom-placeholder-key"
@@ -147,3 +152,40 @@ def named_tool_choice(choice: Any) -> str | None:
             name = choice["function"].get("name")
         return str(name) if name else None
     return None
+
+
+def our_error_inside(exc: BaseException) -> AgentloomError | None:
+    """An error of ours that an SDK wrapped (e.g. in ``APIConnectionError``), found along the cause chain.
+
+    A transport of ours (the replay layer's) may raise inside the SDK's HTTP
+    call; the SDK reports any such failure as a connection error. Handing
+    back our own error keeps its meaning (a cassette miss is not retried and
+    is no reason to fall back to another provider).
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc.__cause__ or exc.__context__
+    while current is not None and id(current) not in seen:
+        if isinstance(current, AgentloomError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def transport_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
+    """(timeouts, other transport failures) of ``httpx`` and of ``httpx2``, which recent SDKs use instead.
+
+    A stream read by an SDK can raise these raw, without the SDK's own wrapping.
+    """
+    import httpx
+
+    timeouts: list[type[BaseException]] = [httpx.TimeoutException]
+    transport: list[type[BaseException]] = [httpx.TransportError]
+    try:
+        import httpx2
+    except ImportError:  # an SDK version still on httpx
+        pass
+    else:
+        timeouts.append(httpx2.TimeoutException)
+        transport.append(httpx2.TransportError)
+    return tuple(timeouts), tuple(transport)

@@ -20,7 +20,9 @@ from .common import (
     Setting,
     check_params,
     named_tool_choice,
+    our_error_inside,
     thinking_of,
+    transport_errors,
 )
 from .types import LLMRequest, LLMResponse, Message, ToolCall, Usage
 
@@ -47,8 +49,9 @@ def openai_errors(provider: str, *, streaming_started: list[bool] | None = None)
     dropped connection has none, so the engine retries it. ``streaming_started``
     marks errors after the first chunk, which the gateway must not fall back on.
     """
-    import httpx
     import openai
+
+    timeouts, transport = transport_errors()
 
     def error(message: str, status: int | None) -> ProviderError:
         kind = MidStreamError if streaming_started and streaming_started[0] else ProviderError
@@ -61,14 +64,17 @@ def openai_errors(provider: str, *, streaming_started: list[bool] | None = None)
     except openai.APITimeoutError as exc:
         raise error(f"request timed out ({exc})", None) from exc
     except openai.APIConnectionError as exc:
+        ours = our_error_inside(exc)
+        if ours is not None:
+            raise ours from exc
         raise error(f"connection failed ({exc})", None) from exc
     except openai.APIResponseValidationError as exc:
         raise error(f"response did not match the API's shape ({exc})", exc.status_code) from exc
     except openai.APIError as exc:
         raise error(f"API error ({exc})", None) from exc
-    except httpx.TimeoutException as exc:
-        raise error(f"request timed out ({exc})", None) from exc
-    except httpx.TransportError as exc:
+    except timeouts as exc:
+        raise error(f"request timed out ({exc!r})", None) from exc
+    except transport as exc:
         raise error(f"connection failed ({exc!r})", None) from exc
 
 
