@@ -1,0 +1,56 @@
+"""How much the agentloom plugin adds to ``pytest --collect-only`` of 200 trivial tests.
+
+Generates a folder of 20 test files x 10 trivial tests in a temporary directory,
+then times ``python -m pytest --collect-only -q`` in a subprocess with the
+plugin and with ``-p no:agentloom``, alternating the two, several times each.
+Prints the medians and their ratio. Run: ``python bench/plugin_collect.py [repeats]``.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+FILES, TESTS_PER_FILE = 20, 10
+
+
+def make_suite(root: Path) -> None:
+    (root / "pytest.ini").write_text("[pytest]\n")
+    for number in range(FILES):
+        tests = (f"def test_{number}_{index}():\n    assert {index} == {index}" for index in range(TESTS_PER_FILE))
+        body = "\n\n".join(tests)
+        (root / f"test_trivial_{number:02d}.py").write_text(body + "\n")
+
+
+def collect(root: Path, *extra: str) -> float:
+    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *extra]
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=root, capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0 or f"{FILES * TESTS_PER_FILE} tests collected" not in done.stdout:
+        raise SystemExit(f"collection failed ({' '.join(extra) or 'plugin on'}):\n{done.stdout}\n{done.stderr}")
+    return elapsed
+
+
+def main(repeats: int = 7) -> None:
+    with tempfile.TemporaryDirectory(prefix="agentloom-bench-") as folder:
+        root = Path(folder)
+        make_suite(root)
+        collect(root)  # warm the file system cache
+        with_plugin, without = [], []
+        for _ in range(repeats):
+            with_plugin.append(collect(root))
+            without.append(collect(root, "-p", "no:agentloom"))
+    on, off = statistics.median(with_plugin), statistics.median(without)
+    print(f"pytest --collect-only -q, {FILES * TESTS_PER_FILE} trivial tests, {repeats} runs each (median):")
+    print(f"  with the agentloom plugin : {on * 1000:8.1f} ms")
+    print(f"  with -p no:agentloom      : {off * 1000:8.1f} ms")
+    print(f"  overhead                  : {(on - off) * 1000:8.1f} ms  (ratio {on / off:.3f})")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 7)
