@@ -100,6 +100,7 @@ class WorkflowConfig(_Strict):
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     checkpoint: bool = False
     checkpoint_dir: str | None = None  # relative to the workflow file's folder
+    capture_prompts: bool = False  # add each llm_call's rendered messages to the trace (redacted on the way out)
 
 
 class StateKeySchema(_Strict):

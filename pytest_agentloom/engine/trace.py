@@ -27,6 +27,7 @@ EVENT_KINDS = (
     "step_skip",
     "step_end",
     "run_end",
+    "prompt",
     # persistence and approval gates (engine/checkpoints.py, engine/steps/approval_gate.py)
     "run_resume",
     "checkpoint_saved",

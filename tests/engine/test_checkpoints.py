@@ -133,6 +133,20 @@ def test_prompts_sent_to_the_model_carry_the_secret_but_saved_data_does_not(tmp_
     assert CANARY not in json.dumps(result.trace.to_list())
 
 
+def test_captured_prompts_in_the_trace_are_scrubbed_of_secret_values(tmp_path):
+    path = flow(tmp_path)
+    path.write_text(path.read_text().replace("config: {model: gpt-4o-mini,", "config: {capture_prompts: true, "
+                                                                            "model: gpt-4o-mini,"))
+    scripted = provider()
+    result = run_workflow(path, tools=tools(), provider=scripted, clock=VirtualClock(), runs_dir=False,
+                          redaction_salt=SALT, checkpoint_dir=tmp_path / "cps")
+    prompt = result.trace.events("prompt")[0]
+    assert prompt.step_id == "answer"
+    assert prompt.data["messages"][0]["content"].endswith(f"(auth {m(CANARY)})")
+    assert CANARY in scripted.requests[0].messages[0]["content"]  # the model itself got the real value
+    assert CANARY not in result.to_json() and CANARY not in (tmp_path / "cps" / f"{result.run_id}.json").read_text()
+
+
 # -- checkpoints -------------------------------------------------------------------------------------------
 
 

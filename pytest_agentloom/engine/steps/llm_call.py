@@ -35,6 +35,8 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
         raise StepError("no provider was given for this run. How to fix: pass provider=Scripted({...}).",
                         code="no_provider")
     request = _build_request(step, ctx, model)
+    if ctx.workflow.config.capture_prompts:  # the result and every file get it redacted (engine/checkpoints.py)
+        ctx.event("prompt", messages=[message.to_dict() for message in request.messages])
     reachable = None
     if step.tools:  # 003 tool calling: the whole loop is one attempt, and a retry runs it again
         from ..tool_loop import run_tool_loop, step_tools
