@@ -496,3 +496,25 @@ def test_agent_load_errors(text: str, headline: str) -> None:
     with pytest.raises(WorkflowError) as info:
         parse_workflow(text)
     assert headline in str(info.value)
+
+
+def test_a_paused_agents_checkpoint_holds_no_secret(tmp_path: Path) -> None:
+    text = flow().model_dump(mode="json", exclude_unset=True)
+    text["state_schema"] = {"api_token": {"redact": True}}
+    text["steps"][0]["prompt"] = "Triage {state.ticket_id} with token {state.api_token}."
+    workflow = parse_workflow(json.dumps(text))
+    secret = "tok-4f1c9a77e2b8"
+    desk = Desk()
+    provider = Scripted({"triage": [tool_call("get_ticket", ticket_id="T-1"), EMAIL]})
+    result = run_workflow(workflow, provider=provider, tools=desk.tools, clock=VirtualClock(), runs_dir=False,
+                          state={"ticket_id": "T-1", "api_token": secret}, checkpoint_dir=tmp_path)
+    assert result.status == "paused"
+    assert secret in provider.requests[0].messages[-1]["content"]  # the model got it
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert secret not in path.read_text(), path
+    assert "<REDACTED:sha256=" in json.dumps(result.checkpoint["pending_approval"]["detail"])
+    resumed = resume_workflow(result, decision="approved", provider=Scripted({"triage": "ok"}), tools=desk.tools,
+                              clock=VirtualClock(), runs_dir=False, state={"api_token": secret})
+    assert resumed.steps["triage"].finish_reason == "done"
+    assert len(desk.outbox) == 1
