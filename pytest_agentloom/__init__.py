@@ -28,11 +28,13 @@ from .errors import (
     WorkflowError,
 )
 from .providers import LLMRequest, LLMResponse, Scripted, error, reply, tool_call
+from .tools import BaseTool, Tool, ToolRegistry, tool
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AgentloomError",
+    "BaseTool",
     "LLMRequest",
     "LLMResponse",
     "ProviderError",
@@ -45,7 +47,9 @@ __all__ = [
     "SystemClock",
     "TemplateError",
     "TerminationReason",
+    "Tool",
     "ToolError",
+    "ToolRegistry",
     "Trace",
     "TraceEvent",
     "UsageError",
@@ -61,5 +65,6 @@ __all__ = [
     "reply",
     "resume_workflow",
     "run_workflow",
+    "tool",
     "tool_call",
 ]
