@@ -380,8 +380,10 @@ class _Run:
         self.trace.append(ended, "step_end", ctx.step_id, 1, status=StepStatus.PAUSED.value)
         self.paused_step = self.paused_step or ctx.step_id
         detail = getattr(outcome, "detail", None)  # an agent's loop state, to continue from on resume
-        self.pending_approval = PendingApproval(ctx.step_id, ctx.clock.now(), self.persistence.wall_clock(),
-                                                detail=detail)
+        previous = self.pending_approval
+        if previous is None or previous.step_id != ctx.step_id or detail is not None:  # a gate still waiting
+            self.pending_approval = PendingApproval(ctx.step_id, ctx.clock.now(), self.persistence.wall_clock(),
+                                                    detail=detail)  # keeps the time it started waiting
         if self.failed_step is None:
             self.status, self.reason = RunStatus.PAUSED, TerminationReason.AWAITING_APPROVAL
 

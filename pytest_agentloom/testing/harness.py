@@ -62,6 +62,7 @@ class AgentloomHarness:
         self._defaults = dict(defaults or {})
         self._cassette = cassette
         self._runs = 0
+        self._run_inputs: dict[str, dict[str, Any]] = {}  # run id -> workflow, provider, tools (for resume)
         self._snapshot_count = 0
         #: Every result this harness returned, in order.
         self.results: list[WorkflowResult] = []
@@ -115,7 +116,31 @@ class AgentloomHarness:
             run_id=derived_run_id(*parts), runs_dir=self.run_dir,
         )
         self.results.append(result)
+        self._run_inputs[result.run_id] = {"workflow": workflow, "provider": provider, "tools": merged_tools}
         return result
+
+    def resume(self, result: WorkflowResult, approve: bool | None = True, state: Mapping[str, Any] | None = None,
+               *, provider: Provider | None = None) -> WorkflowResult:
+        """Resume a paused (or checkpointed) run from its saved, redacted checkpoint (``result.checkpoint``).
+
+        ``approve=True``/``False`` approves or rejects the gate it waits at (``None``: no decision);
+        ``state`` puts values back, e.g. a redacted secret a later step needs.
+        """
+        from .persistence import resume_in_test
+
+        resumed = resume_in_test(self, result, approve=approve, state=state, provider=provider)
+        self.results.append(resumed)
+        self._run_inputs[resumed.run_id] = self._run_inputs.get(result.run_id, {})
+        return resumed
+
+    def assert_no_secrets(self, *values: Any) -> None:
+        """Fail if any value appears in a file this test's runs wrote or in a printed result, naming where."""
+        __tracebackhide__ = True
+        from .persistence import check_no_secrets, files_written
+
+        printed = {f"result {i + 1} ({r.run_id}) as printed": f"{r!r}\n{r.to_json(indent=2)}"
+                   for i, r in enumerate(self.results)}
+        check_no_secrets(values, files_written(self), printed)
 
     def _workflow(self, workflow_or_path: Workflow | str | Path | None) -> Workflow:
         if isinstance(workflow_or_path, Workflow):

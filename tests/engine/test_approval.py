@@ -267,3 +267,42 @@ def test_a_webhook_that_answers_an_error_fails_the_gate(tmp_path):
         server.server_close()
     assert result.steps["gate"].error_code == "webhook_failed"
     assert "HTTP 404" in result.steps["gate"].error
+
+
+# -- through the agentloom fixture: result.checkpoint, agentloom.resume, snapshots, assert_no_secrets ------------
+
+FIXTURE_CANARY = "sk-canary-fixture-4242"
+RELEASE_TOOLS = {
+    "plan": lambda service, token: f"plan for {service}",
+    "ship": lambda service: f"shipped {service}",
+    "stop": lambda: "stopped",
+}
+
+
+@pytest.mark.parametrize("approve", [True, False], ids=["approved", "rejected"])
+def test_fixture_pauses_inspects_checkpoint_resumes_and_snapshots_the_ending(agentloom, approve):
+    paused = agentloom.run("approval/release.yaml", tools=RELEASE_TOOLS)
+    paused.assert_status("paused", "awaiting_approval")
+    checkpoint = paused.checkpoint
+    assert checkpoint["paused_step"] == "gate" and checkpoint["completed_steps"] == ["plan"]
+    assert checkpoint["state"]["api_key"].startswith("<REDACTED:sha256=")
+    assert checkpoint["workflow"]["definition"]["state"]["api_key"] == checkpoint["state"]["api_key"]
+    assert paused.checkpoint_path.is_relative_to(agentloom.tmp_path)
+
+    ended = agentloom.resume(paused, approve=approve)
+    ended.assert_status("success")
+    ended.assert_steps("gate", "route", "ship" if approve else "stop")
+    assert ended.state["_approval"] == {"gate": "approved" if approve else "rejected"}
+    agentloom.assert_snapshot(ended)
+    agentloom.assert_no_secrets(FIXTURE_CANARY)
+
+
+def test_assert_no_secrets_names_the_file_and_position(agentloom):
+    result = agentloom.run("approval/release.yaml", tools=RELEASE_TOOLS)
+    leak = agentloom.tmp_path / "leak.txt"
+    leak.write_text("fine\nkey=sk-canary-fixture-4242\n")
+    with pytest.raises(AssertionError) as info:
+        agentloom.assert_no_secrets(FIXTURE_CANARY)
+    message = str(info.value)
+    assert f"{leak}: 'sk-c…' at line 2, column 5" in message
+    assert str(result.checkpoint_path) not in message  # the checkpoint itself is clean
