@@ -18,7 +18,7 @@ def test_markers_raise_no_warning_under_strict_markers(triage: pytest.Pytester) 
         def test_rows(agentloom, scenario):
             pass
     """)
-    result = triage.runpytest_inprocess("--strict-markers", "-W", "error")
+    result = triage.runpytest_inprocess("--strict-markers", "-W", "error::pytest.PytestUnknownMarkWarning")
     result.assert_outcomes(passed=2)
 
 
