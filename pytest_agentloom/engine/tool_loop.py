@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import StepError
+from ..errors import AgentloomError, StepError
 from ..providers.types import LLMRequest, LLMResponse, Message, ToolCall, ToolSpec
 from ..tools.registry import Tool, as_tool
 from .model import LLMCallStep, NamedToolChoice
@@ -89,6 +89,8 @@ async def execute_call(call: ToolCall, reachable: Mapping[str, Tool], *, unknown
         value = await tool.invoke(arguments)
     except StepError as exc:  # a sandbox refusal or another tool error with its own code
         return ToolRun(call, False, _error_text(str(exc)), code=exc.code, arguments=arguments)
+    except AgentloomError:  # the engine's own failures (a tool replay miss) fail the step, not the call
+        raise
     except Exception as exc:  # the tool's own failure, whatever its type, is the model's to read
         return ToolRun(call, False, _error_text(f"{type(exc).__name__}: {exc}"), code="tool_error",
                        arguments=arguments)

@@ -1,0 +1,166 @@
+"""Recorded results of tools with side effects, for replay.
+
+While a cassette records, every call of a tool with side effects (the
+built-ins ``file_write``, ``shell_command``, ``http_request``, and any tool
+registered with ``side_effects=True``) runs for real and its result is kept.
+While a cassette replays, such a tool does not run: the recorded result of the
+first unused call with the same tool and the same arguments is returned (an
+exception is raised again with the same type name and message). A call the
+recording doesn't have raises :class:`ToolReplayMissError`, which fails the
+step like an unmatched model request: it is not handed to the model as a tool
+error. ``allow_real`` (``True``, or names of tools) lets those tools run for
+real during replay.
+
+The tape is a YAML file next to the cassette (``<cassette>.tools.yaml``) with
+``format_version`` 1 and one entry per call: ``tool``, ``arguments``, and
+``result`` or ``error`` (``type``, ``message``, ``code``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import AgentloomError, StepError, ToolError
+from .registry import Tool, ToolRegistry, as_tool
+
+__all__ = ["TAPE_FORMAT_VERSION", "ToolReplayMissError", "ToolTape", "tape_path"]
+
+TAPE_FORMAT_VERSION = 1
+
+
+class ToolReplayMissError(AgentloomError):
+    """A tool with side effects was called during replay with arguments the recording doesn't have."""
+
+    code = "tool_replay_miss"
+
+
+def tape_path(cassette: str | os.PathLike[str]) -> Path:
+    """Where the tool results of a cassette live: ``flow.yaml`` -> ``flow.tools.yaml``."""
+    path = Path(cassette)
+    return path.with_name(f"{path.stem}.tools.yaml")
+
+
+def _key(name: str, arguments: Mapping[str, Any]) -> str:
+    return f"{name}:{json.dumps(_plain(arguments), sort_keys=True, separators=(',', ':'))}"
+
+
+def _plain(value: Any) -> Any:
+    from ..engine.result import to_plain
+
+    return to_plain(value)
+
+
+class ToolTape:
+    """One test's recorded tool results: ``wrap`` a registry, run, then ``save`` (when recording)."""
+
+    def __init__(self, path: str | os.PathLike[str], *, recording: bool,
+                 allow_real: bool | Iterable[str] = False) -> None:
+        self.path = Path(path)
+        self.recording = recording
+        self.allow_real = allow_real if isinstance(allow_real, bool) else frozenset(allow_real)
+        self.entries: list[dict[str, Any]] = [] if recording else self._load()
+        self._used: set[int] = set()
+        self.recorded: list[dict[str, Any]] = []
+
+    def _load(self) -> list[dict[str, Any]]:
+        if not self.path.is_file():
+            return []
+        import yaml
+
+        data = yaml.safe_load(self.path.read_text(encoding="utf-8")) or {}
+        version = data.get("format_version")
+        if version != TAPE_FORMAT_VERSION:
+            raise ToolReplayMissError(
+                f"Tool recording {self.path} has format_version {version!r}; this version reads "
+                f"{TAPE_FORMAT_VERSION}.\nHow to fix: re-record the test with --agentloom-record."
+            )
+        return list(data.get("calls") or [])
+
+    def runs_for_real(self, name: str) -> bool:
+        if self.recording:
+            return True
+        return self.allow_real is True or (isinstance(self.allow_real, frozenset) and name in self.allow_real)
+
+    def wrap(self, tools: Mapping[str, Any]) -> ToolRegistry:
+        """The same tools, those with side effects going through this tape."""
+        wrapped = ToolRegistry()
+        for name, value in tools.items():
+            made = as_tool(value, name)
+            wrapped.register(self._wrap(made) if made.side_effects else made)
+        return wrapped
+
+    def _wrap(self, made: Tool) -> Tool:
+        async def through_tape(**arguments: Any) -> Any:
+            if self.runs_for_real(made.name):
+                return await self._record(made, arguments)
+            return self._replay(made.name, arguments)
+
+        return Tool(name=made.name, function=through_tape, description=made.description,
+                    parameters=made.parameters, side_effects=True)
+
+    async def _record(self, made: Tool, arguments: dict[str, Any]) -> Any:
+        entry: dict[str, Any] = {"tool": made.name, "arguments": _plain(arguments)}
+        try:
+            value = await made.invoke(arguments)
+        except Exception as exc:
+            entry["error"] = {"type": type(exc).__name__, "message": str(exc),
+                              "code": exc.code if isinstance(exc, StepError) else None}
+            self._keep(entry)
+            raise
+        entry["result"] = _plain(value)
+        self._keep(entry)
+        return value
+
+    def _keep(self, entry: dict[str, Any]) -> None:
+        if self.recording:
+            self.entries.append(entry)
+        self.recorded.append(entry)
+
+    def _replay(self, name: str, arguments: dict[str, Any]) -> Any:
+        wanted = _key(name, arguments)
+        for index, entry in enumerate(self.entries):
+            if index not in self._used and _key(entry["tool"], entry.get("arguments") or {}) == wanted:
+                self._used.add(index)
+                if "error" in entry:
+                    raise _replayed_error(entry["error"])
+                return entry["result"]
+        same_tool = [entry.get("arguments") for entry in self.entries if entry["tool"] == name]
+        shown = json.dumps(_plain(arguments), sort_keys=True)
+        raise ToolReplayMissError(
+            f"Tool '{name}' has side effects, and the recording has no call to it with these arguments, "
+            f"so it was not run: {shown}\n"
+            f"  recording: {self.path}\n"
+            f"  recorded calls to '{name}': {json.dumps(same_tool, sort_keys=True) if same_tool else 'none'}\n"
+            "How to fix: re-record the test with --agentloom-record, or let the tool run for real during "
+            "replay (allow_real)."
+        )
+
+    def unused(self) -> list[dict[str, Any]]:
+        return [entry for index, entry in enumerate(self.entries) if index not in self._used]
+
+    def save(self) -> Path | None:
+        """Write the recording atomically (only when recording something)."""
+        if not self.recording or not self.entries:
+            return None
+        import yaml
+
+        text = yaml.safe_dump({"format_version": TAPE_FORMAT_VERSION, "calls": self.entries}, sort_keys=False,
+                              allow_unicode=True)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, self.path)
+        return self.path
+
+
+def _replayed_error(error: Mapping[str, Any]) -> Exception:
+    if error.get("code"):
+        return ToolError(str(error.get("message", "")), code=str(error["code"]))
+    kind = type(str(error.get("type") or "ToolError"), (Exception,), {})
+    return kind(str(error.get("message", "")))

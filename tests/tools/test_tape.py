@@ -1,0 +1,128 @@
+"""Replay of tools with side effects: recorded results instead of real runs, misses fail the step."""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_agentloom import Scripted, VirtualClock, run_workflow, tool_call
+from pytest_agentloom.engine.loader import parse_workflow
+from pytest_agentloom.tools import ToolReplayMissError, ToolTape, tape_path, tool
+from pytest_agentloom.tools.registry import Tool
+
+
+class Outbox:
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+
+        @tool(side_effects=True)
+        def send_email(to: str) -> str:
+            """Send an email."""
+            if to.endswith(".invalid"):
+                raise ValueError(f"bad address {to}")
+            self.sent.append(to)
+            return f"sent to {to}"
+
+        @tool
+        def lookup(name: str) -> str:
+            """No side effects: always runs for real."""
+            return f"{name}@example.org"
+
+        self.tools = {"send_email": send_email, "lookup": lookup}
+
+
+def call(tools: dict[str, Tool], tool_name: str, **arguments: Any) -> Any:
+    return asyncio.run(tools[tool_name].invoke(arguments))
+
+
+def record(path: Path) -> Outbox:
+    outbox = Outbox()
+    tape = ToolTape(path, recording=True)
+    tools = tape.wrap(outbox.tools)
+    assert call(tools, "send_email", to="ana@example.org") == "sent to ana@example.org"
+    with pytest.raises(ValueError, match=r"bad address x\.invalid"):
+        call(tools, "send_email", to="x.invalid")
+    assert call(tools, "lookup", name="ana") == "ana@example.org"
+    assert tape.save() == path
+    return outbox
+
+
+def test_tape_path_sits_next_to_the_cassette() -> None:
+    assert tape_path(Path("cassettes/test_x.yaml")) == Path("cassettes/test_x.tools.yaml")
+
+
+def test_recording_runs_the_tools_and_keeps_only_those_with_side_effects(tmp_path: Path) -> None:
+    path = tmp_path / "t.tools.yaml"
+    outbox = record(path)
+    assert outbox.sent == ["ana@example.org"]
+    text = path.read_text()
+    assert text.startswith("format_version: 1\n")
+    assert "lookup" not in text
+    assert "ValueError" in text and "bad address x.invalid" in text
+
+
+def test_replay_returns_recorded_results_without_running_the_tool(tmp_path: Path) -> None:
+    path = tmp_path / "t.tools.yaml"
+    record(path)
+    outbox = Outbox()
+    tape = ToolTape(path, recording=False)
+    tools = tape.wrap(outbox.tools)
+    assert call(tools, "send_email", to="ana@example.org") == "sent to ana@example.org"
+    with pytest.raises(Exception, match=r"bad address x\.invalid") as info:
+        call(tools, "send_email", to="x.invalid")
+    assert type(info.value).__name__ == "ValueError"  # same text as the real error for the model
+    assert call(tools, "lookup", name="bo") == "bo@example.org"  # no side effects: runs for real
+    assert outbox.sent == []
+    assert tape.unused() == []
+
+
+def test_a_call_the_recording_does_not_have_fails(tmp_path: Path) -> None:
+    path = tmp_path / "t.tools.yaml"
+    record(path)
+    tools = ToolTape(path, recording=False).wrap(Outbox().tools)
+    call(tools, "send_email", to="ana@example.org")
+    with pytest.raises(ToolReplayMissError) as info:
+        call(tools, "send_email", to="ana@example.org")  # recorded once, used once
+    message = str(info.value)
+    assert message.startswith("Tool 'send_email' has side effects, and the recording has no call to it")
+    assert "How to fix: re-record the test with --agentloom-record" in message
+
+
+def test_allow_real_lets_named_tools_run_during_replay(tmp_path: Path) -> None:
+    outbox = Outbox()
+    tools = ToolTape(tmp_path / "none.tools.yaml", recording=False, allow_real=["send_email"]).wrap(outbox.tools)
+    call(tools, "send_email", to="new@example.org")
+    assert outbox.sent == ["new@example.org"]
+
+
+def test_an_unknown_format_version_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "t.tools.yaml"
+    path.write_text("format_version: 99\ncalls: []\n")
+    with pytest.raises(ToolReplayMissError, match="format_version 99"):
+        ToolTape(path, recording=False)
+
+
+FLOW = textwrap.dedent("""\
+    name: mail
+    config: {model: gpt-4o-mini}
+    steps:
+      - id: ask
+        type: llm_call
+        prompt: "Email Ana."
+        tools: [{name: send_email}]
+    """)
+
+
+def test_a_replay_miss_in_a_tool_loop_fails_the_step_instead_of_going_back_to_the_model(tmp_path: Path) -> None:
+    outbox = Outbox()
+    tools = ToolTape(tmp_path / "empty.tools.yaml", recording=False).wrap(outbox.tools)
+    provider = Scripted({"ask": [tool_call("send_email", to="ana@example.org"), "done"]})
+    result = run_workflow(parse_workflow(FLOW), provider=provider, tools=tools, clock=VirtualClock(), runs_dir=False)
+    step = result.steps["ask"]
+    assert (result.status, step.error_code) == ("failed", "tool_replay_miss")
+    assert outbox.sent == []
+    assert len(provider.requests) == 1
