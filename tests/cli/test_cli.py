@@ -62,13 +62,12 @@ steps:
 @pytest.fixture
 def cli(tmp_path: Path):
     (tmp_path / "cli_tools.py").write_text(TOOLS)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]),
-           "AGENTLOOM_REDACTION_SALT": SALT}
-    env.pop("AGENTLOOM_RUNS_DIR", None)
-    env.pop("AGENTLOOM_CHECKPOINT_DIR", None)
-    env.pop("AGENTLOOM_REDACT_STATE_KEYS", None)
 
     def call(*args: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]),
+               "AGENTLOOM_REDACTION_SALT": SALT}  # read at each call, so monkeypatch.setenv reaches it
+        for name in ("AGENTLOOM_RUNS_DIR", "AGENTLOOM_CHECKPOINT_DIR", "AGENTLOOM_REDACT_STATE_KEYS"):
+            env.pop(name, None)
         return subprocess.run([sys.executable, "-m", "pytest_agentloom.cli", *args], cwd=tmp_path, env=env,
                               capture_output=True, text=True, timeout=60)
 
@@ -302,3 +301,37 @@ def test_help_lists_the_exit_codes(cli):
     assert done.returncode == 0
     assert "exit codes: 0 success, 1 failed, 2 usage_error, 3 invalid_workflow, 4 paused" in " ".join(
         done.stdout.split())
+
+
+# -- --record and --replay against a fake provider on 127.0.0.1 ------------------------------------------------
+
+
+def test_record_then_replay_offline_reproduces_the_run(cli, tmp_path, monkeypatch):
+    from tests.servers.fake_llm import FakeLLMServer, text
+
+    flow = write(tmp_path, "ask.yaml", f"""\
+name: ask
+config: {{model: gpt-4o-mini, provider: openai}}
+state: {{api_key: {CANARY}, question: "Why?"}}
+state_schema: {{api_key: {{redact: true}}}}
+steps:
+  - {{id: a, type: llm_call, prompt: "Answer {{state.question}} (key {{state.api_key}})"}}
+""")
+    provider_key = "sk-provider-key-for-recording-0000"
+    with FakeLLMServer() as server:
+        server.plan("openai", text("Because.", input_tokens=9, output_tokens=2))
+        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", provider_key)
+        recorded = cli("run", flow, "--record", "ask.cassette.yaml", "--json", "--no-record")
+        sent = server.requests_for("openai")
+    assert recorded.returncode == 0, recorded.stderr
+    assert CANARY in json.dumps(sent[0].json)  # the model got the real value...
+    cassette = (tmp_path / "ask.cassette.yaml").read_text()
+    assert CANARY not in cassette and provider_key not in cassette  # ...the cassette never does
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens: replay must not call out
+    replayed = cli("run", flow, "--replay", "ask.cassette.yaml", "--json", "--no-record")
+    assert replayed.returncode == 0, replayed.stderr
+    first, again = json.loads(recorded.stdout), json.loads(replayed.stdout)
+    assert again["steps"]["a"]["output"] == first["steps"]["a"]["output"] == "Because."
+    assert again["usage"] == first["usage"]
