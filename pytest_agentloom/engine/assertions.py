@@ -85,11 +85,11 @@ def check_tool_calls(result: WorkflowResult, expected: Sequence[Any]) -> None:
     if same:
         return
     extra = [f"  expected: [{', '.join(_call_text(n, a) for n, a in wanted)}]",
-             f"  actual:   [{', '.join(_call_text(n, a) for n, a in actual)}]"]
+             f"  actual:   [{', '.join(_call_text(str(n), a) for n, a in actual)}]"]
     for index, ((name, args), (got_name, got_args)) in enumerate(zip(wanted, actual, strict=False)):
         if name != got_name or (args is not None and args != got_args):
             extra.append(f"  first difference at call {index}: expected {_call_text(name, args)}, "
-                         f"got {_call_text(got_name, got_args)}")
+                         f"got {_call_text(str(got_name), got_args)}")
             break
     raise _fail(f"Tool calls differ: {len(actual)} made, {len(wanted)} expected.", events, extra)
 

@@ -31,10 +31,10 @@ class ScenarioFile(pytest.File):
         for scenario in load_table(self.path):
             yield ScenarioItem.from_scenario(self, scenario)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
         if isinstance(excinfo.value, ScenarioTableError):
             return str(excinfo.value)
-        return super().repr_failure(excinfo, style=style)
+        return super().repr_failure(excinfo)
 
 
 class ScenarioItem(pytest.Function):
@@ -58,7 +58,7 @@ class ScenarioItem(pytest.Function):
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, self.scenario.line - 1, f"scenario {self.scenario.id}"
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
         if isinstance(excinfo.value, (AssertionError, AgentloomError)):
             return str(excinfo.value)
-        return super().repr_failure(excinfo, style=style)
+        return super().repr_failure(excinfo)

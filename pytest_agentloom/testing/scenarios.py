@@ -358,7 +358,7 @@ def _read_jsonl(text: str, path: Path) -> list[tuple[int, Any]]:
 
 def _read_csv(text: str, path: Path) -> list[tuple[int, Any]]:
     reader = csv.DictReader(io.StringIO(text))
-    rows = []
+    rows: list[tuple[int, Any]] = []
     line = 1
     for record in reader:
         row_line = line + 1

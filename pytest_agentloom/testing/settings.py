@@ -106,7 +106,7 @@ def add_options(parser: pytest.Parser) -> None:
             group.addoption(option.flag, action="store", default=None, dest=option.dest, metavar="VALUE",
                             help=option.help)
         if option.ini:
-            ini_type = "bool" if option.kind == "bool" else "string"
+            ini_type: Literal["bool", "string"] = "bool" if option.kind == "bool" else "string"
             parser.addini(option.ini_key, option.help, type=ini_type, default=option.default)
 
 
