@@ -315,7 +315,7 @@ def check_checkpoint(data: Any, where: str = "<checkpoint>") -> dict[str, Any]:
 
 def list_checkpoints(folder: Path) -> list[dict[str, Any]]:
     """Summaries of the checkpoints in ``folder`` (unreadable files skipped), oldest first."""
-    found = []
+    found: list[dict[str, Any]] = []
     if not folder.is_dir():
         return found
     for path in sorted(folder.glob("*.json")):

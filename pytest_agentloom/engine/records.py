@@ -125,7 +125,7 @@ def write_record(runs_dir: Path, record: dict[str, Any]) -> Path:
 
 def list_records(runs_dir: Path) -> list[dict[str, Any]]:
     """Every readable record in ``runs_dir``, oldest first (unreadable files are skipped)."""
-    records = []
+    records: list[dict[str, Any]] = []
     if not runs_dir.is_dir():
         return records
     for path in sorted(runs_dir.glob("*.json")):

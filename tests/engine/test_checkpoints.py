@@ -108,6 +108,14 @@ def test_result_state_outputs_and_json_are_redacted(tmp_path):
     assert "_raw_state" not in text and CANARY not in repr(result)
 
 
+def test_env_patterns_apply_to_every_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENTLOOM_REDACT_STATE_KEYS", "question, db.host")
+    result = run(tmp_path, checkpoint=False)
+    assert result.state["question"] == m("Why is the invoice wrong?")
+    assert result.state["db"] == {"host": m("db.local"), "password": m(NESTED_CANARY)}
+    assert result.state["api_key"] == m(CANARY)  # the file's own patterns still apply
+
+
 def test_token_glob_leaves_agentloom_fields_alone(tmp_path):
     result = run(tmp_path)
     assert result.steps["answer"].input_tokens == 12 and result.steps["answer"].output_tokens == 7

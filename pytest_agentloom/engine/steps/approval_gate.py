@@ -85,8 +85,10 @@ async def run_approval_gate(
         return PauseOutcome(value=None)
     waited = ctx.clock.now() - pending.clock if ctx.clock.is_virtual else wall_clock() - pending.wall
     if step.timeout_seconds is not None and waited >= step.timeout_seconds:
-        ignored = {"ignored_decision": decision} if decision else {}
-        ctx.event("approval_timeout", waited=round(waited, 6), on_timeout=step.on_timeout, **ignored)
+        data: dict[str, Any] = {"waited": round(waited, 6), "on_timeout": step.on_timeout}
+        if decision:
+            data["ignored_decision"] = decision
+        ctx.event("approval_timeout", None, **data)
         if step.on_timeout == "fail":
             raise StepError(
                 f"approval gate '{step.id}' timed out: no decision within {step.timeout_seconds:g}s "
