@@ -317,3 +317,13 @@ def test_canary_secret_is_in_no_file_any_run_wrote(tmp_path):
         text = path.read_text()
         for secret in (CANARY, NESTED_CANARY, "tok-abcdef-123456"):
             assert secret not in text, f"{secret} found in {path} at {text.find(secret)}"
+
+
+def test_resume_without_the_workflow_file_uses_the_saved_definition_and_says_so(tmp_path, caplog):
+    path = interrupted(tmp_path)
+    (tmp_path / "flow.yaml").unlink()
+    with caplog.at_level(logging.WARNING, logger="pytest_agentloom.resume"):
+        result = resume_workflow(path, provider=provider(), tools=tools(), clock=VirtualClock(), runs_dir=False,
+                                 redaction_salt=SALT)
+    assert result.ok
+    assert any("resuming from the definition saved in the checkpoint" in r.getMessage() for r in caplog.records)
