@@ -157,6 +157,7 @@ class CassetteSession:
         self._lock = threading.Lock()
         self._depth = 0
         self._patches: contextlib.ExitStack | None = None
+        self._patchers: list[Any] | None = None
         self.mismatches: list[CassetteMismatchError] = []
         self.loaded_count = 0
         self.opened = False
@@ -303,10 +304,12 @@ class CassetteSession:
         self.open()
         with self._lock:
             if self._depth == 0:
-                from vcr.patch import CassettePatcherBuilder
+                if self._patchers is None:  # built once: vcrpy's patchers can be entered again after exiting
+                    from vcr.patch import CassettePatcherBuilder
 
+                    self._patchers = list(CassettePatcherBuilder(self._cassette).build())
                 stack = contextlib.ExitStack()
-                for patcher in CassettePatcherBuilder(self._cassette).build():
+                for patcher in self._patchers:
                     stack.enter_context(patcher)
                 self._patches = stack
             self._depth += 1

@@ -150,7 +150,7 @@ def test_json_bodies_match_as_data() -> None:
     recorded = make_request(b'{"model": "m", "messages": [1, 2]}')
     body(make_request(b'{"messages":[1,2],"model":"m"}'), recorded)  # key order and whitespace
     body(make_request({"model": "m", "messages": [1, 2], "user": "someone"}), recorded)  # ignored field
-    with pytest.raises(AssertionError, match=r"JSON body differs: body.messages\[1\]: 2 -> 3"):
+    with pytest.raises(AssertionError, match=r"^JSON body differs$"):
         body(make_request({"model": "m", "messages": [1, 3]}), recorded)
 
 
