@@ -115,6 +115,7 @@ class TestCassette:
     settings: ReplaySettings
     item: pytest.Item
     session: CassetteSession | None = None
+    tape: Any = None  # the ToolTape of the tools with side effects, made at the first run
 
     @property
     def path(self) -> Path:
@@ -145,6 +146,21 @@ class TestCassette:
             self.settings.mode is RecordMode.ONCE and session.loaded_count > 0)
         return session.wrap(default_gateway(workflow.config, api_key_placeholder=replay_only))
 
+    def tools(self, workflow: Workflow, tools: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The run's tools, the built-ins included, those with side effects going through the test's tool
+        recording (``<cassette>.tools.yaml``): run and recorded while the cassette records, replayed from
+        the recording (not run) while it replays.
+        """
+        from ..tools import Sandbox, ToolRegistry, ToolTape, builtin_tools, tape_path
+
+        if self.tape is None:
+            replaying = self.settings.mode is RecordMode.NONE or (
+                self.settings.mode is RecordMode.ONCE and self.path.is_file())
+            self.tape = ToolTape(tape_path(self.path), recording=not replaying)
+        registry = ToolRegistry(builtin_tools(Sandbox(workflow.config.sandbox, base_dir=workflow.base_dir)))
+        registry.update(tools)
+        return self.tape.wrap(registry)
+
     def finish(self, passed: bool) -> tuple[str | None, list[tuple[str, str]]]:
         """End of the test's call: write the cassette if recording; the unused-interaction failure, if any,
         and the user properties (stale flag, cassette written) for the report.
@@ -164,6 +180,8 @@ class TestCassette:
                 failure = str(exc)
         will_write = session.needs_write()
         session.close()
+        if passed and self.tape is not None:
+            self.tape.save()  # only when recording, and only if a tool with side effects ran
         if will_write:
             properties.append((WRITTEN_PROPERTY, session.config.display_path))
         return failure, properties
@@ -197,3 +215,4 @@ class ReplaySummary:
             lines += [f"  {entry}" for entry in sorted(set(self.stale))]
             lines.append("How to fix: re-record them with live providers: pytest <test ids> --agentloom-record")
         return lines
+

@@ -109,6 +109,8 @@ class AgentloomHarness:
         merged_tools = {**self._defaults.get("tools", {}), **dict(tools or {})}
         if provider is None:
             provider = self._default_provider(workflow, merged_state)
+            if self._cassette is not None:  # tools with side effects are replayed with the model calls
+                merged_tools = dict(self._cassette.tools(workflow, merged_tools))
         self._runs += 1
         parts = (self.nodeid,) if self._runs == 1 else (self.nodeid, str(self._runs))
         result = run_workflow(

@@ -1,0 +1,77 @@
+"""Tools with side effects under record and replay, end to end through pytester and the fake server."""
+
+from __future__ import annotations
+
+import textwrap
+
+from tests.replay.helpers import Project
+from tests.servers.fake_llm import text, tool_calls
+
+MAIL_FLOW = """\
+name: mail
+steps:
+  - id: ask
+    type: llm_call
+    model: gpt-4o-mini
+    prompt: "Email the customer about ticket 7."
+    tools: [{name: send_email}, {name: lookup}]
+    output: answer
+"""
+
+MAIL_TEST = textwrap.dedent("""\
+    import os
+
+    from pytest_agentloom import tool
+
+    @tool(side_effects=True)
+    def send_email(to: str) -> str:
+        \"\"\"Send an email.\"\"\"
+        with open(os.environ["OUTBOX"], "a") as outbox:
+            outbox.write(to + "\\n")
+        return f"sent to {to}"
+
+    @tool
+    def lookup(ticket: int) -> str:
+        \"\"\"Read a ticket (no side effects: runs in replay too).\"\"\"
+        with open(os.environ["LOOKUPS"], "a") as lookups:
+            lookups.write(f"{ticket}\\n")
+        return "ana@example.org"
+
+    def test_mail(agentloom):
+        result = agentloom.run("mail.yaml", tools={"send_email": send_email, "lookup": lookup})
+        assert result.status == "success", result.steps["ask"].error
+        assert result.state["answer"] == "Emailed Ana."
+    """)
+
+
+def setup(project: Project) -> tuple[object, object]:
+    project.pytester.makefile(".yaml", mail=MAIL_FLOW)
+    project.pytester.makepyfile(test_mail=MAIL_TEST)
+    outbox, lookups = project.path / "outbox.txt", project.path / "lookups.txt"
+    project.monkeypatch.setenv("OUTBOX", str(outbox))
+    project.monkeypatch.setenv("LOOKUPS", str(lookups))
+    return outbox, lookups
+
+
+def test_a_side_effect_tool_is_recorded_then_replayed_without_running(project: Project) -> None:
+    outbox, lookups = setup(project)
+    project.live()
+    project.server.plan("openai", tool_calls(("lookup", {"ticket": 7})),
+                        tool_calls(("send_email", {"to": "ana@example.org"})), text("Emailed Ana."))
+    project.run("test_mail.py", "--agentloom-record").assert_outcomes(passed=1)
+    tape = project.cassette("test_mail.py/test_mail.tools.yaml")
+    assert tape.read_text() == (
+        "format_version: 1\ncalls:\n- tool: send_email\n  arguments:\n    to: ana@example.org\n"
+        "  result: sent to ana@example.org\n")
+    assert outbox.read_text() == "ana@example.org\n"
+
+    project.offline()
+    project.run("test_mail.py").assert_outcomes(passed=1)
+    assert outbox.read_text() == "ana@example.org\n"  # not sent again: the recorded result was used
+    assert lookups.read_text() == "7\n7\n"  # a tool without side effects runs for real in replay too
+
+    tape.write_text("format_version: 1\ncalls: []\n")  # a recording without the call
+    replayed = project.run("test_mail.py")
+    replayed.assert_outcomes(failed=1)
+    replayed.stdout.fnmatch_lines(["*Tool 'send_email' has side effects, and the recording has no call to it*"])
+    assert outbox.read_text() == "ana@example.org\n"
