@@ -36,6 +36,13 @@ def collect(root: Path, *extra: str) -> float:
     return elapsed
 
 
+def import_time(*modules: str) -> float:
+    code = "import " + ", ".join(modules)
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], check=True)
+    return time.perf_counter() - started
+
+
 def main(repeats: int = 7) -> None:
     with tempfile.TemporaryDirectory(prefix="agentloom-bench-") as folder:
         root = Path(folder)
@@ -45,11 +52,15 @@ def main(repeats: int = 7) -> None:
         for _ in range(repeats):
             with_plugin.append(collect(root))
             without.append(collect(root, "-p", "no:agentloom"))
+    bare = statistics.median(import_time("pytest") for _ in range(repeats))
+    loaded = statistics.median(import_time("pytest", "pytest_agentloom.plugin") for _ in range(repeats))
     on, off = statistics.median(with_plugin), statistics.median(without)
     print(f"pytest --collect-only -q, {FILES * TESTS_PER_FILE} trivial tests, {repeats} runs each (median):")
     print(f"  with the agentloom plugin : {on * 1000:8.1f} ms")
     print(f"  with -p no:agentloom      : {off * 1000:8.1f} ms")
     print(f"  overhead                  : {(on - off) * 1000:8.1f} ms  (ratio {on / off:.3f})")
+    print(f"of which importing pytest_agentloom.plugin (package, engine, pydantic models): "
+          f"{(loaded - bare) * 1000:.1f} ms")
 
 
 if __name__ == "__main__":
