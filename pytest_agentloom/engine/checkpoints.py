@@ -477,7 +477,8 @@ def _resume_point(checkpoint: dict[str, Any], workflow: Workflow, decision: str 
     results = {}
     for step_id, data in (checkpoint.get("steps") or {}).items():
         if step_id in completed:
-            results[step_id] = StepResult(**{**data, "status": StepStatus(data["status"])})
+            known = {key: value for key, value in data.items() if key in StepResult.__dataclass_fields__}
+            results[step_id] = StepResult(**{**known, "status": StepStatus(data["status"])})
     initial = {**copy.deepcopy(checkpoint.get("state") or {}), **copy.deepcopy(dict(state or {}))}
     remaining = [step.id for step in workflow.steps if step.id not in completed]
     warnings = list(notes)
