@@ -1,5 +1,9 @@
 """Request matchers: plain functions of (request, recorded) that raise ``AssertionError`` with a reason.
 
+They raise explicitly instead of using ``assert``: pytest rewrites the asserts
+of plugin packages, and vcrpy calls every matcher against every recording on
+each lookup, so a rewritten assert would build an explanation for each miss.
+
 A replayed request is matched against the cassette's recorded ones by every
 matcher of ``match_on``, in order (default: ``method``, ``url``, ``body``):
 
@@ -51,7 +55,8 @@ _SAME_MARKER = "<REDACTED>"
 
 def method(request: Request, recorded: Request) -> None:
     """Same HTTP method."""
-    assert request.method.upper() == recorded.method.upper(), f"method {request.method} != {recorded.method}"
+    if request.method.upper() != recorded.method.upper():
+        raise AssertionError(f"method {request.method} != {recorded.method}")
 
 
 def _path(request: Request) -> str:
@@ -62,10 +67,12 @@ def _path(request: Request) -> str:
 def url(request: Request, recorded: Request) -> None:
     """Same path and query parameters; scheme, host and port are not compared."""
     mine, theirs = _path(request), _path(recorded)
-    assert mine == theirs, f"path {mine} != {theirs}"
+    if mine != theirs:
+        raise AssertionError(f"path {mine} != {theirs}")
     query_mine = sorted(parse_qsl(request.parsed_uri.query, keep_blank_values=True))
     query_theirs = sorted(parse_qsl(recorded.parsed_uri.query, keep_blank_values=True))
-    assert query_mine == query_theirs, f"query {query_mine} != {query_theirs}"
+    if query_mine != query_theirs:
+        raise AssertionError(f"query {query_mine} != {query_theirs}")
 
 
 @functools.lru_cache(maxsize=512)
@@ -123,7 +130,8 @@ def body(request: Request, recorded: Request) -> None:
     if left is not None and right is not None:
         # no diff here: vcrpy runs matchers against every recording on every lookup; the mismatch error
         # computes one diff, against the closest recording only
-        assert left[0] == right[0], "JSON body differs"
+        if left[0] != right[0]:
+            raise AssertionError("JSON body differs")
         return
     raise AssertionError("body differs (not JSON, compared as bytes)")
 
