@@ -130,7 +130,8 @@ def test_state_without_equals_is_a_usage_error(cli, tmp_path):
 
 def test_json_prints_the_redacted_result(cli, tmp_path):
     flow = write(tmp_path, "echo.yaml", ECHO)
-    done = cli("run", flow, "--tools", "cli_tools", "--json", "--state", f"api_key={CANARY}", "--run-id", "r1")
+    done = cli("run", flow, "--tools", "cli_tools", "--json", "--state", f"api_key={CANARY}", "--run-id", "r1",
+               "--checkpoint")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     marker = make_marker(CANARY, salt=SALT.encode())
@@ -141,6 +142,9 @@ def test_json_prints_the_redacted_result(cli, tmp_path):
     record = tmp_path / "agentloom_runs" / "r1.json"
     assert json.loads(record.read_text())["status"] == "success"
     assert CANARY not in record.read_text()
+    checkpoint = json.loads((tmp_path / "agentloom_runs" / "checkpoints" / "r1.json").read_text())
+    assert checkpoint["status"] == "success" and checkpoint["state"]["api_key"] == marker  # --checkpoint
+    assert CANARY not in json.dumps(checkpoint)
 
 
 def test_model_flag_changes_only_config_model(cli, tmp_path):
