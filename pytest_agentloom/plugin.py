@@ -73,7 +73,7 @@ def pytest_deselected(items: list[pytest.Item]) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    session.config.stash[SESSION_KEY].collection_errors = session.testsfailed
+    session.config.stash[SESSION_KEY].collected(session.items, errors=session.testsfailed)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

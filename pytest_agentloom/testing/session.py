@@ -88,6 +88,18 @@ class AgentloomSession:
                 summary.add_report(report)
         return summary.lines(self.replay.mode)
 
+    def collected(self, items: list[pytest.Item], *, errors: int) -> None:
+        """Note collection errors, and the default snapshot folder of every folder holding tests.
+
+        A folder whose tests no longer take snapshots still has its old files checked for the unused report.
+        """
+        self.collection_errors = errors
+        folder = Path(os.fspath(read_setting(self.config, "snapshot_dir")))
+        for parent in {item.path.parent for item in items}:
+            root = folder if folder.is_absolute() else parent / folder
+            if root.is_dir():
+                self.snapshots.roots.add(str(root))
+
     def test_did_not_pass(self, item: pytest.Item) -> None:
         """Keep the snapshots of a failed or skipped test out of the unused report."""
         try:

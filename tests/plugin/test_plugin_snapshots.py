@@ -174,3 +174,10 @@ def test_snapshot_names_are_safe_for_file_systems(triage: pytest.Pytester) -> No
     assert names[0] == "test_odd[a_b__c_d_e_].we_ird_name.yaml"  # pytest's id escapes the backslash
     assert len(names[1]) < 140 and names[1].startswith("test_odd[xxxx")
     triage.runpytest_inprocess().assert_outcomes(passed=2)
+
+
+def test_snapshots_of_a_module_that_no_longer_snapshots_are_reported(snap: pytest.Pytester) -> None:
+    snap.runpytest_inprocess("--agentloom-update-snapshots").assert_outcomes(passed=3)
+    snap.makepyfile(test_snap="def test_plain():\n    pass\n")
+    result = snap.runpytest_inprocess()
+    result.stdout.fnmatch_lines(["agentloom: 5 snapshot files unused:"])
