@@ -90,7 +90,7 @@ class AgentloomHarness:
         workflow_or_path: Workflow | str | Path | None = None,
         state: Mapping[str, Any] | None = None,
         provider: Provider | None = None,
-        tools: Mapping[str, Callable[..., Any]] | None = None,
+        tools: Mapping[str, Callable[..., Any]] | list[Any] | None = None,
         **config_overrides: Any,
     ) -> WorkflowResult:
         """Run a workflow with a virtual clock and a run id derived from the test; return its result.
@@ -106,7 +106,7 @@ class AgentloomHarness:
         if config:
             workflow = workflow.with_config(**config)
         merged_state = {**self._defaults.get("state", {}), **dict(state or {})}
-        merged_tools = {**self._defaults.get("tools", {}), **dict(tools or {})}
+        merged_tools = {**self._defaults.get("tools", {}), **_tool_mapping(tools)}
         if provider is None:
             provider = self._default_provider(workflow, merged_state)
             if self._cassette is not None:  # tools with side effects are replayed with the model calls
@@ -196,3 +196,14 @@ class AgentloomHarness:
                 name = str(self._snapshot_count)
         label = self.snapshot_name if name is None else f"{self.snapshot_name}.{name}"
         self._snapshots.assert_match(self.snapshot_path(name), result, label=label, nodeid=self.nodeid)
+
+
+def _tool_mapping(tools: Any) -> dict[str, Any]:
+    """``tools=`` as name -> tool: a mapping as it is, a list of tools (``@tool``, tool classes) by their names."""
+    if tools is None:
+        return {}
+    if isinstance(tools, Mapping):
+        return dict(tools)
+    from ..tools import ToolRegistry
+
+    return dict(ToolRegistry(tools))
