@@ -381,7 +381,8 @@ class _Run:
         self.paused_step = self.paused_step or ctx.step_id
         detail = getattr(outcome, "detail", None)  # an agent's loop state, to continue from on resume
         previous = self.pending_approval
-        if previous is None or previous.step_id != ctx.step_id or detail is not None:  # a gate still waiting
+        owns_pause = self.paused_step == ctx.step_id  # with two gates in one layer, the first one waits
+        if owns_pause and (previous is None or previous.step_id != ctx.step_id or detail is not None):
             self.pending_approval = PendingApproval(ctx.step_id, ctx.clock.now(), self.persistence.wall_clock(),
                                                     detail=detail)  # keeps the time it started waiting
         if self.failed_step is None:

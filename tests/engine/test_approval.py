@@ -306,3 +306,24 @@ def test_assert_no_secrets_names_the_file_and_position(agentloom):
     message = str(info.value)
     assert f"{leak}: 'sk-c…' at line 2, column 5" in message
     assert str(result.checkpoint_path) not in message  # the checkpoint itself is clean
+
+
+def test_two_gates_in_one_layer_are_decided_one_resume_at_a_time(tmp_path):
+    path = tmp_path / "two.yaml"
+    path.write_text("""\
+name: two
+steps:
+  - {id: legal, type: approval_gate, output: legal_ok}
+  - {id: finance, type: approval_gate, output: finance_ok}
+  - {id: done, type: tool, tool_name: cancel, depends_on: [legal, finance], output: result}
+""")
+    paused = run(path, tmp_path)
+    assert paused.paused_step == "legal"
+    assert paused.checkpoint["pending_approval"]["step_id"] == "legal"
+    assert [s.status.value for s in paused.steps.values()] == ["paused", "paused"]
+    second = resume(paused, tmp_path, decision=True)
+    assert second.paused_step == "finance" and second.state["_approval"] == {"legal": "approved"}
+    final = resume(second, tmp_path, decision=False)
+    assert final.ok
+    assert final.state["_approval"] == {"legal": "approved", "finance": "rejected"}
+    assert final.state["result"] == "cancelled"
