@@ -343,6 +343,7 @@ class AgentLoop:
 
     def _answer(self, text: str) -> StepOutcome | None:
         """A final answer: ``done`` if it holds up, else a rejection the model reads."""
+        why: str | None
         if not text.strip():
             code, why, value = "empty_answer", "the reply has neither tool calls nor an answer", None
         elif self.agent.output_schema is not None:

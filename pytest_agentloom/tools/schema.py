@@ -39,13 +39,13 @@ def schema_for_function(function: Callable[..., Any], *, skip: tuple[str, ...] =
         if name in skip or parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
             continue
         hint = hints.get(name, parameter.annotation)
-        schema = {} if hint is inspect.Parameter.empty else schema_for_type(hint)
+        prop = {} if hint is inspect.Parameter.empty else schema_for_type(hint)
         if parameter.default is not inspect.Parameter.empty:
             if parameter.default is not None and _json_literal(parameter.default):
-                schema = {**schema, "default": parameter.default}
+                prop = {**prop, "default": parameter.default}
         elif not _accepts_none(hint):
             required.append(name)
-        properties[name] = schema
+        properties[name] = prop
     schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         schema["required"] = required

@@ -10,6 +10,7 @@ template errors and a scripted provider with no reply left.
 from __future__ import annotations
 
 import functools
+from collections.abc import Awaitable, Callable
 
 from ...errors import ProviderError, ScriptError, StepError
 from ...providers.types import LLMRequest, LLMResponse, Message
@@ -46,14 +47,13 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
     policy = ctx.retry_policy(step.retry)
     for attempt in range(1, policy.max_retries + 2):
         ctx.attempts = attempt
+        call: Callable[[], Awaitable[LLMResponse | StepOutcome]]
         call = functools.partial(ctx.provider.complete, request.model_copy(update={"attempt": attempt}))
         if reachable is not None:
             call = functools.partial(run_tool_loop, step, ctx, request, reachable, attempt=attempt,
                                      call_model=ctx.provider.complete)
         try:
-            response = await ctx.within(step.timeout, call)
-            if isinstance(response, StepOutcome):
-                return response
+            response: LLMResponse | StepOutcome = await ctx.within(step.timeout, call)
         except ScriptError as exc:
             raise StepError(str(exc), code="script_exhausted") from exc
         except ProviderError as exc:
@@ -64,6 +64,8 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
         except (ConnectionError, TimeoutError) as exc:
             error, retryable = exc, True
         else:
+            if isinstance(response, StepOutcome):  # a tool loop counted its own calls
+                return response
             return _succeed(ctx, response, attempt, model)
         _give_up_unless(retryable, attempt, policy, error)
         delay = policy.delay(attempt)
