@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -239,3 +240,40 @@ def test_provenance_hashes_the_workflow_and_flags_edits(tmp_path: Path) -> None:
     with CassetteSession(CassetteConfig(path=path, root=tmp_path)) as session:
         session.add_run(load_workflow(flow))
         assert session.stale_workflows() == ["flow.yaml"]
+
+
+def test_concurrent_steps_replay_and_a_mismatch_names_its_own_step(tmp_path: Path) -> None:
+    from pytest_agentloom import VirtualClock, run_workflow
+    from pytest_agentloom.engine.loader import load_workflow
+    from pytest_agentloom.providers.registry import default_gateway
+
+    steps = "".join(f"  - {{id: s{n}, type: llm_call, model: gpt-4o-mini, prompt: 'part {n} of {{state.topic}}'}}\n"
+                    for n in range(4))
+    (tmp_path / "flow.yaml").write_text("name: fan\nstate: {topic: ''}\nsteps:\n" + steps)
+    workflow = load_workflow(tmp_path / "flow.yaml")
+    path = tmp_path / "c.yaml"
+
+    def run(session: CassetteSession, topic: str, **gateway: Any) -> Any:
+        provider = session.wrap(default_gateway(workflow.config, **gateway))
+        return run_workflow(workflow, state={"topic": topic}, provider=provider, clock=VirtualClock(), run_id="r")
+
+    with FakeLLMServer() as server:  # echoes: each step's answer names its own part
+        config = CassetteConfig(path=path, mode=RecordMode.ALL, env={})
+        os.environ["OPENAI_BASE_URL"], os.environ["OPENAI_API_KEY"] = server.openai_base_url, KEY
+        try:
+            with CassetteSession(config) as session:
+                live = run(session, "cats")
+        finally:
+            del os.environ["OPENAI_BASE_URL"], os.environ["OPENAI_API_KEY"]
+    with CassetteSession(CassetteConfig(path=path, env={})) as session:
+        replayed = run(session, "cats", api_key_placeholder=True)
+    assert replayed.to_json() == live.to_json()
+    assert [replayed.state["steps"][f"s{n}"]["output"] for n in range(4)] == [f"echo: part {n} of cats"
+                                                                            for n in range(4)]
+    with CassetteSession(CassetteConfig(path=path, env={})) as session:
+        workflow = workflow.model_copy(update={"steps": [*workflow.steps[:3], workflow.steps[3].model_copy(
+            update={"prompt": "something else"})]})
+        changed = run(session, "cats", api_key_placeholder=True)
+    assert [changed.steps[f"s{n}"].status.value for n in range(4)] == ["success", "success", "success", "failed"]
+    assert changed.steps["s3"].error.startswith("Cassette has no recorded response for this request "
+                                                "(step 's3', turn 1).")
