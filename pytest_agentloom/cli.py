@@ -5,7 +5,7 @@
     agentloom run FILE [--state key=value ...] [--json] [--model M] [--provider P] [--stream]
                        [--checkpoint] [--replay CASSETTE | --record CASSETTE] [--script FILE] [--tools MOD:ATTR]
     agentloom validate FILE [FILE ...]
-    agentloom resume RUN_ID [--approve | --reject] [--state key=value ...] [--json]
+    agentloom resume RUN_ID [--approve | --reject | --cancel] [--state key=value ...] [--json]
     agentloom runs [--json]
 
 Exit codes (:data:`EXIT_CODES`):
@@ -147,7 +147,10 @@ def _load_tools(specs: Sequence[str] | None) -> dict[str, Callable[..., Any]]:
 
 
 def _scripted(path: str) -> Any:
-    """``--script FILE``: a YAML or JSON mapping of step id to reply (or list of replies) for a scripted run."""
+    """``--script FILE``: a YAML or JSON mapping of step id to reply (or list of replies) for a scripted run.
+
+    A reply is a string, ``{text: ..., input_tokens: ...}`` or ``{tool_call: name, arguments: {...}}``.
+    """
     import yaml
 
     from .providers.scripted import Scripted
@@ -161,6 +164,11 @@ def _scripted(path: str) -> Any:
     from .providers.scripted import reply
 
     def one(value: Any, step_id: str) -> Any:
+        if isinstance(value, dict) and "tool_call" in value:  # {tool_call: name, arguments: {...}, id: ...}
+            from .providers.scripted import tool_call
+
+            call_id = {"call_id": str(value["id"])} if "id" in value else {}
+            return tool_call(str(value["tool_call"]), **call_id, **dict(value.get("arguments") or {}))
         if isinstance(value, dict):  # {text: ..., input_tokens: ..., cost: ...}
             try:
                 return reply(**value)
@@ -245,7 +253,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_resume(args: argparse.Namespace) -> int:
-    decision = "approved" if args.approve else "rejected" if args.reject else None
+    decision = "approved" if args.approve else "rejected" if args.reject else "cancelled" if args.cancel else None
     state = parse_state_args(args.state)
     tools = _load_tools(args.tools)
     workflow = load_workflow(args.workflow) if args.workflow else None
@@ -356,6 +364,8 @@ def _parser() -> argparse.ArgumentParser:
     decision = resume.add_mutually_exclusive_group()
     decision.add_argument("--approve", action="store_true", help="approve the gate the run waits at")
     decision.add_argument("--reject", action="store_true", help="reject the gate the run waits at")
+    decision.add_argument("--cancel", action="store_true",
+                          help="cancel the run (an agent waiting for approval stops as 'cancelled')")
     resume.add_argument("--workflow", metavar="FILE", help="resume with this workflow file instead of the saved one")
     shared(resume)
     resume.set_defaults(handler=_cmd_resume)
