@@ -47,8 +47,9 @@ __all__ = [
     "url",
 ]
 
-#: Top-level JSON body fields the SDKs may fill differently from run to run; never compared.
-IGNORED_BODY_FIELDS: tuple[str, ...] = ("user", "metadata", "stream_options")
+#: Top-level JSON body fields that identify the caller rather than the call (they may differ between
+#: the machine that recorded and the one that replays); never compared.
+IGNORED_BODY_FIELDS: tuple[str, ...] = ("user", "metadata")
 _ANY_MARKER = re.compile(r"<REDACTED:sha256=[0-9a-f]+>")
 _SAME_MARKER = "<REDACTED>"
 

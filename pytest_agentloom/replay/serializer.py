@@ -153,6 +153,10 @@ def dumps(provenance: Provenance | None, requests: list[Request], responses: lis
     document["interactions"] = interactions
     text = yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100_000,
                      default_flow_style=False)
+    if text.endswith("\n...\n"):
+        # PyYAML closes a document that ends in a kept block scalar (a stream body ending in blank lines)
+        # with "..."; without it the scalar still ends at the end of the file, so it reads back the same
+        text = text[: -len("...\n")]
     return _HEADER.format(v=FORMAT_VERSION) + text
 
 

@@ -55,6 +55,7 @@ def test_bodies_are_stored_as_data_and_text_and_read_back() -> None:
     assert text.startswith("# pytest-agentloom cassette (format 1)")
     assert "      json:\n        model: m\n" in text  # structured, not an escaped string
     assert "      text: |" in text and '        data: {"x": 1}\n' in text  # a literal block
+    assert text.endswith("        data: [DONE]\n\n")  # no "..." document end marker
     provenance, loaded_requests, loaded_responses = loads(text)
     assert provenance is None
     assert json.loads(loaded_requests[0].body) == json.loads(requests[0].body)

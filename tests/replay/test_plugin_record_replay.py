@@ -256,3 +256,18 @@ def test_parametrized_tests_get_one_cassette_each(project: Project) -> None:
     assert project.cassette("test_support.py/test_support[scanner].yaml").is_file()
     project.offline()
     project.run().assert_outcomes(passed=2)
+
+
+def test_help_lists_the_cassette_options(project: Project) -> None:
+    result = project.run("--help")
+    result.stdout.fnmatch_lines([
+        "  --agentloom-cassette-dir=VALUE",
+        "*folder of recorded provider calls (cassettes), relative",
+        "  --agentloom-record    re-record the selected tests' cassettes against live",
+        "*",
+        "*",
+        "  --agentloom-record-mode=VALUE",
+        "*cassette record mode: none (replay only, the default),",
+        "*",
+        "*agentloom_cassette_dir (string):",
+    ])
