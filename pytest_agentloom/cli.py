@@ -240,12 +240,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
     cassette_path = args.replay or args.record
     if cassette_path:
         session = _cassette(cassette_path, record=bool(args.record), workflow_file=args.file)
+        from .tools import ToolTape, tape_path
+
+        tape = ToolTape(tape_path(cassette_path), recording=bool(args.record), scrub=session.scrub_text)
+        common["tools"] = tape.wrap_run_tools(workflow, tools)
         with session:
             session.add_run(workflow, state)
             inner = _scripted(args.script) if args.script else _real_provider(workflow, placeholder=bool(args.replay))
             result = run_workflow(workflow, provider=session.wrap(inner), **common)
             if args.replay:
                 session.check_unused()
+        tape.save()
     else:
         provider = _scripted(args.script) if args.script else _real_provider(workflow)
         result = run_workflow(workflow, provider=provider, **common)

@@ -255,6 +255,10 @@ class CassetteSession:
             self._scrubber = Scrubber(secrets=sorted(self._secrets), marker=redactor.marker,
                                       api_keys=self._scrubber.api_keys)
 
+    def scrub_text(self, text: str) -> str:
+        """``text`` with the secrets and API keys this session knows replaced, as in the cassette file."""
+        return self._scrubber.text(text)
+
     def stale_workflows(self) -> list[str]:
         """Workflow files run by this test whose hash differs from the one recorded in the cassette."""
         if self.mode is RecordMode.ALL or self.provenance is None:

@@ -156,7 +156,7 @@ class TestCassette:
         if self.tape is None:
             replaying = self.settings.mode is RecordMode.NONE or (
                 self.settings.mode is RecordMode.ONCE and self.path.is_file())
-            self.tape = ToolTape(tape_path(self.path), recording=not replaying)
+            self.tape = ToolTape(tape_path(self.path), recording=not replaying, scrub=self._session().scrub_text)
         registry = ToolRegistry(builtin_tools(Sandbox(workflow.config.sandbox, base_dir=workflow.base_dir)))
         registry.update(tools)
         return self.tape.wrap(registry)

@@ -13,7 +13,9 @@ real during replay.
 
 The tape is a YAML file next to the cassette (``<cassette>.tools.yaml``) with
 ``format_version`` 1 and one entry per call: ``tool``, ``arguments``, and
-``result`` or ``error`` (``type``, ``message``, ``code``).
+``result`` or ``error`` (``type``, ``message``, ``code``). ``scrub`` (the
+cassette's scrubber) takes secret values out of the file; calls are matched
+on their scrubbed arguments, so a recorded marker matches the real value.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -59,8 +61,9 @@ class ToolTape:
     """One test's recorded tool results: ``wrap`` a registry, run, then ``save`` (when recording)."""
 
     def __init__(self, path: str | os.PathLike[str], *, recording: bool,
-                 allow_real: bool | Iterable[str] = False) -> None:
+                 allow_real: bool | Iterable[str] = False, scrub: Callable[[str], str] | None = None) -> None:
         self.path = Path(path)
+        self.scrub = scrub or (lambda text: text)  # secrets out of the file, and out of the matching
         self.recording = recording
         self.allow_real = allow_real if isinstance(allow_real, bool) else frozenset(allow_real)
         self.entries: list[dict[str, Any]] = [] if recording else self._load()
@@ -94,6 +97,16 @@ class ToolTape:
             wrapped.register(self._wrap(made) if made.side_effects else made)
         return wrapped
 
+    def wrap_run_tools(self, workflow: Any, tools: Any = None) -> ToolRegistry:
+        """A run's tools as the runner would register them (the built-ins bound to ``workflow``'s sandbox,
+        then ``tools``), those with side effects going through this tape."""
+        from .builtins import builtin_tools
+        from .sandbox import Sandbox
+
+        registry = ToolRegistry(builtin_tools(Sandbox(workflow.config.sandbox, base_dir=workflow.base_dir)))
+        registry.update(tools or {})
+        return self.wrap(registry)
+
     def _wrap(self, made: Tool) -> Tool:
         async def through_tape(**arguments: Any) -> Any:
             if self.runs_for_real(made.name):
@@ -122,15 +135,15 @@ class ToolTape:
         self.recorded.append(entry)
 
     def _replay(self, name: str, arguments: dict[str, Any]) -> Any:
-        wanted = _key(name, arguments)
+        wanted = self.scrub(_key(name, arguments))  # recorded arguments were scrubbed of secrets: compare alike
         for index, entry in enumerate(self.entries):
-            if index not in self._used and _key(entry["tool"], entry.get("arguments") or {}) == wanted:
+            if index not in self._used and self.scrub(_key(entry["tool"], entry.get("arguments") or {})) == wanted:
                 self._used.add(index)
                 if "error" in entry:
                     raise _replayed_error(entry["error"])
                 return entry["result"]
         same_tool = [entry.get("arguments") for entry in self.entries if entry["tool"] == name]
-        shown = json.dumps(_plain(arguments), sort_keys=True)
+        shown = self.scrub(json.dumps(_plain(arguments), sort_keys=True))
         raise ToolReplayMissError(
             f"Tool '{name}' has side effects, and the recording has no call to it with these arguments, "
             f"so it was not run: {shown}\n"
@@ -154,7 +167,7 @@ class ToolTape:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
+            stream.write(self.scrub(text))
         os.replace(temporary, self.path)
         return self.path
 

@@ -126,3 +126,17 @@ def test_a_replay_miss_in_a_tool_loop_fails_the_step_instead_of_going_back_to_th
     assert (result.status, step.error_code) == ("failed", "tool_replay_miss")
     assert outbox.sent == []
     assert len(provider.requests) == 1
+
+
+def test_secrets_are_scrubbed_from_the_file_and_replay_still_matches(tmp_path: Path) -> None:
+    path = tmp_path / "t.tools.yaml"
+    scrub = lambda text: text.replace("s3cret-7", "<REDACTED>")  # noqa: E731 - the cassette's scrubber
+    recording = ToolTape(path, recording=True, scrub=scrub)
+    call(recording.wrap(Outbox().tools), "send_email", to="s3cret-7@example.org")
+    recording.save()
+    assert "s3cret-7" not in path.read_text()
+
+    outbox = Outbox()
+    tools = ToolTape(path, recording=False, scrub=scrub).wrap(outbox.tools)
+    assert call(tools, "send_email", to="s3cret-7@example.org") == "sent to <REDACTED>@example.org"
+    assert outbox.sent == []
