@@ -101,7 +101,7 @@ def _relative(path: Path, root: Path | None) -> str:
         return Path(path).as_posix()
 
 
-def _cassette_class() -> type:
+def _cassette_class() -> Any:
     """A vcrpy ``Cassette`` that tells its session about a request it cannot play.
 
     Built for each session rather than cached, so it always comes from the vcrpy
