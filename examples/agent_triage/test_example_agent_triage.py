@@ -8,7 +8,6 @@ from typing import Any
 from triage_desk import Desk
 
 from pytest_agentloom import Scripted, VirtualClock, run_workflow, tool_call
-from pytest_agentloom.engine.checkpoints import resume_workflow
 
 HERE = Path(__file__).parent
 EMAIL = {"to": "ana@example.org", "subject": "Refund", "body": "Your refund is on its way."}
@@ -27,8 +26,7 @@ def test_the_email_goes_out_only_after_approval(agentloom: Any, desk: Desk) -> N
     assert (paused.status, paused.steps["triage"].finish_reason) == ("paused", "needs_approval")
     assert desk.outbox == []
 
-    done = resume_workflow(paused, decision="approved", provider=Scripted({"triage": "Refund approved; emailed."}),
-                           tools=desk.tools, clock=VirtualClock(), runs_dir=False)
+    done = agentloom.resume(paused, approve=True, provider=Scripted({"triage": "Refund approved; emailed."}))
     assert (done.status, done.steps["triage"].finish_reason) == ("success", "done")
     assert desk.outbox == [EMAIL]
 
