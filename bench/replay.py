@@ -53,7 +53,7 @@ def replies() -> list[str]:
 
 
 def run_engine(workflow, provider) -> None:
-    result = run_workflow(workflow, provider=provider, clock=VirtualClock(), run_id="bench")
+    result = run_workflow(workflow, provider=provider, clock=VirtualClock(), run_id="bench", runs_dir=False)
     assert result.status == "success", result.steps
     assert result.state[f"out{CALLS - 1}"] == f"answer {CALLS - 1}"
 
