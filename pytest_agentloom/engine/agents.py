@@ -210,6 +210,7 @@ class AgentLoop:
         """Continue after a pause: ``approved`` runs the pending call, ``rejected`` stops as ``denied``."""
         self.snapshot = snapshot
         self.start = self.ctx.clock.now() - snapshot.elapsed
+        self.ctx.usage, self.ctx.cost_usd = snapshot.usage, snapshot.cost_usd  # spent before the pause
         call, rest = snapshot.pending[0], snapshot.pending[1:]
         if decision is None:
             self._event("agent_waiting", call_id=call.id, tool=call.name)

@@ -412,12 +412,15 @@ def test_resuming_with_approve_runs_the_call_and_continues(tmp_path: Path) -> No
 
 def test_resuming_with_reject_ends_the_step_as_denied(tmp_path: Path) -> None:
     desk = Desk()
-    first = paused(tmp_path, desk)
+    email = reply(tool_calls=EMAIL.tool_calls, input_tokens=70, output_tokens=7)
+    provider = Scripted({"triage": [tool_call("get_ticket", ticket_id="T-1"), email]})
+    first = run(provider, desk, tmp_path=tmp_path)
     result = resume_workflow(first, decision="rejected", provider=Scripted({}), tools=desk.tools,
                              clock=VirtualClock(), runs_dir=False)
     step = result.steps["triage"]
     assert (result.status, step.status, step.finish_reason, step.error_code) == (
         "failed", "failed", "denied", "denied")
+    assert (step.input_tokens, step.output_tokens) == (70, 7)  # what the loop spent before the pause
     assert desk.outbox == []
 
 
