@@ -34,6 +34,7 @@ def builtin_tools(sandbox: Sandbox) -> list[Tool]:
     ) -> dict[str, Any]:
         """Make an HTTP request and return its status and body."""
         sandbox.check_url(url)
+        await sandbox.check_resolved(url)
         import httpx  # imported here: the engine must stay cheap to import
 
         async with httpx.AsyncClient(timeout=timeout, follow_redirects=False) as client:

@@ -5,7 +5,9 @@ Closed unless opened: with the defaults, ``shell_command`` runs nothing,
 host. Each refusal is a :class:`SandboxRefusal` whose ``rule`` names the
 setting that refused and whose message says how to open it. Paths are
 resolved (``..`` and symbolic links included) before they are compared, so a
-path cannot walk out of an allowed folder.
+path cannot walk out of an allowed folder. ``http_request`` refuses private,
+loopback, link-local, reserved and multicast addresses, written as such or
+resolved from a host name, unless ``allow_internal_targets`` is true.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import ipaddress
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from ..engine.model import SandboxConfig
@@ -101,6 +104,25 @@ class Sandbox:
             )
         return target
 
+    async def check_resolved(self, url: str, resolve: Any = None) -> None:
+        """Refuse a host *name* that resolves to an internal address, unless internal targets are allowed."""
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower().rstrip(".")
+        if not self.enabled or self.config.allow_internal_targets or not host or _is_ip(host):
+            return
+        try:
+            addresses = await (resolve or resolve_host)(host, parts.port or (443 if parts.scheme == "https" else 80))
+        except OSError as exc:
+            raise SandboxRefusal("http_request", "url", f"'{host}' could not be resolved ({exc})",
+                                 "check the host name") from None
+        for address in addresses:
+            if _is_internal(address):
+                raise SandboxRefusal(
+                    "http_request", "allow_internal_targets",
+                    f"'{host}' resolves to {address}, a private, loopback or link-local address",
+                    "set config.sandbox.allow_internal_targets: true if the workflow may reach local services",
+                )
+
     def check_url(self, url: str) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -129,6 +151,15 @@ class Sandbox:
             )
 
 
+async def resolve_host(host: str, port: int) -> list[str]:
+    """The addresses ``host`` resolves to (the system resolver, off the event loop)."""
+    import asyncio
+    import socket
+
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [str(info[4][0]) for info in infos]
+
+
 def _is_internal(host: str) -> bool:
     if host == "localhost" or host.endswith(".localhost"):
         return True
@@ -136,8 +167,18 @@ def _is_internal(host: str) -> bool:
         address = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
         return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
     return any((address.is_private, address.is_loopback, address.is_link_local, address.is_reserved,
                 address.is_unspecified, address.is_multicast))
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
 
 
 def _shown(roots: list[Path]) -> str:

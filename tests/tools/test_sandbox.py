@@ -172,3 +172,20 @@ def test_a_request_to_an_allowed_local_server(tmp_path: Path, local_server: str)
     made = tools(tmp_path, allow_network=True, allowed_domains=["127.0.0.1"], allow_internal_targets=True)
     assert call(made, "http_request", url=f"{local_server}/tickets/7") == {"status": 200, "body": "got /tickets/7"}
     assert call(made, "http_request", url=local_server, method="POST", body="x") == {"status": 201, "body": "posted x"}
+
+
+def test_a_host_name_that_resolves_to_an_internal_address_is_refused(tmp_path: Path) -> None:
+    sandbox = Sandbox(SandboxConfig(allow_network=True), base_dir=tmp_path)
+
+    async def resolver(host: str, port: int) -> list[str]:
+        return {"intranet.example.org": ["93.184.216.34", "10.1.2.3"], "mapped.example.org": ["::ffff:127.0.0.1"],
+                "public.example.org": ["93.184.216.34"]}[host]
+
+    for host, address in (("intranet.example.org", "10.1.2.3"), ("mapped.example.org", "::ffff:127.0.0.1")):
+        with pytest.raises(SandboxRefusal) as info:
+            asyncio.run(sandbox.check_resolved(f"https://{host}/x", resolver))
+        assert info.value.rule == "allow_internal_targets"
+        assert f"'{host}' resolves to {address}" in str(info.value)
+    asyncio.run(sandbox.check_resolved("https://public.example.org/", resolver))
+    allowed = Sandbox(SandboxConfig(allow_network=True, allow_internal_targets=True), base_dir=tmp_path)
+    asyncio.run(allowed.check_resolved("https://intranet.example.org/", resolver))
