@@ -8,7 +8,10 @@
     │   ├── TemplateError      a template could not be rendered
     │   └── ToolError          a tool step's tool failed or is missing
     ├── ProviderError          a provider answered with an error (HTTP status)
-    └── ScriptError            a scripted provider has no reply for a request
+    ├── ScriptError            a scripted provider has no reply for a request
+    └── ReplayError            a cassette could not be used (pytest_agentloom.replay.errors:
+                               missing, unreadable, recording refused, unused interactions;
+                               CassetteMismatchError is also a StepError, never retried)
     UsageError                 the Python API was called the wrong way
 
 Messages follow one shape: a headline saying what failed, then context lines
