@@ -152,7 +152,6 @@ class CassetteSession:
         self._cassette: Any = None
         self._scrubber = Scrubber(api_keys=[*api_keys_from_env(config.env), *config.api_keys])
         self._secrets: set[str] = set()
-        self._marker: Any = None
         self._workflows: dict[str, str] = {}
         self._lock = threading.Lock()
         self._depth = 0
