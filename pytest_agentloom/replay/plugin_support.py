@@ -192,6 +192,7 @@ class ReplaySummary:
     """What the terminal summary says about cassettes, gathered from reports (so it works under xdist)."""
 
     stale: list[str] = field(default_factory=list)
+    stale_tests: list[str] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
 
     def add_report(self, report: Any) -> None:
@@ -200,6 +201,7 @@ class ReplaySummary:
         for name, value in getattr(report, "user_properties", ()):
             if name == STALE_PROPERTY:
                 self.stale.append(str(value))
+                self.stale_tests.append(str(report.nodeid))
             elif name == WRITTEN_PROPERTY:
                 self.written.append(str(value))
 
@@ -213,6 +215,8 @@ class ReplaySummary:
             lines.append(f"agentloom: {count} cassette{'s' if count != 1 else ''} possibly stale "
                          "(the workflow file changed since recording):")
             lines += [f"  {entry}" for entry in sorted(set(self.stale))]
-            lines.append("How to fix: re-record them with live providers: pytest <test ids> --agentloom-record")
+            tests = sorted(set(self.stale_tests))
+            shown = " ".join(shlex.quote(test) for test in tests[:5]) + (" ..." if len(tests) > 5 else "")
+            lines.append(f"How to fix: re-record them with live providers: pytest {shown} --agentloom-record")
         return lines
 

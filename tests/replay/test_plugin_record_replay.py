@@ -151,6 +151,7 @@ def test_editing_the_workflow_flags_the_cassette_as_stale(project: Project) -> N
     result.stdout.fnmatch_lines([
         "*agentloom: 1 cassette possibly stale (the workflow file changed since recording):",
         "*cassettes/test_support.py/test_support.yaml (changed: flow.yaml)",
+        "How to fix: re-record them with live providers: pytest test_support.py::test_support --agentloom-record",
     ])
 
 
