@@ -173,7 +173,12 @@ class TestCassette:
         if stale:
             properties.append((STALE_PROPERTY, f"{session.config.display_path} (changed: {', '.join(stale)})"))
         failure = None
-        if passed and not session.mismatches:
+        if passed and session.mismatches:
+            # the step failed with this message; a test that did not look at the result still fails
+            more = len(session.mismatches) - 1
+            failure = str(session.mismatches[0]) + (f"\n({more} more request(s) were not in the cassette)"
+                                                    if more else "")
+        elif passed:
             try:
                 session.check_unused()
             except UnusedInteractionsError as exc:

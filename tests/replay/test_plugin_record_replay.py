@@ -86,12 +86,11 @@ def test_a_changed_request_fails_the_step_with_a_diff(project: Project) -> None:
             step = result.steps["classify"]
             assert step.error_code == "cassette_mismatch"
             assert step.attempts == 1  # never retried
-            print(step.error)
     """)
-    result = project.run("-s")
-    result.assert_outcomes(passed=1)
+    result = project.run()
+    result.assert_outcomes(failed=1)  # the test failed too, although it did not look at the step's error
     result.stdout.fnmatch_lines([
-        "*Cassette has no recorded response for this request "
+        "Cassette has no recorded response for this request "
         "(test test_support.py::test_support, step 'classify', turn 1).",
         "  cassette: cassettes/test_support.py/test_support.yaml (record mode none; 2 interactions, 0 used)",
         "  request: POST /v1/chat/completions (attempt 1, model gpt-4o-mini)",
