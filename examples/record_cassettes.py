@@ -36,9 +36,21 @@ RECORDINGS: list[tuple[str, list[object]]] = [
 ]
 
 
+#: A fixed port keeps the recorded URLs (and so re-recordings' diffs) stable; any free port works for replay,
+#: since cassettes are matched on the URL's path, not its host and port.
+PORT = 18011
+
+
+def _server() -> FakeLLMServer:
+    try:
+        return FakeLLMServer(port=PORT).start()
+    except OSError:  # taken: any free port will do
+        return FakeLLMServer().start()
+
+
 def main() -> int:
     os.chdir(ROOT)
-    with FakeLLMServer() as server:
+    with _server() as server:
         os.environ["OPENAI_BASE_URL"] = server.openai_base_url
         os.environ["OPENAI_API_KEY"] = "fake-key-for-the-local-server"
         for test_id, replies in RECORDINGS:
