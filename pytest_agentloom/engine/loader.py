@@ -345,10 +345,7 @@ def _check_tool_calling(workflow: Workflow, file: str) -> list[WorkflowError]:
                      "with an output_schema.",
             ))
         elif step.response_schema is not None:
-            problems.append(WorkflowError(
-                f"llm_call '{step.id}' uses 'response_schema', which this version does not support yet",
-                file=file, step_id=step.id, field="response_schema", hint="remove response_schema for now.",
-            ))
+            problems.extend(_check_response_schema(step, file))
         for index, name in enumerate(names):
             if name in names[:index]:
                 problems.append(WorkflowError(
@@ -368,6 +365,31 @@ def _check_tool_calling(workflow: Workflow, file: str) -> list[WorkflowError]:
                 f"llm_call '{step.id}' sets tool_choice: required but declares no tools", file=file,
                 step_id=step.id, field="tool_choice", hint="declare the tools under 'tools:' or remove tool_choice.",
             ))
+    return problems
+
+
+def _check_response_schema(step: LLMCallStep, file: str) -> list[WorkflowError]:
+    from .structured import find_additional_properties_true
+
+    spec = step.response_schema
+    assert spec is not None
+    problems = []
+    if spec.type == "pydantic" and not spec.model:
+        problems.append(WorkflowError(
+            f"llm_call '{step.id}': response_schema of type pydantic needs 'model'", file=file, step_id=step.id,
+            field="response_schema.model", hint="add model: package.module.Class (or package.module:Class).",
+        ))
+    if spec.type == "json_schema" and spec.schema_ is None:
+        problems.append(WorkflowError(
+            f"llm_call '{step.id}': response_schema of type json_schema needs 'schema'", file=file,
+            step_id=step.id, field="response_schema.schema", hint="add schema: with the inline JSON Schema.",
+        ))
+    found = find_additional_properties_true(spec.schema_) if spec.schema_ is not None else None
+    if found:
+        problems.append(WorkflowError(
+            f"llm_call '{step.id}': response_schema has additionalProperties: true, which is refused", file=file,
+            step_id=step.id, field=f"response_schema.{found}", hint="remove it, or list the properties.",
+        ))
     return problems
 
 

@@ -24,6 +24,7 @@ __all__ = [
     "Condition",
     "LLMCallStep",
     "NamedToolChoice",
+    "ResponseSchema",
     "RetryPolicy",
     "RouterStep",
     "SandboxConfig",
@@ -139,6 +140,25 @@ class NamedToolChoice(_Strict):
 ToolChoice = Literal["auto", "none", "required"] | NamedToolChoice
 
 
+class ResponseSchema(_Strict):
+    """``response_schema``: the JSON shape a reply must have (see :mod:`.structured`).
+
+    ``type`` is ``pydantic`` (``model``: ``package.module.Class`` or
+    ``package.module:Class``), ``json_schema`` (``schema``: inline) or
+    ``json_object`` (any JSON object). ``name`` defaults to the class name,
+    else the step id; ``strict`` (OpenAI's strict mode) defaults to true.
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    type: Literal["pydantic", "json_schema", "json_object"] = "json_object"
+    model: str | None = None
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+    name: str | None = None
+    strict: bool = True
+    description: str | None = None
+
+
 class LLMCallStep(_StepBase):
     """One model call: a prompt in, the reply's text out (a loop of calls when it has ``tools``)."""
 
@@ -153,7 +173,7 @@ class LLMCallStep(_StepBase):
     tools: list[ToolDeclaration] = Field(default_factory=list)
     tool_choice: ToolChoice = "auto"
     max_tool_iterations: int = Field(default=5, ge=1)
-    response_schema: dict[str, Any] | None = None
+    response_schema: ResponseSchema | None = None
 
 
 class ToolStep(_StepBase):

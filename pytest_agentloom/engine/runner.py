@@ -336,7 +336,7 @@ class _Run:
             return
         if isinstance(outcome, StepOutcome):
             try:
-                self._write(step.id, step.output, outcome.value, ended)
+                self._write(step.id, step.output, outcome.value, ended, raw=outcome.raw)
             except OutputPathError as exc:
                 outcome = StepError(str(exc), code=exc.code)
         result = self._result(ctx, outcome)
@@ -388,12 +388,13 @@ class _Run:
         if self.failed_step is None:
             self.status, self.reason = RunStatus.PAUSED, TerminationReason.AWAITING_APPROVAL
 
-    def _write(self, step_id: str, output: str | None, value: Any, time: float) -> None:
+    def _write(self, step_id: str, output: str | None, value: Any, time: float, raw: str | None = None) -> None:
         if output is not None:
             set_path(self.state, parse_path(output), copy.deepcopy(value))
             self.trace.append(time, "state_write", step_id, path=output)
         steps = self.state.setdefault("steps", {})
-        steps[step_id] = {"output": copy.deepcopy(value), "status": StepStatus.SUCCESS.value}
+        # steps.<id>.output holds the raw reply text when the output was parsed (003, structured output)
+        steps[step_id] = {"output": copy.deepcopy(value if raw is None else raw), "status": StepStatus.SUCCESS.value}
         self.trace.append(time, "state_write", step_id, path=f"steps.{step_id}")
         if isinstance(self.workflow.step(step_id), ApprovalGateStep):
             self.state.setdefault("_approval", {})[step_id] = value

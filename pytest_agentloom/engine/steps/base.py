@@ -38,6 +38,7 @@ class StepOutcome:
     model: str | None = None
     provider: str | None = None
     chosen: str | None = None  # routers only: the target they picked
+    raw: str | None = None  # structured output: the reply as written, for steps.<id>.output
 
 
 @dataclass

@@ -44,6 +44,11 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
 
         specs, reachable = step_tools(step, ctx.tools)
         request = request.model_copy(update={"tools": specs, "stream": False})
+    shape = None
+    if step.response_schema is not None:  # 003 structured output: validated, re-asked within an attempt
+        from ..structured import resolve_shape, run_structured
+
+        shape = resolve_shape(step)
     policy = ctx.retry_policy(step.retry)
     for attempt in range(1, policy.max_retries + 2):
         ctx.attempts = attempt
@@ -51,6 +56,10 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
         call = functools.partial(ctx.provider.complete, request.model_copy(update={"attempt": attempt}))
         if reachable is not None:
             call = functools.partial(run_tool_loop, step, ctx, request, reachable, attempt=attempt,
+                                     call_model=ctx.provider.complete)
+        elif shape is not None:
+            call = functools.partial(run_structured, step, ctx, request, shape, attempt=attempt,
+                                     reasks=0 if request.stream else policy.max_retries,
                                      call_model=ctx.provider.complete)
         try:
             response: LLMResponse | StepOutcome = await ctx.within(step.timeout, call)
