@@ -105,9 +105,9 @@ def _raw(request: Request) -> bytes:
         return b""
     if isinstance(value, str):
         return value.encode("utf-8")
-    if hasattr(value, "read"):
-        return bytes(request.body_bytes or b"")
-    return bytes(value)
+    if isinstance(value, bytes):
+        return value
+    return bytes(request.body_bytes or b"")  # a file or an iterator, materialised by vcrpy
 
 
 def body_data(request: Request) -> Any:

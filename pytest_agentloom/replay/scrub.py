@@ -62,6 +62,17 @@ def api_keys_from_env(env: Mapping[str, str] | None = None) -> list[str]:
                    if name.upper().endswith("_API_KEY") and len(value) >= MIN_KEY_LENGTH})
 
 
+def _body_bytes(request: Any) -> bytes | None:
+    """A request's body as bytes, whether vcrpy holds it as bytes, a file or an iterator."""
+    body = request.body
+    if body is None or isinstance(body, bytes):
+        return body
+    if isinstance(body, str):
+        return body.encode("utf-8")
+    raw = getattr(request, "body_bytes", None)  # files and iterators, materialised by vcrpy
+    return bytes(raw) if raw is not None else None
+
+
 def _keep_response_header(name: str) -> bool:
     return name in KEPT_RESPONSE_HEADERS or name.startswith(KEPT_RESPONSE_HEADER_PREFIXES)
 
@@ -174,7 +185,7 @@ class Scrubber:
         kept = {name: self.text(str(value)) for name, value in headers.items() if name in KEPT_REQUEST_HEADERS}
         scrubbed.headers = kept
         scrubbed.uri = self.text(self.url(request.uri))
-        scrubbed.body = self.body(request.body, headers.get("content-type", "application/json"))
+        scrubbed.body = self.body(_body_bytes(request), headers.get("content-type", "application/json"))
         return scrubbed
 
     @staticmethod

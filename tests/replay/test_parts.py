@@ -194,3 +194,12 @@ def test_importing_replay_loads_no_heavy_module() -> None:
             "print(sorted(m for m in ('vcr', 'deepdiff', 'openai', 'anthropic') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_file_and_iterator_bodies_are_read_as_bytes() -> None:
+    import io
+
+    from_file = Scrubber().request(Request("POST", "http://x/v1/a", io.BytesIO(b'{"a": 1}'), {}))
+    from_iter = Scrubber().request(Request("POST", "http://x/v1/a", iter([b'{"a":', b" 1}"]), {}))
+    body(from_file, make_request({"a": 1}))
+    body(from_iter, make_request({"a": 1}))
