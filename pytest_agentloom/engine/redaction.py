@@ -159,6 +159,7 @@ class Redactor:
 
     def redact_value(self, value: Any) -> Any:
         """A whole value redacted: a scalar becomes its marker, containers keep their shape."""
+        value = _as_data(value)
         if isinstance(value, Mapping):
             return {key: self.redact_value(item) for key, item in value.items()}
         if isinstance(value, list | tuple):
@@ -211,6 +212,7 @@ class Redactor:
 
     def _walk(self, value: Any, path: str | None, secrets: list[str]) -> Any:
         """Redact keys that match inside ``value`` (found at dotted ``path``); scrub every string."""
+        value = _as_data(value)
         if isinstance(value, Mapping):
             out = {}
             for key, item in value.items():
@@ -243,6 +245,7 @@ class Redactor:
         found: dict[str, None] = {}
 
         def collect(value: Any) -> None:
+            value = _as_data(value)
             if isinstance(value, Mapping):
                 for item in value.values():
                     collect(item)
@@ -255,6 +258,7 @@ class Redactor:
                     found.setdefault(text)
 
         def visit(value: Any, path: str | None) -> None:
+            value = _as_data(value)
             if isinstance(value, Mapping):
                 for key, item in value.items():
                     name = str(key)
@@ -287,6 +291,7 @@ class Redactor:
 
     def scrub(self, value: Any, secrets: list[str]) -> Any:
         """A copy of ``value`` with :meth:`scrub_text` applied to every string (keys are never matched)."""
+        value = _as_data(value)
         if isinstance(value, str):
             return self.scrub_text(value, secrets) if secrets else value
         if isinstance(value, Mapping):
@@ -341,3 +346,10 @@ def _output_names(path: str) -> tuple[str, str]:
     if not segments:
         return path, path
     return segments[-1], ".".join(segments)
+
+
+def _as_data(value: Any) -> Any:
+    """A pydantic instance (a structured output) as its fields, so patterns reach them as in a dictionary."""
+    if not isinstance(value, type) and callable(getattr(value, "model_dump", None)):
+        return value.model_dump(mode="json")
+    return value

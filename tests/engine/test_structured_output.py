@@ -170,3 +170,26 @@ def test_response_schema_load_errors(schema: str, headline: str) -> None:
     with pytest.raises(WorkflowError) as info:
         flow(schema)
     assert headline in str(info.value)
+
+
+def test_redaction_patterns_reach_the_fields_of_a_pydantic_instance(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "shapes_for_redaction_test.py").write_text(
+        "from pydantic import BaseModel\n\nclass Login(BaseModel):\n    user: str\n    password: str\n")
+    monkeypatch.chdir(tmp_path)
+    workflow = parse_workflow(textwrap.dedent("""\
+        name: login
+        config: {model: gpt-4o-mini}
+        state_schema: {password: {redact: true}}
+        steps:
+          - {id: x, type: llm_call, prompt: hi, output: login,
+             response_schema: {type: pydantic, model: shapes_for_redaction_test.Login}}
+        """))
+    secret = "hunter2-5ecret"
+    provider = Scripted({"x": json.dumps({"user": "ana", "password": secret})})
+    result = run_workflow(workflow, provider=provider, clock=VirtualClock(), runs_dir=False,
+                          checkpoint_dir=tmp_path / "checkpoints")
+    assert secret not in result.to_json()
+    assert result.state["login"]["user"] == "ana"
+    assert result.state["login"]["password"].startswith("<REDACTED:sha256=")
+    assert secret not in (tmp_path / "checkpoints" / f"{result.run_id}.json").read_text()
