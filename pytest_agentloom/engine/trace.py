@@ -113,6 +113,33 @@ class Trace:
             if e.kind in kinds and (step is None or e.step_id == step) and (tool is None or e.data.get("tool") == tool)
         ]
 
+    def decisions(self, step: str | None = None) -> list[str]:
+        """An agent's decisions, one line each, for asserting the exact sequence.
+
+        ``"1 proposal get_ticket"``, ``"1 check get_ticket ok"``, ``"1 tool get_ticket ok"``,
+        ``"1 observation ok"``, ..., ``"3 proposal answer"``, ``"3 check answer ok"``, ``"3 stop done"``.
+        """
+        shown = []
+        agents = {event.step_id for event in self._events if event.kind == "agent_proposal"}
+        for event in self._events:
+            if step is not None and event.step_id != step:
+                continue
+            data = event.data
+            if event.kind == "agent_proposal":
+                tools = " ".join(call["tool"] for call in data.get("calls", [])) or "answer"
+                shown.append(f"{data['step']} proposal {tools}")
+            elif event.kind == "agent_check":
+                shown.append(f"{data['step']} check {data.get('tool', 'answer')} {data['code']}")
+            elif event.kind == "tool_call" and event.step_id in agents:
+                shown.append(f"{data['turn']} tool {data['tool']} {'ok' if data['ok'] else data.get('code')}")
+            elif event.kind == "agent_observation":
+                shown.append(f"{data['step']} observation {'ok' if data['ok'] else 'rejected or failed'}")
+            elif event.kind == "agent_stop":
+                shown.append(f"{data['step']} stop {data['reason']}")
+            elif event.kind == "agent_decision":
+                shown.append(f"{data['step']} decision {data['decision']}")
+        return shown
+
     def lines(self, events: list[TraceEvent] | None = None) -> str:
         return "\n".join(event.line() for event in (self._events if events is None else events))
 

@@ -521,3 +521,14 @@ def test_a_paused_agents_checkpoint_holds_no_secret(tmp_path: Path) -> None:
                               clock=VirtualClock(), runs_dir=False, state={"api_token": secret})
     assert resumed.steps["triage"].finish_reason == "done"
     assert len(desk.outbox) == 1
+
+
+def test_trace_decisions_reads_as_the_loop_ran() -> None:
+    provider = Scripted({"triage": [tool_call("launch", call_id="c0"), *PLAN]})
+    result = run(provider)
+    assert result.trace.decisions("triage") == [
+        "1 proposal launch", "1 check launch not_allowed", "1 observation rejected or failed",
+        "2 proposal get_ticket", "2 check get_ticket ok", "2 tool get_ticket ok", "2 observation ok",
+        "3 proposal lookup_policy", "3 check lookup_policy ok", "3 tool lookup_policy ok", "3 observation ok",
+        "4 proposal answer", "4 check answer ok", "4 stop done",
+    ]
