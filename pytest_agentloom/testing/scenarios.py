@@ -17,6 +17,7 @@ A table is a YAML list, a JSON Lines file or a CSV file whose cells hold JSON
       tool_calls: [[lookup_order, {order_id: 42}]]
       outputs: {classify: billing}
       finish_reasons: {triage: done}             # each step's finish_reason (an agent's stop reason)
+      decisions: {triage: ["1 proposal get_ticket", "1 check get_ticket ok", ...]}  # Trace.decisions()
       state: {category: billing}                 # deep partial match
       snapshot: true
 
@@ -53,7 +54,10 @@ if TYPE_CHECKING:
 __all__ = ["Scenario", "ScenarioTableError", "load_table"]
 
 ROW_KEYS = ("id", "description", "workflow", "state", "script", "config", "resume", "expect")
-EXPECT_KEYS = ("status", "reason", "steps", "sequence", "tool_calls", "outputs", "finish_reasons", "state", "snapshot")
+EXPECT_KEYS = (
+    "status", "reason", "steps", "sequence", "tool_calls", "outputs", "finish_reasons", "decisions", "state",
+    "snapshot",
+)
 MISBEHAVIOURS = ("never_finishes", "repeats", "calls_unknown_tool", "invalid_call", "claims_done")
 DECISIONS = ("approved", "rejected", "cancelled")
 REPLY_KEYS = {
@@ -205,6 +209,10 @@ def mismatches(expect: Mapping[str, Any], result: WorkflowResult) -> list[str]:
         got = "no such step result" if step is None else repr(step.finish_reason)
         if step is None or step.finish_reason != wanted:
             problems.append(f"finish_reasons.{step_id}: expected {wanted!r}, got {got}")
+    for step_id, wanted in (expect.get("decisions") or {}).items():
+        got_lines = _decisions(result, str(step_id))
+        if got_lines != list(wanted):
+            problems.append(f"decisions.{step_id}: expected {list(wanted)}, got {got_lines}")
     for step_id, wanted in (expect.get("outputs") or {}).items():
         step = result.steps.get(step_id)
         if step is None or step.output != wanted:
@@ -213,6 +221,12 @@ def mismatches(expect: Mapping[str, Any], result: WorkflowResult) -> list[str]:
     if "state" in expect:
         problems += [f"state{line}" for line in partial_mismatches(expect["state"], result.state)]
     return problems
+
+
+def _decisions(result: WorkflowResult, step_id: str) -> list[str]:
+    """An agent step's decisions, those before a pause first when the run was resumed."""
+    earlier = result.__dict__.get("resumed_from")
+    return [*(_decisions(earlier, step_id) if earlier is not None else []), *result.trace.decisions(step_id)]
 
 
 def _tool_events(result: WorkflowResult) -> list[Any]:
@@ -509,7 +523,7 @@ def _check_expect(expect: dict[str, Any], fail: Any) -> None:
         if status not in step_values:
             raise fail(f"'expect.steps.{step_id}' must be one of {', '.join(step_values)} (got {status!r})",
                        f"expect.steps.{step_id}")
-    for key in ("steps", "outputs", "finish_reasons", "state"):
+    for key in ("steps", "outputs", "finish_reasons", "decisions", "state"):
         if key in expect and not isinstance(expect[key], dict):
             raise fail(f"'expect.{key}' must be a mapping", f"expect.{key}")
     if "sequence" in expect and not (
