@@ -189,3 +189,20 @@ def test_a_host_name_that_resolves_to_an_internal_address_is_refused(tmp_path: P
     asyncio.run(sandbox.check_resolved("https://public.example.org/", resolver))
     allowed = Sandbox(SandboxConfig(allow_network=True, allow_internal_targets=True), base_dir=tmp_path)
     asyncio.run(allowed.check_resolved("https://intranet.example.org/", resolver))
+
+
+def test_a_tool_step_with_a_built_in_follows_the_workflows_sandbox(tmp_path: Path) -> None:
+    from pytest_agentloom import VirtualClock, run_workflow
+    from pytest_agentloom.engine.loader import parse_workflow
+
+    text = (
+        "name: files\nconfig: {sandbox: {writable_paths: [out]}}\nsteps:\n"
+        "  - {id: ok, type: tool, tool_name: file_write, tool_args: {path: out/a.txt, content: hi}}\n"
+        "  - {id: no, type: tool, tool_name: file_write, depends_on: [ok], tool_args: {path: b.txt, content: hi}}\n"
+    )
+    workflow = parse_workflow(text, source=tmp_path / "files.yaml")
+    result = run_workflow(workflow, clock=VirtualClock(), runs_dir=False)
+    assert (tmp_path / "out" / "a.txt").read_text() == "hi"
+    assert not (tmp_path / "b.txt").exists()
+    assert result.steps["no"].status == "failed"
+    assert "sandbox refused file_write: rule 'writable_paths'" in result.steps["no"].error
