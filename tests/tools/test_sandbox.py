@@ -197,12 +197,13 @@ def test_a_tool_step_with_a_built_in_follows_the_workflows_sandbox(tmp_path: Pat
 
     text = (
         "name: files\nconfig: {sandbox: {writable_paths: [out]}}\nsteps:\n"
-        "  - {id: ok, type: tool, tool_name: file_write, tool_args: {path: out/a.txt, content: hi}}\n"
-        "  - {id: no, type: tool, tool_name: file_write, depends_on: [ok], tool_args: {path: b.txt, content: hi}}\n"
+        "  - {id: inside, type: tool, tool_name: file_write, tool_args: {path: out/a.txt, content: hi}}\n"
+        "  - {id: outside, type: tool, tool_name: file_write, depends_on: [inside],\n"
+        "     tool_args: {path: b.txt, content: hi}}\n"
     )
     workflow = parse_workflow(text, source=tmp_path / "files.yaml")
     result = run_workflow(workflow, clock=VirtualClock(), runs_dir=False)
     assert (tmp_path / "out" / "a.txt").read_text() == "hi"
     assert not (tmp_path / "b.txt").exists()
-    assert result.steps["no"].status == "failed"
-    assert "sandbox refused file_write: rule 'writable_paths'" in result.steps["no"].error
+    assert result.steps["outside"].status == "failed"
+    assert "sandbox refused file_write: rule 'writable_paths'" in result.steps["outside"].error
