@@ -78,7 +78,8 @@ def test_running_a_scripted_workflow_loads_no_sdk_and_not_pytest() -> None:
             "  - {id: r, type: router, default: b2, depends_on: [b]}\\n"
             "  - {id: b2, type: tool, tool_name: t}\\n"
         )
-        result = run_workflow(workflow, provider=Scripted({"a": "x"}), tools={"t": lambda: 1}, clock=VirtualClock())
+        result = run_workflow(workflow, provider=Scripted({"a": "x"}), tools={"t": lambda: 1}, clock=VirtualClock(),
+                              runs_dir=False)
         assert result.ok, result.to_json()
         """
     )

@@ -164,7 +164,8 @@ def test_snapshot_names_are_safe_for_file_systems(triage: pytest.Pytester) -> No
     triage.makepyfile(test_names="""
         import pytest
 
-        @pytest.mark.parametrize("odd", ["a/b\\\\c:d*e?", "x" * 300])
+        # the long id is given explicitly: pytest 9.2 shortens long auto-generated string ids on its own
+        @pytest.mark.parametrize("odd", ["a/b\\\\c:d*e?", pytest.param("x" * 300, id="x" * 300)])
         def test_odd(agentloom, odd):
             result = agentloom.run("flow.yaml", provider=agentloom.scripted(classify="bug"))
             agentloom.assert_snapshot(result, name="we:ird/name")
