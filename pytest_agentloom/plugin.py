@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .testing.assertrepr import explain_comparison
-from .testing.collect import SCENARIO_KEY, ScenarioFile
-from .testing.harness import AgentloomHarness
-from .testing.scenarios import Scenario, ScenarioTableError, load_table
 from .testing.session import SESSION_KEY, WIRE_KEY, AgentloomSession
 from .testing.settings import MARKER_SIGNATURE, MarkerError, add_options
+
+if TYPE_CHECKING:  # imported where used, so that loading the plugin stays cheap
+    from .testing.harness import AgentloomHarness
+    from .testing.scenarios import Scenario
 
 __all__ = ["SESSION_KEY"]
 
@@ -40,6 +40,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if file_path.suffix in (".yaml", ".yml") and parent.config.stash[SESSION_KEY].is_scenario_file(file_path):
+        from .testing.collect import ScenarioFile
+
         return ScenarioFile.from_parent(parent, path=file_path)
     return None
 
@@ -54,6 +56,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "scenario" not in metafunc.fixturenames:
         pytest.fail(f"{metafunc.definition.nodeid}: a test marked agentloom_scenarios must take the 'scenario' "
                     "fixture.\nHow to fix: def test_x(agentloom, scenario): ...", pytrace=False)
+    from .testing.scenarios import ScenarioTableError, load_table
+
     default = metafunc.definition.get_closest_marker("agentloom")
     workflow = (default.kwargs.get("workflow") or (default.args[0] if default.args else None)) if default else None
     base = metafunc.definition.path.parent
@@ -100,7 +104,15 @@ def pytest_runtest_makereport(
 
 
 def pytest_assertrepr_compare(config: pytest.Config, op: str, left: Any, right: Any) -> list[str] | None:
+    if not _is_ours(left) and not _is_ours(right) and not (isinstance(left, dict) and isinstance(right, dict)):
+        return None
+    from .testing.assertrepr import explain_comparison
+
     return explain_comparison(op, left, right, verbose=config.get_verbosity())
+
+
+def _is_ours(value: Any) -> bool:
+    return type(value).__module__.startswith("pytest_agentloom.")
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -153,6 +165,8 @@ def scenario(request: pytest.FixtureRequest) -> Scenario:
 
     ``scenario.run(agentloom)`` runs it; ``scenario.check(result, agentloom)`` checks every expectation.
     """
+    from .testing.collect import SCENARIO_KEY
+
     stashed = request.node.stash.get(SCENARIO_KEY, None)
     if stashed is not None:
         return stashed

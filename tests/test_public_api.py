@@ -24,7 +24,8 @@ PROMISED = {
 
 
 @pytest.mark.parametrize("module_name", ["pytest_agentloom", "pytest_agentloom.engine", "pytest_agentloom.providers",
-                                         "pytest_agentloom.errors"])
+                                         "pytest_agentloom.errors", "pytest_agentloom.replay",
+                                         "pytest_agentloom.testing"])
 def test_all_is_sorted_and_every_name_is_importable(module_name: str) -> None:
     module = importlib.import_module(module_name)
     names = list(module.__all__)
@@ -84,3 +85,18 @@ def test_running_a_scripted_workflow_loads_no_sdk_and_not_pytest() -> None:
         """
     )
     assert loaded == []
+
+
+def test_loading_the_plugin_builds_no_workflow_model() -> None:
+    """Every pytest run loads the plugin: the engine's models and runner wait until a test needs them."""
+    probe = (
+        "import json, sys, pytest_agentloom.plugin\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('pytest_agentloom.engine.model',"
+        " 'pytest_agentloom.engine.runner', 'pytest_agentloom.providers', 'openai', 'anthropic', 'vcr', 'deepdiff')))))"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=False, timeout=60,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"},
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert json.loads(completed.stdout.strip().splitlines()[-1]) == []

@@ -1,13 +1,20 @@
 """The AgentLoom workflow engine: models, loader, templates, runner. Imports neither pytest nor SDKs."""
 
-from .checkpoints import CheckpointError, aresume_workflow, resume_workflow
-from .clock import Clock, SystemClock, VirtualClock, derived_run_id, random_run_id
-from .loader import load_workflow, parse_workflow
-from .model import Workflow, WorkflowConfig
-from .redaction import Redactor
-from .result import RunStatus, StepResult, StepStatus, TerminationReason, WorkflowResult
-from .runner import arun_workflow, run_workflow
-from .trace import Trace, TraceEvent
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import attach
+
+if TYPE_CHECKING:
+    from .checkpoints import CheckpointError, aresume_workflow, resume_workflow
+    from .clock import Clock, SystemClock, VirtualClock, derived_run_id, random_run_id
+    from .loader import load_workflow, parse_workflow
+    from .model import Workflow, WorkflowConfig
+    from .redaction import Redactor
+    from .result import RunStatus, StepResult, StepStatus, TerminationReason, WorkflowResult
+    from .runner import arun_workflow, run_workflow
+    from .trace import Trace, TraceEvent
 
 __all__ = [
     "CheckpointError",
@@ -33,3 +40,29 @@ __all__ = [
     "resume_workflow",
     "run_workflow",
 ]
+
+_EXPORTS = {
+    "CheckpointError": ".checkpoints",
+    "aresume_workflow": ".checkpoints",
+    "resume_workflow": ".checkpoints",
+    "Clock": ".clock",
+    "SystemClock": ".clock",
+    "VirtualClock": ".clock",
+    "derived_run_id": ".clock",
+    "random_run_id": ".clock",
+    "load_workflow": ".loader",
+    "parse_workflow": ".loader",
+    "Workflow": ".model",
+    "WorkflowConfig": ".model",
+    "Redactor": ".redaction",
+    "RunStatus": ".result",
+    "StepResult": ".result",
+    "StepStatus": ".result",
+    "TerminationReason": ".result",
+    "WorkflowResult": ".result",
+    "arun_workflow": ".runner",
+    "run_workflow": ".runner",
+    "Trace": ".trace",
+    "TraceEvent": ".trace",
+}
+__getattr__, __dir__ = attach(__name__, _EXPORTS)

@@ -6,28 +6,35 @@ import ``openai``/``anthropic`` only inside the calls that need them, so
 importing this package stays cheap.
 """
 
-from .anthropic_provider import AnthropicProvider
-from .gateway import CircuitBreaker, Gateway
-from .generic_openai import GenericOpenAIProvider
-from .google import GoogleProvider
-from .ollama import OllamaProvider
-from .openai_provider import OpenAIProvider
-from .registry import create_provider, default_gateway
-from .scripted import (
-    Scripted,
-    ScriptedCall,
-    calls_unknown_tool,
-    claims_done,
-    error,
-    invalid_call,
-    never_finishes,
-    obeys_injection,
-    repeats,
-    reply,
-    tool_call,
-    tool_calls,
-)
-from .types import LLMRequest, LLMResponse, Message, Provider, ToolCall, ToolSpec, Usage
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import attach
+
+if TYPE_CHECKING:
+    from .anthropic_provider import AnthropicProvider
+    from .gateway import CircuitBreaker, Gateway
+    from .generic_openai import GenericOpenAIProvider
+    from .google import GoogleProvider
+    from .ollama import OllamaProvider
+    from .openai_provider import OpenAIProvider
+    from .registry import create_provider, default_gateway
+    from .scripted import (
+        Scripted,
+        ScriptedCall,
+        calls_unknown_tool,
+        claims_done,
+        error,
+        invalid_call,
+        never_finishes,
+        obeys_injection,
+        repeats,
+        reply,
+        tool_call,
+        tool_calls,
+    )
+    from .types import LLMRequest, LLMResponse, Message, Provider, ToolCall, ToolSpec, Usage
 
 __all__ = [
     "AnthropicProvider",
@@ -59,3 +66,35 @@ __all__ = [
     "tool_call",
     "tool_calls",
 ]
+
+_EXPORTS = {
+    "AnthropicProvider": ".anthropic_provider",
+    "CircuitBreaker": ".gateway",
+    "Gateway": ".gateway",
+    "GenericOpenAIProvider": ".generic_openai",
+    "GoogleProvider": ".google",
+    "OllamaProvider": ".ollama",
+    "OpenAIProvider": ".openai_provider",
+    "create_provider": ".registry",
+    "default_gateway": ".registry",
+    "Scripted": ".scripted",
+    "ScriptedCall": ".scripted",
+    "calls_unknown_tool": ".scripted",
+    "claims_done": ".scripted",
+    "error": ".scripted",
+    "invalid_call": ".scripted",
+    "never_finishes": ".scripted",
+    "obeys_injection": ".scripted",
+    "repeats": ".scripted",
+    "reply": ".scripted",
+    "tool_call": ".scripted",
+    "tool_calls": ".scripted",
+    "LLMRequest": ".types",
+    "LLMResponse": ".types",
+    "Message": ".types",
+    "Provider": ".types",
+    "ToolCall": ".types",
+    "ToolSpec": ".types",
+    "Usage": ".types",
+}
+__getattr__, __dir__ = attach(__name__, _EXPORTS)

@@ -9,17 +9,24 @@ only when a cassette is opened, a mismatch is explained, or a provider called.
 - :mod:`.matchers`, :mod:`.scrub`, :mod:`.serializer`, :mod:`.provenance`: the parts.
 """
 
-from .cassette import CallInfo, CassetteConfig, CassetteSession, ReplayProvider, current_call
-from .errors import (
-    CassetteFormatError,
-    CassetteMismatchError,
-    CassetteNotFoundError,
-    RecordingRefusedError,
-    ReplayError,
-    UnusedInteractionsError,
-)
-from .modes import RecordMode, parse_record_mode
-from .provenance import Provenance, workflow_hash
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import attach
+
+if TYPE_CHECKING:
+    from .cassette import CallInfo, CassetteConfig, CassetteSession, ReplayProvider, current_call
+    from .errors import (
+        CassetteFormatError,
+        CassetteMismatchError,
+        CassetteNotFoundError,
+        RecordingRefusedError,
+        ReplayError,
+        UnusedInteractionsError,
+    )
+    from .modes import RecordMode, parse_record_mode
+    from .provenance import Provenance, workflow_hash
 
 __all__ = [
     "CallInfo",
@@ -38,3 +45,22 @@ __all__ = [
     "parse_record_mode",
     "workflow_hash",
 ]
+
+_EXPORTS = {
+    "CallInfo": ".cassette",
+    "CassetteConfig": ".cassette",
+    "CassetteSession": ".cassette",
+    "ReplayProvider": ".cassette",
+    "current_call": ".cassette",
+    "CassetteFormatError": ".errors",
+    "CassetteMismatchError": ".errors",
+    "CassetteNotFoundError": ".errors",
+    "RecordingRefusedError": ".errors",
+    "ReplayError": ".errors",
+    "UnusedInteractionsError": ".errors",
+    "RecordMode": ".modes",
+    "parse_record_mode": ".modes",
+    "Provenance": ".provenance",
+    "workflow_hash": ".provenance",
+}
+__getattr__, __dir__ = attach(__name__, _EXPORTS)

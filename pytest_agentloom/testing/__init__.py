@@ -4,8 +4,24 @@
 these modules; ``harness``, ``scenarios`` and ``snapshots`` import no pytest.
 """
 
-from .harness import AgentloomHarness
-from .scenarios import Scenario, ScenarioTableError, load_table
-from .snapshots import SnapshotSession
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import attach
+
+if TYPE_CHECKING:
+    from .harness import AgentloomHarness
+    from .scenarios import Scenario, ScenarioTableError, load_table
+    from .snapshots import SnapshotSession
 
 __all__ = ["AgentloomHarness", "Scenario", "ScenarioTableError", "SnapshotSession", "load_table"]
+
+_EXPORTS = {
+    "AgentloomHarness": ".harness",
+    "Scenario": ".scenarios",
+    "ScenarioTableError": ".scenarios",
+    "load_table": ".scenarios",
+    "SnapshotSession": ".snapshots",
+}
+__getattr__, __dir__ = attach(__name__, _EXPORTS)
