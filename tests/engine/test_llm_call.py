@@ -526,3 +526,26 @@ def test_a_step_missing_from_the_script_fails_and_never_gets_a_default_reply() -
     assert step.output is None
     assert step.error.startswith("Scripted provider has no replies for step 'ask' (steps with replies: other).")
     assert step.attempts == 1
+
+
+def test_a_provider_that_raises_a_bug_fails_the_step_not_the_run() -> None:
+    """A scripted callable with a bug is reported on its step, with the exception kept as the cause."""
+    from pytest_agentloom import Scripted, VirtualClock, run_workflow
+    from pytest_agentloom.engine import parse_workflow
+
+    workflow = parse_workflow(
+        "name: t\nconfig: {model: gpt-4o}\nsteps:\n"
+        "  - {id: ask, type: llm_call, prompt: hi}\n"
+        "  - {id: after, type: llm_call, prompt: bye, depends_on: [ask]}\n"
+    )
+
+    def buggy(request):
+        return {}["missing"]
+
+    result = run_workflow(workflow, provider=Scripted({"ask": buggy}), clock=VirtualClock(), runs_dir=False)
+
+    assert (result.status, result.reason) == ("failed", "step_failed")
+    ask = result.steps["ask"]
+    assert (ask.status, ask.error_code, ask.attempts) == ("failed", "provider_crashed", 1)
+    assert "raised KeyError: 'missing'" in ask.error
+    assert result.steps["after"].error == "depends on failed step 'ask'"

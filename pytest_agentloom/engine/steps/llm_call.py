@@ -72,6 +72,12 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
             error, retryable = exc, exc.retryable
         except (ConnectionError, TimeoutError) as exc:
             error, retryable = exc, True
+        except Exception as exc:  # a provider bug (or a scripted callable's) fails the step, never the whole run
+            provider = type(ctx.provider).__name__
+            raise StepError(
+                f"provider {provider} raised {type(exc).__name__}: {exc} (not retried; this is a bug in the "
+                "provider or in a scripted callable, not a provider error)", code="provider_crashed",
+            ) from exc
         else:
             if isinstance(response, StepOutcome):  # a tool loop counted its own calls
                 return response
