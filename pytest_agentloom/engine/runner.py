@@ -132,10 +132,10 @@ def _check_tools_argument(tools: Any) -> None:
     """``tools`` is a mapping of names to callables, or a list of named tools (``@tool``, tool classes)."""
     if tools is None or isinstance(tools, Mapping):
         return
-    from ..tools import Tool
+    from ..tools.registry import is_tool_like
 
     if isinstance(tools, (list, tuple)):
-        nameless = [item for item in tools if not (isinstance(item, Tool) or hasattr(item, "run"))]
+        nameless = [item for item in tools if not is_tool_like(item)]
         if not nameless:
             return
         shown = getattr(nameless[0], "__name__", repr(nameless[0]))

@@ -146,7 +146,7 @@ class TestCassette:
             self.settings.mode is RecordMode.ONCE and session.loaded_count > 0)
         return session.wrap(default_gateway(workflow.config, api_key_placeholder=replay_only))
 
-    def tools(self, workflow: Workflow, tools: Mapping[str, Any]) -> Mapping[str, Any]:
+    def tools(self, workflow: Workflow, tools: Mapping[str, Any], allow_real: Any = False) -> Mapping[str, Any]:
         """The run's tools, the built-ins included, those with side effects going through the test's tool
         recording (``<cassette>.tools.yaml``): run and recorded while the cassette records, replayed from
         the recording (not run) while it replays.
@@ -157,6 +157,7 @@ class TestCassette:
             replaying = self.settings.mode is RecordMode.NONE or (
                 self.settings.mode is RecordMode.ONCE and self.path.is_file())
             self.tape = ToolTape(tape_path(self.path), recording=not replaying, scrub=self._session().scrub_text)
+        self.tape.allow_real = allow_real if isinstance(allow_real, bool) else frozenset(allow_real)
         registry = ToolRegistry(builtin_tools(Sandbox(workflow.config.sandbox, base_dir=workflow.base_dir)))
         registry.update(tools)
         return self.tape.wrap(registry)

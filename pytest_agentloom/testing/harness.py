@@ -91,6 +91,8 @@ class AgentloomHarness:
         state: Mapping[str, Any] | None = None,
         provider: Provider | None = None,
         tools: Mapping[str, Callable[..., Any]] | list[Any] | None = None,
+        *,
+        real_tools: bool | list[str] = False,
         **config_overrides: Any,
     ) -> WorkflowResult:
         """Run a workflow with a virtual clock and a run id derived from the test; return its result.
@@ -99,7 +101,8 @@ class AgentloomHarness:
         and ``tools`` are added to the marker's; ``config_overrides`` (e.g.
         ``budget_usd=0.01``) replace ``config`` fields for this run only, over
         the marker's. Without ``provider`` the default provider is used (see
-        :meth:`_default_provider`).
+        :meth:`_default_provider`). In a replayed run, tools with side effects return their recorded
+        results instead of running; ``real_tools=True`` (or a list of tool names) lets them run.
         """
         workflow = self._workflow(workflow_or_path)
         config = {**self._defaults.get("config", {}), **config_overrides}
@@ -110,7 +113,7 @@ class AgentloomHarness:
         if provider is None:
             provider = self._default_provider(workflow, merged_state)
             if self._cassette is not None:  # tools with side effects are replayed with the model calls
-                merged_tools = dict(self._cassette.tools(workflow, merged_tools))
+                merged_tools = dict(self._cassette.tools(workflow, merged_tools, allow_real=real_tools))
         self._runs += 1
         parts = (self.nodeid,) if self._runs == 1 else (self.nodeid, str(self._runs))
         result = run_workflow(

@@ -25,7 +25,7 @@ from ..errors import UsageError
 from ..providers.types import ToolSpec
 from .schema import schema_for_function
 
-__all__ = ["BaseTool", "Tool", "ToolRegistry", "tool"]
+__all__ = ["BaseTool", "Tool", "ToolRegistry", "as_tool", "is_tool_like", "tool"]
 
 
 @dataclass(frozen=True)
@@ -132,6 +132,9 @@ def _first_paragraph(doc: str | None) -> str:
 
 def as_tool(obj: Any, name: str | None = None) -> Tool:
     """Whatever was registered (a Tool, a tool class or instance, a callable) as a :class:`Tool`."""
+    if not isinstance(obj, Tool) and _looks_like_tool(obj):  # a Tool of a re-imported copy of this module
+        obj = Tool(name=obj.name, function=obj.function, description=obj.description,
+                   parameters=dict(obj.parameters), side_effects=bool(obj.side_effects))
     if isinstance(obj, Tool):
         return obj if name is None or name == obj.name else Tool(
             name=name, function=obj.function, description=obj.description, parameters=obj.parameters,
@@ -140,6 +143,16 @@ def as_tool(obj: Any, name: str | None = None) -> Tool:
     if isinstance(obj, type) or (hasattr(obj, "run") and hasattr(obj, "name") and not inspect.isroutine(obj)):
         return _from_object(obj, name)
     return _from_function(obj, name=name)
+
+
+def _looks_like_tool(obj: Any) -> bool:
+    return not isinstance(obj, type) and all(
+        hasattr(obj, attribute) for attribute in ("name", "function", "description", "parameters", "side_effects"))
+
+
+def is_tool_like(obj: Any) -> bool:
+    """Whether ``obj`` names itself: a :class:`Tool` (``@tool``), or a tool class or instance with ``run``."""
+    return isinstance(obj, Tool) or _looks_like_tool(obj) or hasattr(obj, "run")
 
 
 class ToolRegistry(Mapping[str, Tool]):

@@ -38,7 +38,8 @@ MAIL_TEST = textwrap.dedent("""\
         return "ana@example.org"
 
     def test_mail(agentloom):
-        result = agentloom.run("mail.yaml", tools={"send_email": send_email, "lookup": lookup})
+        real = os.environ.get("REAL_TOOLS") == "1"
+        result = agentloom.run("mail.yaml", tools={"send_email": send_email, "lookup": lookup}, real_tools=real)
         assert result.status == "success", result.steps["ask"].error
         assert result.state["answer"] == "Emailed Ana."
     """)
@@ -75,3 +76,7 @@ def test_a_side_effect_tool_is_recorded_then_replayed_without_running(project: P
     replayed.assert_outcomes(failed=1)
     replayed.stdout.fnmatch_lines(["*Tool 'send_email' has side effects, and the recording has no call to it*"])
     assert outbox.read_text() == "ana@example.org\n"
+
+    project.monkeypatch.setenv("REAL_TOOLS", "1")  # the test lets the tool run for real during replay
+    project.run("test_mail.py").assert_outcomes(passed=1)
+    assert outbox.read_text() == "ana@example.org\nana@example.org\n"
