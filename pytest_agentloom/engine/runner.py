@@ -350,7 +350,7 @@ class _Run:
             self.status, self.reason = RunStatus.FAILED, TerminationReason.STEP_FAILED
             if result.error_code == "cancelled":  # an agent stopped as 'cancelled' cancels the run
                 self.status, self.reason = RunStatus.CANCELLED, TerminationReason.CANCELLED
-        if isinstance(outcome, StepOutcome) and outcome.chosen is not None:
+        if isinstance(outcome, StepOutcome) and outcome.chosen is not None and isinstance(step, RouterStep):
             self._skip_unchosen(step, outcome.chosen)
 
     async def _approval_gate(self, step: ApprovalGateStep, ctx: StepContext) -> StepOutcome:
