@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Awaitable, Callable
 
-from ...errors import ProviderError, ScriptError, StepError
+from ...errors import AgentloomError, ProviderError, ScriptError, StepError
 from ...providers.types import LLMRequest, LLMResponse, Message
 from ..model import LLMCallStep, RetryPolicy
 from ..pricing import cost_of
@@ -72,6 +72,8 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
             error, retryable = exc, exc.retryable
         except (ConnectionError, TimeoutError) as exc:
             error, retryable = exc, True
+        except AgentloomError:  # our own failures (a replay miss of a tool, a cassette mismatch) keep their code
+            raise
         except Exception as exc:  # a provider bug (or a scripted callable's) fails the step, never the whole run
             provider = type(ctx.provider).__name__
             raise StepError(
