@@ -43,7 +43,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ProviderError, ScriptError, StepError
+from ..errors import AgentloomError, ProviderError, ScriptError, StepError
 from ..providers.types import LLMRequest, LLMResponse, Message, ToolCall, ToolSpec, Usage
 from ..tools.registry import Tool, as_tool
 from ..tools.schema import validate_against
@@ -314,6 +314,15 @@ class AgentLoop:
                 error: Exception = exc
             except StepError as exc:
                 retryable, error = exc.retryable, exc
+            except (ConnectionError, TimeoutError) as exc:
+                retryable, error = True, exc
+            except AgentloomError:
+                raise
+            except Exception as exc:  # a provider bug (or a scripted callable's) fails the step, not the run
+                raise StepError(
+                    f"provider {type(ctx.provider).__name__} raised {type(exc).__name__}: {exc} (not retried; "
+                    "a bug in the provider or in a scripted callable)", code="provider_crashed",
+                ) from exc
             else:
                 self._count(response, attempt)
                 return response

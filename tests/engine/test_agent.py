@@ -532,3 +532,24 @@ def test_trace_decisions_reads_as_the_loop_ran() -> None:
         "3 proposal lookup_policy", "3 check lookup_policy ok", "3 tool lookup_policy ok", "3 observation ok",
         "4 proposal answer", "4 check answer ok", "4 stop done",
     ]
+
+
+def test_a_crashing_provider_fails_the_agent_step_not_the_run_and_a_dropped_connection_is_retried() -> None:
+    def crash(request: LLMRequest) -> Any:
+        raise ValueError("bug in the fake")
+
+    result = run(Scripted({"triage": crash}))
+    assert (result.status, result.steps["triage"].error_code) == ("failed", "provider_crashed")
+    assert "raised ValueError: bug in the fake" in result.steps["triage"].error
+
+    calls = iter([ConnectionError("reset"), "Done."])
+
+    def flaky(request: LLMRequest) -> Any:
+        answer = next(calls)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    result = run(Scripted({"triage": flaky}))
+    assert (result.status, result.steps["triage"].finish_reason) == ("success", "done")
+    assert len(result.trace.events("retry")) == 1
