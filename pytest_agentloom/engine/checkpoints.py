@@ -201,7 +201,8 @@ class Persistence:
             record = build_record(
                 public, workflow_hash=self.hash, workflow_file=_file(self.workflow),
                 started_at=self.started_wall, duration=run.now(), steps_executed=run.trace.step_ids(),
-                checkpoint=str(self.checkpoint_path) if self.checkpoint_path else None, resumes=resumes,
+                checkpoint=_under(self.checkpoint_path, self.runs_dir) if self.checkpoint_path else None,
+                resumes=resumes,
             )
             public.record_path = write_record(self.runs_dir, record)
         return public
@@ -244,6 +245,14 @@ class Persistence:
             "state": redactor.redact_state(run.state),
             "steps": {sid: _redact_step(result, redactor, secrets).to_dict() for sid, result in steps.items()},
         })
+
+
+def _under(path: Path, folder: Path) -> str:
+    """``path`` relative to ``folder`` (POSIX form) when inside it, so a record does not name a temporary folder."""
+    try:
+        return path.resolve().relative_to(folder.resolve()).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def _file(workflow: Workflow) -> str | None:
@@ -343,8 +352,9 @@ def find_checkpoint(run_id: str, *, checkpoint_dir: str | Path | None = None,
             return candidate
     if records is not None:
         for record in reversed(list_records(records)):
-            if record.get("run_id") == run_id and record.get("checkpoint") and Path(record["checkpoint"]).is_file():
-                return Path(record["checkpoint"])
+            saved = records / str(record.get("checkpoint") or "")  # relative to the runs folder, or absolute
+            if record.get("run_id") == run_id and record.get("checkpoint") and saved.is_file():
+                return saved
     searched = ", ".join(str(folder) for folder in folders)
     raise CheckpointError(
         f"No checkpoint for run '{run_id}' (searched {searched} and the run records).\n"

@@ -24,7 +24,16 @@ if TYPE_CHECKING:
     from ..providers.types import Provider
     from ..replay.plugin_support import TestCassette
 
-__all__ = ["AgentloomHarness"]
+__all__ = ["TEST_EPOCH", "AgentloomHarness", "virtual_wall_clock"]
+
+#: The wall-clock time a test's run starts at: 2026-01-01T00:00:00Z. In tests, time is virtual, so the
+#: ``saved_at``/``started_at`` dates in checkpoints and run records are the same on every run of a test.
+TEST_EPOCH = 1_767_225_600.0
+
+
+def virtual_wall_clock(clock: VirtualClock) -> Callable[[], float]:
+    """A wall clock that reads :data:`TEST_EPOCH` plus ``clock``'s time, for dating what a test's run writes."""
+    return lambda: TEST_EPOCH + clock.now()
 
 
 @final
@@ -116,9 +125,10 @@ class AgentloomHarness:
                 merged_tools = dict(self._cassette.tools(workflow, merged_tools, allow_real=real_tools))
         self._runs += 1
         parts = (self.nodeid,) if self._runs == 1 else (self.nodeid, str(self._runs))
+        clock = VirtualClock()
         result = run_workflow(
-            workflow, state=merged_state, provider=provider, tools=merged_tools, clock=VirtualClock(),
-            run_id=derived_run_id(*parts), runs_dir=self.run_dir,
+            workflow, state=merged_state, provider=provider, tools=merged_tools, clock=clock,
+            run_id=derived_run_id(*parts), runs_dir=self.run_dir, wall_clock=virtual_wall_clock(clock),
         )
         self.results.append(result)
         self._run_inputs[result.run_id] = {"workflow": workflow, "provider": provider, "tools": merged_tools}

@@ -37,13 +37,16 @@ def resume_in_test(harness: AgentloomHarness, result: WorkflowResult, *, approve
             f"agentloom.resume() got run '{result.run_id}' (status {result.status.value}), which has no checkpoint.\n"
             "How to fix: resume a run that paused at an approval gate, or run with config checkpoint: true."
         )
+    from .harness import virtual_wall_clock
+
     inputs = getattr(harness, "_run_inputs", {}).get(result.run_id, {})
+    clock = VirtualClock()
     decision: bool | str | None = approve
     return resume_workflow(
         result, decision=decision, state=state,
         provider=provider if provider is not None else inputs.get("provider"),
         tools=tools if tools is not None else inputs.get("tools"),
-        workflow=inputs.get("workflow"), clock=VirtualClock(), runs_dir=harness.run_dir,
+        workflow=inputs.get("workflow"), clock=clock, runs_dir=harness.run_dir, wall_clock=virtual_wall_clock(clock),
     )
 
 

@@ -130,14 +130,17 @@ class Scenario:
             return result
         from ..engine.checkpoints import resume_workflow
         from ..engine.clock import VirtualClock
+        from .harness import virtual_wall_clock
 
+        clock = VirtualClock()
         loaded = agentloom._workflow(workflow)
         config = {**agentloom._defaults.get("config", {}), **self.config}
         script = self.resume.get("script") or {}
         resumed = resume_workflow(
             result, decision=self.resume["decision"], workflow=loaded.with_config(**config) if config else loaded,
             provider=Scripted({step: _replies(value) for step, value in script.items()}),
-            tools=agentloom._defaults.get("tools", {}), clock=VirtualClock(), runs_dir=agentloom.run_dir,
+            tools=agentloom._defaults.get("tools", {}), clock=clock, runs_dir=agentloom.run_dir,
+            wall_clock=virtual_wall_clock(clock),
         )
         resumed.__dict__["resumed_from"] = result  # so expect.tool_calls sees the calls made before the pause
         return resumed
