@@ -327,3 +327,13 @@ def test_resume_without_the_workflow_file_uses_the_saved_definition_and_says_so(
                                  redaction_salt=SALT)
     assert result.ok
     assert any("resuming from the definition saved in the checkpoint" in r.getMessage() for r in caplog.records)
+
+
+def test_record_names_its_checkpoint_relative_to_the_runs_folder_and_resume_finds_it(tmp_path):
+    inside = run(tmp_path, checkpoint=False, checkpoint_dir=tmp_path / "runs" / "elsewhere")
+    record = json.loads(inside.record_path.read_text())
+    assert record["checkpoint"] == "elsewhere/run-cp.json"  # no temporary folder in the record
+    assert find_checkpoint("run-cp", runs_dir=tmp_path / "runs") == tmp_path / "runs" / "elsewhere" / "run-cp.json"
+    outside = run_workflow(flow(tmp_path), tools=tools(), provider=provider(), clock=VirtualClock(), run_id="o",
+                           runs_dir=tmp_path / "runs", checkpoint_dir=tmp_path / "out", redaction_salt=SALT)
+    assert json.loads(outside.record_path.read_text())["checkpoint"] == str(tmp_path / "out" / "o.json")
