@@ -6,8 +6,10 @@ the run's clock, ``max_cost_usd`` as a worst case: spent so far, plus the next
 request's input estimate, plus its whole output allowance).
 
 The reply is a proposal. A reply without tool calls proposes a final answer,
-which ends the loop as ``done`` if it is not empty and, with an
-``output_schema``, parses and fits it. Each tool call is checked in code, in
+which ends the loop as ``done`` if it is not empty, with ``require_evidence``
+comes after at least one successful tool run (else ``unsupported_answer``: a
+claim of being done that nothing supports), and, with an ``output_schema``,
+parses and fits it. Each tool call is checked in code, in
 this order, and the first failing check gives its code:
 
 ============== =====================================================================
@@ -72,7 +74,7 @@ STOP_REASONS = (
 BUDGET_REASONS = frozenset({"step_budget", "time_budget", "cost_budget"})
 CHECK_CODES = (
     "ok", "not_allowed", "invalid_json", "invalid_arguments", "repeated_call", "needs_approval", "empty_answer",
-    "invalid_output",
+    "unsupported_answer", "invalid_output",
 )
 DEFAULT_OUTPUT_ALLOWANCE = 4096  # tokens assumed for a reply when the agent sets no max_tokens
 _SHOWN = 300  # characters of a proposal or observation kept in a trace event
@@ -102,6 +104,7 @@ class AgentSnapshot:
     last_text: str = ""
     pending: list[ToolCall] = field(default_factory=list)  # the call awaiting approval, then the reply's rest
     progress: bool = False  # whether a tool ran successfully in the current step
+    succeeded: int = 0  # successful tool runs of the whole loop: the evidence require_evidence asks for
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -109,7 +112,7 @@ class AgentSnapshot:
             "steps": self.steps, "seen": list(self.seen), "stuck": self.stuck,
             "usage": self.usage.model_dump(), "cost_usd": self.cost_usd, "elapsed": self.elapsed,
             "last_text": self.last_text, "pending": [call.model_dump() for call in self.pending],
-            "progress": self.progress,
+            "progress": self.progress, "succeeded": self.succeeded,
         }
 
     @classmethod
@@ -120,7 +123,7 @@ class AgentSnapshot:
             usage=Usage.model_validate(data.get("usage", {})), cost_usd=float(data.get("cost_usd", 0.0)),
             elapsed=float(data.get("elapsed", 0.0)), last_text=str(data.get("last_text", "")),
             pending=[ToolCall.model_validate(item) for item in data.get("pending", [])],
-            progress=bool(data.get("progress", False)),
+            progress=bool(data.get("progress", False)), succeeded=int(data.get("succeeded", 0)),
         )
 
 
@@ -356,6 +359,9 @@ class AgentLoop:
         why: str | None
         if not text.strip():
             code, why, value = "empty_answer", "the reply has neither tool calls nor an answer", None
+        elif self.agent.require_evidence and not self.snapshot.succeeded:
+            code, value = "unsupported_answer", None
+            why = "no tool has run successfully yet, so nothing supports this answer (require_evidence)"
         elif self.agent.output_schema is not None:
             value, why = _parse_output(text, self.agent.output_schema)
             code = "ok" if why is None else "invalid_output"
@@ -411,6 +417,7 @@ class AgentLoop:
                        tool=call.name, args=arguments, ok=run.ok, **({} if run.ok else {"code": run.code}))
         if run.ok:
             self.snapshot.progress = True
+            self.snapshot.succeeded += 1
         self._observe(call, run.ok, run.content)
 
     def _observe(self, call: ToolCall, ok: bool, text: str) -> None:

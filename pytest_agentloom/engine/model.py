@@ -222,7 +222,9 @@ class AgentDefinition(_Strict):
     worst case (spent so far, plus the next request's input and its whole
     ``max_tokens`` allowance). ``max_stuck`` consecutive steps that were
     rejected or failed end the loop as ``stuck``. A budget stop fails the
-    step unless ``on_budget: succeed``.
+    step unless ``on_budget: succeed``. With ``require_evidence``, a final
+    answer counts only once a tool of the loop ran successfully: an earlier
+    one is rejected as ``unsupported_answer`` (a model claiming done too early).
     """
 
     model: str | None = None
@@ -237,6 +239,7 @@ class AgentDefinition(_Strict):
     max_tokens: int | None = Field(default=None, gt=0)
     temperature: float | None = None
     on_budget: Literal["fail", "succeed"] = "fail"
+    require_evidence: bool = False
 
     def tool_names(self) -> list[str]:
         return [tool if isinstance(tool, str) else tool.name for tool in self.tools]

@@ -263,9 +263,12 @@ def invalid_call(name: str, /, raw_arguments: str = '{"ticket_id": T-1') -> Call
     return lambda request: _call_for(request, name, raw_arguments)
 
 
-def claims_done(text: str = "Done: the ticket is triaged and the customer was emailed.") -> ReplySpec:
-    """A model that claims success at once, without calling any tool."""
-    return ReplySpec(text=text)
+def claims_done(
+    text: str = "Done: the ticket is triaged and the customer was emailed.",
+) -> Callable[[LLMRequest], ReplySpec]:
+    """A model that claims success at once, without calling any tool, and says so again when asked again."""
+    claim = ReplySpec(text=text)
+    return lambda request: claim
 
 
 def obeys_injection(

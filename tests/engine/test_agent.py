@@ -334,10 +334,25 @@ def test_rejections_go_back_as_observations_and_the_model_can_recover() -> None:
         "Rejected (invalid_arguments): $: missing required property 'ticket_id'; $: unexpected property 'ticket'.")
 
 
-def test_claiming_done_too_early_is_caught_only_by_an_output_schema() -> None:
+def test_claiming_done_too_early_ends_done_by_default_and_stuck_with_require_evidence() -> None:
     desk = Desk()
-    result = run(Scripted({"triage": claims_done()}), desk)
+    result = run(Scripted({"triage": claims_done()}), desk)  # by default an answer is an answer
     assert (result.steps["triage"].finish_reason, desk.log, desk.outbox) == ("done", [], [])
+
+    result = run(Scripted({"triage": claims_done()}), desk, flow("require_evidence: true"))
+    assert (result.status, result.steps["triage"].finish_reason, desk.log) == ("failed", "stuck", [])
+    assert [e.data["code"] for e in result.trace.events("agent_check")] == ["unsupported_answer"] * 2
+    assert "no tool has run successfully yet" in result.trace.events("agent_observation")[0].data["text"]
+
+    # a failed tool run is no evidence; a successful one is, and the same answer then counts
+    provider = Scripted({"triage": [
+        claims_done("Done."), tool_call("get_ticket", ticket_id="T-404"), tool_call("get_ticket", ticket_id="T-1"),
+        claims_done("Done."),
+    ]})
+    result = run(provider, Desk(), flow("require_evidence: true\nmax_stuck: 3"))
+    assert result.steps["triage"].finish_reason == "done"
+    assert [e.data["code"] for e in result.trace.events("agent_check")] == [
+        "unsupported_answer", "ok", "ok", "ok"]
 
     agent = """
     tools: [get_ticket]

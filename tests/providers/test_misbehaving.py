@@ -45,8 +45,9 @@ def test_repeats_and_calls_unknown_tool_ask_the_same_call_forever() -> None:
 
 def test_invalid_call_and_claims_done() -> None:
     assert calls_of(ask(Scripted({"s": invalid_call("lookup")}), 1))[0][2] == '{"ticket_id": T-1'
-    done = ask(Scripted({"s": claims_done("All done.")}), 1)
-    assert (done.text, done.tool_calls) == ("All done.", ())
+    claimer = Scripted({"s": claims_done("All done.")})
+    replies = [ask(claimer, turn) for turn in (1, 2, 3)]  # request after request, never a tool call
+    assert [(done.text, done.tool_calls) for done in replies] == [("All done.", ())] * 3
 
 
 def test_tool_calls_puts_several_calls_in_one_reply() -> None:

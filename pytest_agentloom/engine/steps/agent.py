@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,8 +25,14 @@ class AgentPauseOutcome(PauseOutcome):
 
 async def run_agent(
     step: AgentStep, ctx: StepContext, *, snapshot: Mapping[str, Any] | None = None, decision: str | None = None,
+    redactor: Any = None,
 ) -> StepOutcome:
-    """Run the step's agent; with ``snapshot`` (from a checkpoint) continue it, settling ``decision``."""
+    """Run the step's agent; with ``snapshot`` (from a checkpoint) continue it, settling ``decision``.
+
+    The checkpoint holds the loop scrubbed of secret values. With ``redactor``, each marker whose value
+    the resumed run's state has again (``state=`` on resume) is put back, so the model, the pending
+    call and the repeat check see the real value; markers that stay are traced (``agent_redacted``).
+    """
     agent = ctx.workflow.agents.get(step.agent)
     if agent is None:  # the loader refuses this; a Workflow built in Python may still have it
         known = ", ".join(ctx.workflow.agents) or "none"
@@ -34,6 +41,8 @@ async def run_agent(
     ctx.attempts = 1
     loop = AgentLoop(step, ctx, agent)
     if snapshot is not None:
+        if redactor is not None:
+            snapshot = _restore_secrets(snapshot, redactor, ctx)
         result = await loop.resume(AgentSnapshot.from_dict(snapshot), decision)
     else:
         result = await loop.run()
@@ -44,3 +53,28 @@ async def run_agent(
             detail={"agent": step.agent, "call": result.call.model_dump(), "loop": snap.to_dict()},
         )
     return result
+
+
+def _restore_secrets(snapshot: Mapping[str, Any], redactor: Any, ctx: StepContext) -> Mapping[str, Any]:
+    """``snapshot`` with the markers of secrets the state holds again replaced by their values."""
+    from ..redaction import MARKER_PATTERN
+
+    secrets = {*redactor.secret_values(ctx.state), *redactor.secret_values(ctx.workflow.state)}
+    values = {redactor.marker(secret): secret for secret in secrets}
+
+    def put_back(value: Any) -> Any:
+        if isinstance(value, str):
+            return MARKER_PATTERN.sub(lambda match: values.get(match.group(0), match.group(0)), value)
+        if isinstance(value, Mapping):
+            return {key: put_back(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [put_back(item) for item in value]
+        return value
+
+    restored = put_back(snapshot)
+    left = sorted(set(MARKER_PATTERN.findall(json.dumps(restored, sort_keys=True))))
+    if left:  # the model will read these markers instead of the values
+        ctx.event("agent_redacted", markers=len(left), hint=(
+            "the paused loop held redacted values that this resume did not put back; resume with state={...} "
+            "holding the redacted keys to give the agent the real values"))
+    return restored
