@@ -232,12 +232,16 @@ class CassetteSession:
 
     def write(self) -> None:
         """Write every interaction of the cassette, with fresh provenance, atomically."""
+        write_atomic(self.config.path, self.render())
+
+    def render(self) -> str:
+        """The cassette's text as :meth:`write` writes it (scrubbed), without writing it."""
         data = self._cassette.data
         workflows = dict(self.provenance.workflows) if self.provenance and self.mode is not RecordMode.ALL else {}
         workflows.update(self._workflows)
         provenance = Provenance.now(test=self.config.test_id, record_mode=self.mode.value, workflows=workflows)
         text = dumps(provenance, [req for req, _ in data], [resp for _, resp in data])
-        write_atomic(self.config.path, self._scrubber.text(text))
+        return self._scrubber.text(text)
 
     # -- what a run tells the session -----------------------------------------------------------------------
 

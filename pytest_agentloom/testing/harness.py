@@ -149,13 +149,16 @@ class AgentloomHarness:
         return resumed
 
     def assert_no_secrets(self, *values: Any) -> None:
-        """Fail if any value appears in a file this test's runs wrote or in a printed result, naming where."""
+        """Fail if any value appears in a file this test's runs wrote or in a printed result, naming where.
+
+        A cassette this test is recording is written when the test ends; it is searched as it will be written.
+        """
         __tracebackhide__ = True
-        from .persistence import check_no_secrets, files_written
+        from .persistence import check_no_secrets, files_written, pending_writes
 
         printed = {f"result {i + 1} ({r.run_id}) as printed": f"{r!r}\n{r.to_json(indent=2)}"
                    for i, r in enumerate(self.results)}
-        check_no_secrets(values, files_written(self), printed)
+        check_no_secrets(values, files_written(self), {**pending_writes(self), **printed})
 
     def _workflow(self, workflow_or_path: Workflow | str | Path | None) -> Workflow:
         if isinstance(workflow_or_path, Workflow):

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ..engine.result import WorkflowResult
     from .harness import AgentloomHarness
 
-__all__ = ["check_no_secrets", "files_written", "resume_in_test"]
+__all__ = ["check_no_secrets", "files_written", "pending_writes", "resume_in_test"]
 
 
 def resume_in_test(harness: AgentloomHarness, result: WorkflowResult, *, approve: bool | str | None = True,
@@ -56,13 +56,26 @@ def files_written(harness: AgentloomHarness) -> list[Path]:
     for root in (harness.tmp_path,):
         if root.is_dir():
             files.extend(path for path in sorted(root.rglob("*")) if path.is_file())
-    cassette = getattr(harness, "_cassette", None)  # a cassette file is written when the test ends;
-    cassette_path = getattr(cassette, "path", None)  # an existing one (an earlier recording) is searched
+    cassette = getattr(harness, "_cassette", None)  # an existing cassette (an earlier recording) is searched;
+    cassette_path = getattr(cassette, "path", None)  # what this test records is searched by pending_writes()
     if cassette_path is not None and Path(cassette_path).is_file():
         files.append(Path(cassette_path))
     if harness.snapshot_dir.is_dir():
         files.extend(sorted(harness.snapshot_dir.glob(f"{harness.snapshot_name}*")))
     return list(dict.fromkeys(files))
+
+
+def pending_writes(harness: AgentloomHarness) -> dict[str, str]:
+    """What the test's cassette will write when the test ends, rendered now (scrubbed as it will be written).
+
+    Not searched yet: the tool recording (``<cassette>.tools.yaml``) of a recording test, written at its end too.
+    """
+    texts: dict[str, str] = {}
+    cassette = getattr(harness, "_cassette", None)
+    session = getattr(cassette, "session", None)
+    if session is not None and session.needs_write():
+        texts[f"{session.config.path} (cassette, written when the test ends)"] = session.render()
+    return texts
 
 
 def _forms(value: str) -> list[str]:
