@@ -16,6 +16,8 @@ Webhook URLs must be ``http``/``https``. A host that is, or resolves to, a
 private, loopback, link-local, reserved or multicast address is refused unless
 ``config.sandbox.allow_internal_targets`` is true, so a workflow file cannot
 make the engine probe an internal network (or a cloud metadata service).
+Known limit: the name is resolved for the check and again by httpx to connect,
+so DNS rebinding (a public answer, then an internal one) is not prevented.
 """
 
 from __future__ import annotations
