@@ -99,9 +99,14 @@ def parse_state_value(text: str) -> Any:
     if not looks_like_json:
         return text
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_not_json)
     except ValueError:
         return text
+
+
+def _not_json(name: str) -> Any:
+    """Python's json reads NaN and Infinity, which JSON does not have: such a value stays a string."""
+    raise ValueError(f"{name} is not JSON")
 
 
 def parse_state_args(items: Sequence[str] | None) -> dict[str, Any]:
@@ -188,7 +193,11 @@ def _real_provider(workflow: Workflow | None, *, placeholder: bool = False) -> A
     except ImportError:
         raise AgentloomError("no real providers are available in this installation. "
                              "How to fix: pass --script FILE for a scripted run.") from None
-    return default_gateway(workflow.config if workflow else None, api_key_placeholder=placeholder)
+    try:
+        return default_gateway(workflow.config if workflow else None, api_key_placeholder=placeholder)
+    except UsageError as exc:  # an unknown provider name: the run cannot start (exit code 8)
+        raise AgentloomError(f"{exc}.\nHow to fix: pass --provider with one of those names, or correct "
+                             "config.provider in the workflow file.") from None
 
 
 def _cassette(path: str, *, record: bool, workflow_file: str) -> Any:

@@ -100,6 +100,9 @@ STATE_TABLE = [
     ("empty", "", ""),
     ("eq", "a=b", "a=b"),
     ("limits.max_words", "80", 80),
+    ("nan", "[NaN]", "[NaN]"),  # Python's json reads NaN and Infinity; JSON doesn't, so these stay strings
+    ("inf", "-Infinity", "-Infinity"),
+    ("spaced", " 42", " 42"),  # doesn't start like JSON
 ]
 
 
@@ -278,6 +281,41 @@ steps:
     assert json.loads(done.stdout)["reason"] == "budget_exceeded"
 
 
+def test_run_timeout_exits_6(cli, tmp_path):
+    # config.timeout is checked between layers on the run's clock (real time here): 1 µs has passed after layer 1
+    flow = write(tmp_path, "slow.yaml", """\
+name: slow
+config: {timeout: 0.000001}
+steps:
+  - {id: a, type: tool, tool_name: echo, output: first}
+  - {id: b, type: tool, tool_name: echo, depends_on: [a], output: second}
+""")
+    done = cli("run", flow, "--tools", "cli_tools", "--json", "--no-record")
+    assert done.returncode == EXIT_CODES["timeout"] == 6, done.stderr
+    result = json.loads(done.stdout)
+    assert (result["status"], result["reason"]) == ("timeout", "timeout")
+    assert result["steps"]["b"]["status"] == "skipped"
+
+
+def test_readme_exit_code_table_matches_the_code():
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    table = readme.split("| exit code | meaning |", 1)[1].split("\n\n", 1)[0]
+    rows = {}
+    for line in table.splitlines()[2:]:
+        code, meaning = (cell.strip() for cell in line.strip().strip("|").split("|", 1))
+        rows[int(code)] = meaning
+    words = {"success": "success", "failed": "failed", "usage_error": "usage error",
+             "invalid_workflow": "invalid workflow", "paused": "paused", "budget_exceeded": "budget exceeded",
+             "timeout": "timeout", "cancelled": "cancelled", "setup_error": "could not start"}
+    assert sorted(rows) == sorted(EXIT_CODES.values())
+    for name, code in EXIT_CODES.items():
+        assert words[name] in rows[code], (name, code, rows[code])
+    import pytest_agentloom.cli as cli_module
+
+    for name, code in EXIT_CODES.items():  # the module's own table says the same
+        assert f"\n{code}     " in cli_module.__doc__, name
+
+
 def test_exit_codes_are_distinct_and_cover_every_status():
     assert len(set(EXIT_CODES.values())) == len(EXIT_CODES)
     assert set(_STATUS_EXIT) == set(RunStatus)
@@ -288,8 +326,8 @@ def test_llm_step_without_any_provider_setup_fails_clearly(cli, tmp_path):
     flow = write(tmp_path, "ask.yaml", "name: ask\nconfig: {model: gpt-4o-mini}\nsteps: [{id: a, type: llm_call, "
                                       "prompt: hi}]\n")
     env_free = cli("run", flow, "--no-record", "--provider", "no-such-provider")
-    assert env_free.returncode in (2, 8)
-    assert "no-such-provider" in env_free.stderr
+    assert env_free.returncode == EXIT_CODES["setup_error"] == 8
+    assert "no-such-provider" in env_free.stderr and "How to fix" in env_free.stderr
 
 
 def test_replay_of_a_missing_cassette_fails_with_how_to_record(cli, tmp_path):
