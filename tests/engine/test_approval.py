@@ -18,6 +18,7 @@ import pytest
 from pytest_agentloom import VirtualClock, resume_workflow, run_workflow
 from pytest_agentloom.engine.checkpoints import load_checkpoint
 from pytest_agentloom.engine.redaction import make_marker
+from pytest_agentloom.engine.salt import load_salt
 
 SALT = "approval-tests"
 CANARY = "sk-canary-7f3a9c2e11"
@@ -327,3 +328,23 @@ steps:
     assert final.ok
     assert final.state["_approval"] == {"legal": "approved", "finance": "rejected"}
     assert final.state["result"] == "cancelled"
+
+
+def test_fixture_resume_warns_about_a_redacted_key_and_state_puts_it_back(agentloom, caplog):
+    import logging
+
+    secret = "sk-canary-keyed-5150"
+    got: list[str] = []
+    keyed_tools = {"ship": lambda key: got.append(key) or "shipped"}
+    with caplog.at_level(logging.WARNING, logger="pytest_agentloom.resume"):
+        agentloom.resume(agentloom.run("approval/keyed.yaml", tools=keyed_tools), approve=True)
+    assert got == [make_marker(secret, salt=load_salt(agentloom.path("approval")))]  # the marker, not the key
+    assert [r.getMessage().split(": ", 1)[1].split(",")[0] for r in caplog.records] == [
+        "step 'ship' reads state key 'api_key'"]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="pytest_agentloom.resume"):
+        restored = agentloom.resume(agentloom.run("approval/keyed.yaml", tools=keyed_tools), approve=True,
+                                    state={"api_key": secret})
+    restored.assert_status("success")
+    assert got[-1] == secret and caplog.records == []
+    agentloom.assert_no_secrets(secret)

@@ -243,3 +243,8 @@ def test_rotating_the_salt_changes_markers(tmp_path):
     (tmp_path / SALT_FILE).unlink()
     after = Redactor(["k"], salt_start=tmp_path, env={}).marker("v")
     assert before != after
+
+
+def test_a_secret_shorter_than_4_characters_is_redacted_by_key_only():
+    out = redactor("pin").redact_state({"pin": "12", "note": "the pin is 12", "nested": {"pin": 7}})
+    assert out == {"pin": m("12"), "note": "the pin is 12", "nested": {"pin": m(7)}}
