@@ -118,7 +118,9 @@ def _is_ours(value: Any) -> bool:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     agentloom = session.config.stash[SESSION_KEY]
     if agentloom.is_worker:
-        session.config.workeroutput[WIRE_KEY] = agentloom.to_wire()  # type: ignore[attr-defined]
+        session.config.workeroutput[WIRE_KEY] = agentloom.to_wire(session)  # type: ignore[attr-defined]
+    elif agentloom.finish(session) and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED  # unused snapshots, reported in the summary
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -131,8 +133,8 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     agentloom = config.stash[SESSION_KEY]
-    unused, deleted = agentloom.finish()
-    lines = agentloom.summary_lines(unused, deleted) + agentloom.cassette_summary_lines(terminalreporter.stats)
+    lines = agentloom.summary_lines(agentloom.unused, agentloom.deleted)
+    lines += agentloom.cassette_summary_lines(terminalreporter.stats)
     if lines:
         terminalreporter.section("agentloom")
         for line in lines:

@@ -31,12 +31,15 @@ class AgentloomSession:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.update_snapshots = bool(read_setting(config, "update_snapshots"))
+        self.warn_unused = bool(read_setting(config, "warn_unused_snapshots"))
         self.scenario_glob = str(read_setting(config, "scenario_glob"))
         self.snapshots = SnapshotSession(update=self.update_snapshots)
         self.deselected = 0
         self.collection_errors = 0
         self.worker_reports: list[dict[str, Any]] = []
         self.is_worker = hasattr(config, "workerinput")
+        self.unused: list[Path] = []  # set at the end of the session (see finish)
+        self.deleted = False
         self.replay = ReplaySettings.from_config(config)  # cassettes: folder and record mode (refused under CI)
 
     # -- per test -----------------------------------------------------------------------------------------
@@ -52,9 +55,8 @@ class AgentloomSession:
         folder = Path(os.fspath(read_setting(self.config, "snapshot_dir", defaults)))
         root = folder if folder.is_absolute() else item.path.parent / folder
         self.snapshots.roots.add(str(root))
-        module = item.path.name.split(".")[0]  # test_x.py and test_x.agentloom.yaml -> test_x
         parts = item.nodeid.split("::")[1:]
-        return root / sanitize(module), sanitize(".".join(parts) or item.name)
+        return root / _module_name(item.path), sanitize(".".join(parts) or item.name)
 
     def harness(self, item: pytest.Item, tmp_path: Path, tools: dict[str, Any] | None = None) -> AgentloomHarness:
         from .harness import AgentloomHarness
@@ -92,13 +94,24 @@ class AgentloomSession:
         """Note collection errors, and the default snapshot folder of every folder holding tests.
 
         A folder whose tests no longer take snapshots still has its old files checked for the unused report.
+        The snapshots of a test module that exists but was not collected (``--ignore``, ``collect_ignore``)
+        are kept out of it: nothing is known about them.
         """
         self.collection_errors = errors
         folder = Path(os.fspath(read_setting(self.config, "snapshot_dir")))
-        for parent in {item.path.parent for item in items}:
-            root = folder if folder.is_absolute() else parent / folder
-            if root.is_dir():
-                self.snapshots.roots.add(str(root))
+        test_dirs: dict[Path, set[Path]] = {}  # snapshot root -> the folders of the tests that use it
+        modules: set[Path] = set()
+        for item in items:
+            root = folder if folder.is_absolute() else item.path.parent / folder
+            test_dirs.setdefault(root, set()).add(item.path.parent)
+            modules.add(root / _module_name(item.path))
+        for root, dirs in test_dirs.items():
+            if not root.is_dir():
+                continue
+            self.snapshots.roots.add(str(root))
+            for module_dir in sorted(root.iterdir()):
+                if module_dir.is_dir() and module_dir not in modules and _has_test_file(dirs, module_dir.name):
+                    self.snapshots.protect(module_dir, folder=True)
 
     def test_did_not_pass(self, item: pytest.Item) -> None:
         """Keep the snapshots of a failed or skipped test out of the unused report."""
@@ -113,10 +126,14 @@ class AgentloomSession:
 
     # -- end of session -----------------------------------------------------------------------------------
 
-    def selected_whole_suite(self) -> bool:
-        """True when nothing narrowed the run: no -k/-m, no deselection, no node ids or files, no --lf."""
+    def selected_whole_suite(self, session: pytest.Session | None = None) -> bool:
+        """True when nothing narrowed the run: no -k/-m, no deselection, no node ids or files, no --lf,
+        no --collect-only, and every selected test ran (no -x/--maxfail stop, no interruption).
+        """
         option = self.config.option
         if getattr(option, "keyword", "") or getattr(option, "markexpr", ""):
+            return False
+        if getattr(option, "collectonly", False) or (session is not None and _stopped_early(session)):
             return False
         if getattr(option, "lf", False) or getattr(option, "stepwise", False) or getattr(option, "failedfirst", False):
             return False
@@ -127,27 +144,32 @@ class AgentloomSession:
                 return False
         return not any(report.get("narrowed") for report in self.worker_reports)
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self, session: pytest.Session | None = None) -> dict[str, Any]:
         data: dict[str, Any] = dict(self.snapshots.to_wire())
-        data["narrowed"] = bool(self.deselected or self.collection_errors)
+        stopped = session is not None and bool(session.shouldfail or session.shouldstop)
+        data["narrowed"] = bool(self.deselected or self.collection_errors or stopped)
         return data
 
     def add_worker_report(self, data: dict[str, Any]) -> None:
         self.worker_reports.append(data)
         self.snapshots.merge(data)
 
-    def finish(self) -> tuple[list[Path], bool]:
-        """Unused snapshot files, and whether they were deleted (under the update flag)."""
-        if self.is_worker or not self.selected_whole_suite():
-            return [], False
-        unused = self.snapshots.unused()
-        if unused and self.update_snapshots:
-            for path in unused:
+    def finish(self, session: pytest.Session | None = None) -> bool:
+        """Find the unused snapshot files (deleting them under the update flag); True if they fail the run.
+
+        Like syrupy, unused snapshots fail a full run, unless ``--agentloom-warn-unused-snapshots``.
+        """
+        if self.is_worker or not self.selected_whole_suite(session):
+            return False
+        self.unused = self.snapshots.unused()
+        if self.unused and self.update_snapshots:
+            for path in self.unused:
                 path.unlink(missing_ok=True)
                 if path.parent.is_dir() and not any(path.parent.iterdir()):
                     path.parent.rmdir()  # the folder of a test module that is gone
-            return unused, True
-        return unused, False
+            self.deleted = True
+            return False
+        return bool(self.unused) and not self.warn_unused
 
     def summary_lines(self, unused: list[Path], deleted: bool) -> list[str]:
         lines = []
@@ -160,7 +182,29 @@ class AgentloomSession:
             lines += [f"  {_relative(path)}" for path in unused]
             if not deleted:
                 lines.append("How to fix: delete them, or run: pytest --agentloom-update-snapshots")
+                if not self.warn_unused:
+                    lines.append("(unused snapshots fail the run; --agentloom-warn-unused-snapshots only reports them)")
         return lines
+
+
+def _module_name(path: Path) -> str:
+    """The snapshot folder name of a test file: test_x.py and test_x.agentloom.yaml -> test_x."""
+    return sanitize(path.name.split(".")[0])
+
+
+def _has_test_file(folders: set[Path], module: str) -> bool:
+    """Whether one of ``folders`` holds a test file (.py or YAML table) whose snapshot folder is ``module``."""
+    return any(
+        path.suffix in (".py", ".yaml", ".yml") and _module_name(path) == module and path.is_file()
+        for folder in folders for path in folder.iterdir()
+    )
+
+
+def _stopped_early(session: pytest.Session) -> bool:
+    """-x/--maxfail, an interruption or an internal error: some selected tests may not have run."""
+    status = getattr(session, "exitstatus", pytest.ExitCode.OK)
+    return bool(session.shouldfail or session.shouldstop) or status not in (
+        pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
 
 
 def _relative(path: Path) -> str:

@@ -69,6 +69,12 @@ OPTIONS: tuple[Option, ...] = (
         ini=False,
     ),
     Option(
+        "warn_unused_snapshots",
+        "only report unused snapshot files; by default they fail a run of the whole suite.",
+        kind="bool",
+        default=False,
+    ),
+    Option(
         "scenario_glob",
         "file name pattern of YAML-only scenario tables collected as tests (default: test_*.agentloom.yaml).",
         default="test_*.agentloom.yaml",

@@ -186,7 +186,8 @@ class SnapshotSession:
     """Which snapshot files this process used, wrote or must not report as unused.
 
     ``roots`` are the snapshot folders seen; ``protected`` are name prefixes of
-    tests that did not pass (their snapshots may simply not have been reached).
+    tests that did not pass (their snapshots may simply not have been reached),
+    and folders (ending in ``/``) of test modules that were not collected.
     """
 
     update: bool = False
@@ -233,8 +234,9 @@ class SnapshotSession:
             f"({count} difference{'s' if count != 1 else ''}, stored -> now):\n{body}\n{update_hint(nodeid)}"
         )
 
-    def protect(self, prefix: Path) -> None:
-        self.protected.add(str(prefix))
+    def protect(self, prefix: Path, *, folder: bool = False) -> None:
+        """Keep ``prefix``'s snapshots (``prefix.yaml``, ``prefix.<name>.yaml``), or a whole folder, unreported."""
+        self.protected.add(str(prefix) + ("/" if folder else ""))
 
     def merge(self, other: dict[str, list[str]]) -> None:
         """Add what an xdist worker reported (see :meth:`to_wire`)."""
@@ -267,7 +269,13 @@ class SnapshotSession:
 
     def _is_protected(self, path: Path) -> bool:
         stem = str(path)[: -len(".yaml")]
-        return any(stem == prefix or stem.startswith(prefix + ".") for prefix in self.protected)
+        for prefix in self.protected:
+            if prefix.endswith("/"):
+                if Path(prefix) in path.parents:
+                    return True
+            elif stem == prefix or stem.startswith(prefix + "."):
+                return True
+        return False
 
 
 def _display(path: Path) -> str:

@@ -20,9 +20,11 @@ def test_help_lists_every_option_in_the_agentloom_group(pytester: pytest.Pyteste
         "agentloom: test AgentLoom workflows:",
         "*--agentloom-snapshot-dir=VALUE*",
         "*--agentloom-update-snapshots*",
+        "*--agentloom-warn-unused-snapshots*",
         "*--agentloom-scenario-glob=VALUE*",
     ])
-    result.stdout.fnmatch_lines(["*agentloom_snapshot_dir (string):*", "*agentloom_scenario_glob (string):*"])
+    result.stdout.fnmatch_lines(["*agentloom_snapshot_dir (string):*", "*agentloom_warn_unused_snapshots (bool):*",
+                                 "*agentloom_scenario_glob (string):*"])
 
 
 def test_markers_are_listed_with_their_signature(pytester: pytest.Pytester) -> None:

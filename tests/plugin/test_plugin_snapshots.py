@@ -139,7 +139,9 @@ def test_unused_snapshots_are_reported_on_a_full_run_only_and_deleted_with_updat
         "  __snapshots__/test_gone/test_x.yaml",
         "  __snapshots__/test_snap/test_removed.yaml",
         "How to fix: delete them, or run: pytest --agentloom-update-snapshots",
-    ])
+        "(unused snapshots fail the run; --agentloom-warn-unused-snapshots only reports them)",
+    ], consecutive=True)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # like syrupy: every test passed, the run did not
     # a narrowed run cannot know: no report, nothing deleted
     for narrowed in (["-k", "crash"], ["test_snap.py::test_two_snapshots"], ["test_snap.py"]):
         out = snap.runpytest_inprocess("--agentloom-update-snapshots", *narrowed).stdout.str()
@@ -182,3 +184,31 @@ def test_snapshots_of_a_module_that_no_longer_snapshots_are_reported(snap: pytes
     snap.makepyfile(test_snap="def test_plain():\n    pass\n")
     result = snap.runpytest_inprocess()
     result.stdout.fnmatch_lines(["agentloom: 5 snapshot files unused:"])
+
+
+def test_unused_snapshots_only_warn_with_the_option_or_ini_key(snap: pytest.Pytester) -> None:
+    snap.runpytest_inprocess("--agentloom-update-snapshots").assert_outcomes(passed=3)
+    (snap.path / "__snapshots__" / "test_snap" / "test_removed.yaml").write_text("format_version: 1\n")
+    result = snap.runpytest_inprocess("--agentloom-warn-unused-snapshots")
+    result.stdout.fnmatch_lines(["agentloom: 1 snapshot file unused:"])
+    assert result.ret == pytest.ExitCode.OK and "fail the run" not in result.stdout.str()
+    snap.makeini("[pytest]\nagentloom_warn_unused_snapshots = true\n")
+    result = snap.runpytest_inprocess()
+    result.stdout.fnmatch_lines(["agentloom: 1 snapshot file unused:"])
+    assert result.ret == pytest.ExitCode.OK
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["-x"], ["--maxfail=1"], ["--collect-only"], ["--ignore=test_snap.py"], ["--ignore-glob=*_snap.py"]],
+    ids=["x", "maxfail", "collect-only", "ignore", "ignore-glob"],
+)
+def test_a_run_that_stops_early_or_skips_a_module_neither_reports_nor_deletes(
+    snap: pytest.Pytester, args: list[str]
+) -> None:
+    snap.runpytest_inprocess("--agentloom-update-snapshots").assert_outcomes(passed=3)
+    # a first test that fails: with -x the snapshot tests never run; test_other also keeps the folder collected
+    snap.makepyfile(test_aaa="def test_first():\n    assert False\n", test_other="def test_other():\n    pass\n")
+    result = snap.runpytest_inprocess("-p", "no:randomly", "--agentloom-update-snapshots", *args)
+    assert "snapshot file" not in result.stdout.str()
+    assert files(snap) == EXPECTED_FILES

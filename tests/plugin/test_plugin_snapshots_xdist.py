@@ -38,6 +38,13 @@ def test_two_workers_write_all_snapshots_and_report_unused_correctly(triage: pyt
     result.assert_outcomes(passed=8)
     result.stdout.fnmatch_lines(["agentloom: 1 snapshot file unused:", "  __snapshots__/test_many/test_gone.yaml"])
     assert result.stdout.str().count("snapshot file") == 1  # used by some worker = not unused
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+    # -x under xdist: the controller stops the workers; nothing may be reported or deleted
+    triage.makepyfile(test_aaa="def test_first():\n    assert False\n")
+    result = triage.runpytest_subprocess(*FAST, "-n", "2", "-x", "--agentloom-update-snapshots")
+    assert "snapshot file" not in result.stdout.str() and stale.exists()
+    (triage.path / "test_aaa.py").unlink()
 
     result = triage.runpytest_subprocess(*FAST, "-n", "2", "--agentloom-update-snapshots")
     result.stdout.fnmatch_lines(["agentloom: 1 snapshot file deleted:"])
