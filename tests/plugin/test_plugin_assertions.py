@@ -123,3 +123,15 @@ def test_pytest_shows_the_focused_explanation(triage: pytest.Pytester) -> None:
         "E         The states differ in 1 place (left -> right):",
         "E           ticket: 'x' -> 'y'",
     ])
+
+
+def test_trace_queries_give_steps_calls_and_events_in_order(flow, runs_dir) -> None:
+    result = run(flow, runs_dir, classify="bug")
+    assert result.trace.step_ids() == ["classify", "route", "file_bug"]
+    assert [(e.kind, e.step_id) for e in result.trace.calls()] == [
+        ("provider_call", "classify"), ("tool_call", "file_bug")]
+    assert [e.kind for e in result.trace.calls(step="classify")] == ["provider_call"]
+    assert [e.data["args"] for e in result.trace.calls(tool="file_bug")] == [{"title": "crash"}]
+    assert result.trace.calls(tool="other") == [] and result.trace.calls(step="reply") == []
+    assert [e.step_id for e in result.trace.events("step_skip")] == ["reply"]
+    assert [e.data["target"] for e in result.trace.events("router_choice", step="route")] == ["file_bug"]
