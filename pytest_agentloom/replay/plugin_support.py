@@ -156,7 +156,8 @@ class TestCassette:
         if self.tape is None:
             replaying = self.settings.mode is RecordMode.NONE or (
                 self.settings.mode is RecordMode.ONCE and self.path.is_file())
-            self.tape = ToolTape(tape_path(self.path), recording=not replaying, scrub=self._session().scrub_text)
+            self.tape = ToolTape(tape_path(self.path), recording=not replaying, scrub=self._session().scrub_text,
+                                 append=self.settings.mode is RecordMode.NEW_EPISODES)
         self.tape.allow_real = allow_real if isinstance(allow_real, bool) else frozenset(allow_real)
         registry = ToolRegistry(builtin_tools(Sandbox(workflow.config.sandbox, base_dir=workflow.base_dir)))
         registry.update(tools)
@@ -184,6 +185,8 @@ class TestCassette:
                 session.check_unused()
             except UnusedInteractionsError as exc:
                 failure = str(exc)
+        if passed and failure is None and self.tape is not None:
+            failure = self.tape.unused_message(self.item.nodeid, self.settings.record_command(self.item))
         will_write = session.needs_write()
         session.close()
         if passed and self.tape is not None:

@@ -11,6 +11,12 @@ step like an unmatched model request: it is not handed to the model as a tool
 error. ``allow_real`` (``True``, or names of tools) lets those tools run for
 real during replay.
 
+With ``append`` (the cassette's ``new_episodes`` mode) the recording keeps its
+calls: a call it has is replayed (not run), a call it lacks runs and is added.
+:meth:`ToolTape.unused_message` names the recorded calls a replay never used
+(the workflow no longer makes them), which fails the test like unused cassette
+interactions; tools allowed to run for real are left out of it.
+
 The tape is a YAML file next to the cassette (``<cassette>.tools.yaml``) with
 ``format_version`` 1 and one entry per call: ``tool``, ``arguments``, and
 ``result`` or ``error`` (``type``, ``message``, ``code``). ``scrub`` (the
@@ -61,12 +67,15 @@ class ToolTape:
     """One test's recorded tool results: ``wrap`` a registry, run, then ``save`` (when recording)."""
 
     def __init__(self, path: str | os.PathLike[str], *, recording: bool,
-                 allow_real: bool | Iterable[str] = False, scrub: Callable[[str], str] | None = None) -> None:
+                 allow_real: bool | Iterable[str] = False, scrub: Callable[[str], str] | None = None,
+                 append: bool = False) -> None:
         self.path = Path(path)
         self.scrub = scrub or (lambda text: text)  # secrets out of the file, and out of the matching
         self.recording = recording
+        self.append = append and recording
         self.allow_real = allow_real if isinstance(allow_real, bool) else frozenset(allow_real)
-        self.entries: list[dict[str, Any]] = [] if recording else self._load()
+        self.entries: list[dict[str, Any]] = self._load() if (self.append or not recording) else []
+        self.loaded_count = len(self.entries)  # the calls that came from the file (the rest were recorded now)
         self._used: set[int] = set()
         self.recorded: list[dict[str, Any]] = []
 
@@ -109,6 +118,8 @@ class ToolTape:
 
     def _wrap(self, made: Tool) -> Tool:
         async def through_tape(**arguments: Any) -> Any:
+            if self.append and (index := self._match(made.name, arguments)) is not None:
+                return self._use(index)  # already recorded: replayed, not run again
             if self.runs_for_real(made.name):
                 return await self._record(made, arguments)
             return self._replay(made.name, arguments)
@@ -134,14 +145,25 @@ class ToolTape:
             self.entries.append(entry)
         self.recorded.append(entry)
 
-    def _replay(self, name: str, arguments: dict[str, Any]) -> Any:
+    def _match(self, name: str, arguments: dict[str, Any]) -> int | None:
+        """The first unused call from the file with this tool and these arguments."""
         wanted = self.scrub(_key(name, arguments))  # recorded arguments were scrubbed of secrets: compare alike
-        for index, entry in enumerate(self.entries):
+        for index, entry in enumerate(self.entries[:self.loaded_count]):
             if index not in self._used and self.scrub(_key(entry["tool"], entry.get("arguments") or {})) == wanted:
-                self._used.add(index)
-                if "error" in entry:
-                    raise _replayed_error(entry["error"])
-                return entry["result"]
+                return index
+        return None
+
+    def _use(self, index: int) -> Any:
+        self._used.add(index)
+        entry = self.entries[index]
+        if "error" in entry:
+            raise _replayed_error(entry["error"])
+        return entry["result"]
+
+    def _replay(self, name: str, arguments: dict[str, Any]) -> Any:
+        index = self._match(name, arguments)
+        if index is not None:
+            return self._use(index)
         same_tool = [entry.get("arguments") for entry in self.entries if entry["tool"] == name]
         shown = self.scrub(json.dumps(_plain(arguments), sort_keys=True))
         raise ToolReplayMissError(
@@ -154,7 +176,27 @@ class ToolTape:
         )
 
     def unused(self) -> list[dict[str, Any]]:
-        return [entry for index, entry in enumerate(self.entries) if index not in self._used]
+        """Calls from the file that no run used, except those of tools that ran for real instead."""
+        return [entry for index, entry in enumerate(self.entries[:self.loaded_count])
+                if index not in self._used and (self.recording or not self.runs_for_real(entry["tool"]))]
+
+    def unused_message(self, test: str = "", how_to_record: str = "") -> str | None:
+        """Why a replay that left recorded tool calls unused should fail, or ``None`` when all were used."""
+        unused = self.unused()
+        if not unused:
+            return None
+        shown = [f"    {entry['tool']} {self.scrub(json.dumps(entry.get('arguments') or {}, sort_keys=True))}"
+                 for entry in unused[:10]]
+        if len(unused) > 10:
+            shown.append(f"    ... and {len(unused) - 10} more")
+        who = f"Test {test}" if test else "The run"
+        fix = f"re-record the test: {how_to_record}" if how_to_record else "re-record the test with --agentloom-record"
+        return "\n".join([
+            f"{who} did not make {len(unused)} of the {self.loaded_count} recorded tool calls with side effects: "
+            "the workflow now calls these tools fewer times, or with other arguments, than when it was recorded.",
+            f"  recording: {self.path}", "  unused:", *shown,
+            f"How to fix: if the change is intended, {fix}.",
+        ])
 
     def save(self) -> Path | None:
         """Write the recording atomically (only when recording something)."""

@@ -65,11 +65,25 @@ def test_a_side_effect_tool_is_recorded_then_replayed_without_running(project: P
         "format_version: 1\ncalls:\n- tool: send_email\n  arguments:\n    to: ana@example.org\n"
         "  result: sent to ana@example.org\n")
     assert outbox.read_text() == "ana@example.org\n"
+    recorded = tape.read_text()
+    # new_episodes: what the recording has is replayed (the email is not sent again), nothing is lost
+    project.run("test_mail.py", "--agentloom-record-mode=new_episodes").assert_outcomes(passed=1)
+    assert outbox.read_text() == "ana@example.org\n"
+    assert tape.read_text() == recorded
 
     project.offline()
     project.run("test_mail.py").assert_outcomes(passed=1)
     assert outbox.read_text() == "ana@example.org\n"  # not sent again: the recorded result was used
-    assert lookups.read_text() == "7\n7\n"  # a tool without side effects runs for real in replay too
+    assert lookups.read_text() == "7\n7\n7\n"  # a tool without side effects runs for real in replay too
+
+    tape.write_text(recorded + "- tool: send_email\n  arguments:\n    to: bo@example.org\n  result: sent\n")
+    unused = project.run("test_mail.py")  # the recording has a call the workflow no longer makes
+    unused.assert_outcomes(failed=1)
+    unused.stdout.fnmatch_lines(["*did not make 1 of the 2 recorded tool calls with side effects*",
+                                 '*send_email {"to": "bo@example.org"}*'])
+    assert outbox.read_text() == "ana@example.org\n"
+
+    tape.write_text(recorded)
 
     tape.write_text("format_version: 1\ncalls: []\n")  # a recording without the call
     replayed = project.run("test_mail.py")

@@ -99,6 +99,45 @@ def test_allow_real_lets_named_tools_run_during_replay(tmp_path: Path) -> None:
     assert outbox.sent == ["new@example.org"]
 
 
+def test_a_replay_that_leaves_recorded_calls_unused_says_which(tmp_path: Path) -> None:
+    path = tmp_path / "t.tools.yaml"
+    record(path)
+    tape = ToolTape(path, recording=False)
+    tools = tape.wrap(Outbox().tools)
+    call(tools, "send_email", to="ana@example.org")  # the failing call to x.invalid is never made now
+    assert [entry["arguments"] for entry in tape.unused()] == [{"to": "x.invalid"}]
+    message = tape.unused_message("test_x.py::test_mail", "pytest test_x.py::test_mail --agentloom-record")
+    assert message is not None
+    assert message.startswith("Test test_x.py::test_mail did not make 1 of the 2 recorded tool calls")
+    assert '    send_email {"to": "x.invalid"}' in message
+    assert message.endswith("How to fix: if the change is intended, re-record the test: "
+                            "pytest test_x.py::test_mail --agentloom-record.")
+    with pytest.raises(Exception, match="bad address"):
+        call(tools, "send_email", to="x.invalid")
+    assert tape.unused_message() is None
+
+    real = ToolTape(path, recording=False, allow_real=True)  # tools that ran for real used no recorded call
+    assert real.unused() == [] and real.unused_message() is None
+    fresh = ToolTape(path, recording=True)  # a new recording has nothing from the file to leave unused
+    fresh.wrap(Outbox().tools)
+    assert fresh.unused_message() is None
+
+
+def test_appending_replays_what_the_recording_has_and_records_the_rest(tmp_path: Path) -> None:
+    path = tmp_path / "t.tools.yaml"
+    record(path)
+    outbox = Outbox()
+    tape = ToolTape(path, recording=True, append=True)
+    tools = tape.wrap(outbox.tools)
+    assert call(tools, "send_email", to="ana@example.org") == "sent to ana@example.org"  # recorded: not run
+    assert call(tools, "send_email", to="bo@example.org") == "sent to bo@example.org"  # new: runs, is added
+    assert outbox.sent == ["bo@example.org"]
+    assert [entry["arguments"] for entry in tape.unused()] == [{"to": "x.invalid"}]
+    tape.save()
+    kept = ToolTape(path, recording=False)
+    assert [entry["arguments"]["to"] for entry in kept.entries] == ["ana@example.org", "x.invalid", "bo@example.org"]
+
+
 def test_an_unknown_format_version_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "t.tools.yaml"
     path.write_text("format_version: 99\ncalls: []\n")
