@@ -32,8 +32,11 @@ def explain_comparison(op: str, left: Any, right: Any, *, verbose: int = 0) -> l
 
 
 def _looks_like_state(left: dict[str, Any], right: dict[str, Any]) -> bool:
-    """Only nested dicts get the deepdiff treatment; flat ones read fine with pytest's own diff."""
-    return any(isinstance(value, (dict, list)) for value in (*left.values(), *right.values()))
+    """A run's final state holds ``steps`` (what the engine writes per step); any other dict keeps pytest's diff.
+
+    The plugin is loaded in every test of a project, so plain dicts, nested or not, are left alone.
+    """
+    return any(isinstance(side.get("steps"), dict) for side in (left, right))
 
 
 def _brief(value: dict[str, Any]) -> str:

@@ -105,7 +105,9 @@ def test_explanation_of_state_dicts_is_short_and_sorted() -> None:
     assert lines[2] == "  answer: 'x' -> 'y'"
     assert lines[-1] == "  ... and 23 more differences"
     assert len(lines) == 22
-    assert explain_comparison("==", {"a": 1}, {"a": 2}) is None  # flat dicts: pytest's own diff is fine
+    assert explain_comparison("==", {"a": 1}, {"a": 2}) is None  # other dicts: pytest's own diff
+    assert explain_comparison("==", {"a": {"b": 1}}, {"a": {"b": 2}}) is None  # not a state: no "steps"
+    assert explain_comparison("==", {"steps": {}, "x": 1}, {"x": 2}) is not None
     assert explain_comparison("!=", left, right) is None
 
 
