@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, final
+from typing import TYPE_CHECKING, Any, Literal, final
 
 from ..engine.clock import VirtualClock, derived_run_id
 from ..engine.loader import load_workflow
@@ -134,12 +134,15 @@ class AgentloomHarness:
         self._run_inputs[result.run_id] = {"workflow": workflow, "provider": provider, "tools": merged_tools}
         return result
 
-    def resume(self, result: WorkflowResult, approve: bool | None = True, state: Mapping[str, Any] | None = None,
-               *, provider: Provider | None = None) -> WorkflowResult:
+    def resume(self, result: WorkflowResult,
+               approve: bool | Literal["approved", "rejected", "cancelled"] | None = True,
+               state: Mapping[str, Any] | None = None, *, provider: Provider | None = None) -> WorkflowResult:
         """Resume a paused (or checkpointed) run from its saved, redacted checkpoint (``result.checkpoint``).
 
-        ``approve=True``/``False`` approves or rejects the gate it waits at (``None``: no decision);
-        ``state`` puts values back, e.g. a redacted secret a later step needs.
+        ``approve=True``/``False`` (or ``"approved"``/``"rejected"``) approves or rejects the call or gate
+        it waits at; ``"cancelled"`` cancels it (an agent stops as ``cancelled``, the run is cancelled);
+        ``None`` resumes without a decision. ``state`` puts values back, e.g. a redacted secret a later
+        step (or a paused agent's conversation) needs.
         """
         from .persistence import resume_in_test
 

@@ -568,3 +568,13 @@ def test_a_crashing_provider_fails_the_agent_step_not_the_run_and_a_dropped_conn
     result = run(Scripted({"triage": flaky}))
     assert (result.status, result.steps["triage"].finish_reason) == ("success", "done")
     assert len(result.trace.events("retry")) == 1
+
+
+def test_the_fixtures_resume_is_typed_for_every_decision_an_agent_takes() -> None:
+    import inspect
+
+    from pytest_agentloom.testing.harness import AgentloomHarness
+
+    annotation = str(inspect.signature(AgentloomHarness.resume).parameters["approve"].annotation)
+    for decision in ("bool", "None", "'approved'", "'rejected'", "'cancelled'"):
+        assert decision in annotation.replace('"', "'"), annotation
