@@ -7,6 +7,7 @@ results it returned.
 
 from __future__ import annotations
 
+import glob
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -60,8 +61,9 @@ def files_written(harness: AgentloomHarness) -> list[Path]:
     cassette_path = getattr(cassette, "path", None)  # what this test records is searched by pending_writes()
     if cassette_path is not None and Path(cassette_path).is_file():
         files.append(Path(cassette_path))
-    if harness.snapshot_dir.is_dir():
-        files.extend(sorted(harness.snapshot_dir.glob(f"{harness.snapshot_name}*")))
+    if harness.snapshot_dir.is_dir():  # <test>.yaml and <test>.<name>.yaml; a parameter id's [...] is no glob
+        stem = glob.escape(harness.snapshot_name)
+        files.extend(sorted({*harness.snapshot_dir.glob(f"{stem}.yaml"), *harness.snapshot_dir.glob(f"{stem}.*.yaml")}))
     return list(dict.fromkeys(files))
 
 

@@ -64,3 +64,26 @@ def test_two_runs_of_a_test_write_byte_identical_checkpoints_and_records(
     records = [json.loads(data) for name, data in first.items() if name.startswith("runs/") and "/" not in name[5:]]
     assert {record["started_at"] for record in records} == {"2026-01-01T00:00:00.000000Z"}
     assert {record["checkpoint"] for record in records} == {f"checkpoints/{checkpoint['run_id']}.json"}
+
+
+SNAPSHOT_TEST = """\
+import pytest
+
+@pytest.mark.parametrize("who", ["ana", "bo"])
+def test_leak(agentloom, who):
+    agentloom.snapshot_path().parent.mkdir(parents=True, exist_ok=True)
+    agentloom.snapshot_path().write_text("state: {key: only-in-the-snapshot-" + who + "}\\n")
+    agentloom.snapshot_path("named").write_text("note: only-in-named-" + who + "\\n")
+    with pytest.raises(AssertionError) as info:
+        agentloom.assert_no_secrets("only-in-the-snapshot-" + who, "only-in-named-" + who)
+    message = str(info.value)
+    assert "in 2 place(s)" in message
+    assert "test_leak[" + who + "].yaml: 'only…' at line 1, column 14" in message
+    assert "test_leak[" + who + "].named.yaml: 'only…' at line 1, column 7" in message
+    agentloom.assert_no_secrets("only-in-the-snapshot-" + ("bo" if who == "ana" else "ana"))  # not its files
+"""
+
+
+def test_assert_no_secrets_searches_the_snapshots_of_a_parametrized_test(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_leak=SNAPSHOT_TEST)
+    pytester.runpytest("-p", "no:randomly").assert_outcomes(passed=2)
