@@ -22,6 +22,7 @@ from .common import (
     named_tool_choice,
     our_error_inside,
     parse_arguments,
+    sdk_http_client,
     speaker_prefixed,
     thinking_of,
     transport_errors,
@@ -88,13 +89,14 @@ class AnthropicProvider:
         self._client: LoopLocal[AsyncAnthropic] = LoopLocal(self._make_client)
 
     def _make_client(self) -> AsyncAnthropic:
-        from anthropic import AsyncAnthropic
+        from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
 
         return AsyncAnthropic(
             api_key=self._api_key.require(self.name, "API key"),
             base_url=self._base_url.resolve(),
             max_retries=0,
             timeout=self._timeout,
+            http_client=sdk_http_client(DefaultAsyncHttpxClient, self._timeout),
         )
 
     async def complete(self, request: LLMRequest) -> LLMResponse:

@@ -26,6 +26,8 @@ __all__ = [
     "named_tool_choice",
     "our_error_inside",
     "parse_arguments",
+    "sdk_http_client",
+    "shared_ssl_context",
     "speaker_prefixed",
     "thinking_of",
     "transport_errors",
@@ -189,3 +191,39 @@ def transport_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[Base
         timeouts.append(httpx2.TimeoutException)
         transport.append(httpx2.TransportError)
     return tuple(timeouts), tuple(transport)
+
+
+# -- TLS: one verifying context per process --------------------------------------------------------------------
+
+_SSL_CONTEXTS: dict[tuple[str, str | None, str | None], Any] = {}
+
+
+def shared_ssl_context(library: Any) -> Any:
+    """A verifying ``ssl.SSLContext`` made by ``library`` (``httpx`` or ``httpx2``) with its defaults, made
+    once per process and per CA setting (``SSL_CERT_FILE``/``SSL_CERT_DIR``, read at each call).
+
+    Loading the system CA bundle takes tens of milliseconds, and every new
+    client would load it again: once per run for the SDK clients (a run has
+    its own event loop, so its own client), once per call for the plain-HTTP
+    providers. A context holds no connection and no loop, so clients on any
+    loop can share it; verification is exactly what the library does by
+    default.
+    """
+    key = (library.__name__, os.environ.get("SSL_CERT_FILE") or None, os.environ.get("SSL_CERT_DIR") or None)
+    context = _SSL_CONTEXTS.get(key)
+    if context is None:
+        context = _SSL_CONTEXTS.setdefault(key, library.create_ssl_context())
+    return context
+
+
+def sdk_http_client(default_client: type[T], timeout: float) -> T:
+    """``default_client`` (an SDK's ``DefaultAsyncHttpxClient``: the SDK's own defaults) verifying TLS with
+    :func:`shared_ssl_context` of the HTTP library it is built on.
+    """
+    import importlib
+
+    library = next((importlib.import_module(base.__module__.partition(".")[0]) for base in default_client.__mro__
+                    if base.__module__.partition(".")[0] in ("httpx", "httpx2")), None)
+    if library is None:  # pragma: no cover - an SDK on another HTTP library: its own defaults
+        return default_client(timeout=timeout)
+    return default_client(timeout=timeout, verify=shared_ssl_context(library))

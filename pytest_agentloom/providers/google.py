@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .common import Setting, check_params, dump_arguments, named_tool_choice, parse_arguments, thinking_of
+from .common import (
+    Setting,
+    check_params,
+    dump_arguments,
+    named_tool_choice,
+    parse_arguments,
+    shared_ssl_context,
+    thinking_of,
+)
 from .http import HTTPStatusFailure, http_errors, iter_sse_data
 from .types import LLMRequest, LLMResponse, Message, ToolCall, Usage
 
@@ -85,7 +93,7 @@ class GoogleProvider:
         started = [False]
         with http_errors(self.name, streaming_started=started):
             headers = {"x-goog-api-key": self._api_key.require(self.name, "API key")}
-            async with httpx.AsyncClient(timeout=self._timeout) as client:
+            async with httpx.AsyncClient(timeout=self._timeout, verify=shared_ssl_context(httpx)) as client:
                 if not request.stream:
                     response = await client.post(self.url_for(request), json=body, headers=headers)
                     if response.status_code >= 400:

@@ -10,7 +10,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .common import Setting, check_params, dump_arguments, parse_arguments, speaker_prefixed, thinking_of
+from .common import (
+    Setting,
+    check_params,
+    dump_arguments,
+    parse_arguments,
+    shared_ssl_context,
+    speaker_prefixed,
+    thinking_of,
+)
 from .http import HTTPStatusFailure, http_errors
 from .types import LLMRequest, LLMResponse, Message, ToolCall, Usage
 
@@ -70,7 +78,7 @@ class OllamaProvider:
         body = self.build_body(request)
         started = [False]
         with http_errors(self.name, streaming_started=started):
-            async with httpx.AsyncClient(timeout=self._timeout) as client:
+            async with httpx.AsyncClient(timeout=self._timeout, verify=shared_ssl_context(httpx)) as client:
                 if not request.stream:
                     response = await client.post(f"{self.base_url()}/api/chat", json=body)
                     if response.status_code >= 400:

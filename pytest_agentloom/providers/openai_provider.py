@@ -21,6 +21,7 @@ from .common import (
     check_params,
     named_tool_choice,
     our_error_inside,
+    sdk_http_client,
     thinking_of,
     transport_errors,
 )
@@ -110,13 +111,14 @@ class OpenAIProvider:
         self._client: LoopLocal[AsyncOpenAI] = LoopLocal(self._make_client)
 
     def _make_client(self) -> AsyncOpenAI:
-        from openai import AsyncOpenAI
+        from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 
         return AsyncOpenAI(
             api_key=self._resolve_key(),
             base_url=self._base_url.resolve(),
             max_retries=0,
             timeout=self._timeout,
+            http_client=sdk_http_client(DefaultAsyncHttpxClient, self._timeout),
         )
 
     def _resolve_key(self) -> str:
