@@ -114,6 +114,7 @@ class AgentloomHarness:
         results instead of running; ``real_tools=True`` (or a list of tool names) lets them run.
         """
         workflow = self._workflow(workflow_or_path)
+        _check_overrides(config_overrides, self.nodeid)
         config = {**self._defaults.get("config", {}), **config_overrides}
         if config:
             workflow = workflow.with_config(**config)
@@ -215,6 +216,23 @@ class AgentloomHarness:
                 name = str(self._snapshot_count)
         label = self.snapshot_name if name is None else f"{self.snapshot_name}.{name}"
         self._snapshots.assert_match(self.snapshot_path(name), result, label=label, nodeid=self.nodeid)
+
+
+def _check_overrides(overrides: Mapping[str, Any], nodeid: str) -> None:
+    """Refuse a keyword of ``run()`` that is no ``config`` field, naming it and the closest field."""
+    from ..engine.model import WorkflowConfig
+    from .settings import did_you_mean
+
+    known = list(WorkflowConfig.model_fields)
+    for key in overrides:
+        if key not in known:
+            hint = did_you_mean(key, known)
+            raise UsageError(
+                f"agentloom.run() got an unexpected keyword '{key}' in {nodeid}: it is no workflow config field.\n"
+                f"  config fields: {', '.join(known)}\n"
+                f"How to fix: {hint + ' ' if hint else ''}pass config fields as keywords, e.g. "
+                "agentloom.run(path, budget_usd=0.01)."
+            )
 
 
 def _tool_mapping(tools: Any) -> dict[str, Any]:

@@ -72,10 +72,21 @@ def test_unknown_config_override_fails_naming_the_field(triage: pytest.Pytester)
         from pydantic import ValidationError
 
         def test_bad(agentloom):
-            with pytest.raises(ValidationError, match="budget"):
-                agentloom.run("flow.yaml", provider=agentloom.scripted(), budget=1)
+            agentloom.run("flow.yaml", provider=agentloom.scripted(), budget=1)
+
+        def test_bad_value(agentloom):
+            with pytest.raises(ValidationError, match="budget_usd"):
+                agentloom.run("flow.yaml", provider=agentloom.scripted(), budget_usd="a lot")
     """)
-    triage.runpytest_inprocess().assert_outcomes(passed=1)
+    result = triage.runpytest_inprocess()
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "E*pytest_agentloom.errors.UsageError: agentloom.run() got an unexpected keyword 'budget' in "
+        "test_bad_override.py::test_bad: it is no workflow config field.",
+        "E*  config fields: model, provider, budget_usd, *",
+        "E*How to fix: did you mean 'budget_usd'? pass config fields as keywords, e.g. "
+        "agentloom.run(path, budget_usd=0.01).",
+    ])
 
 
 def test_run_without_provider_says_how_to_pass_one(triage: pytest.Pytester) -> None:
