@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
@@ -231,8 +232,15 @@ class CassetteSession:
         return bool(self._cassette.dirty)
 
     def write(self) -> None:
-        """Write every interaction of the cassette, with fresh provenance, atomically."""
-        write_atomic(self.config.path, self.render())
+        """Write every interaction of the cassette, with fresh provenance, atomically.
+
+        A re-recording whose file would differ from the one on disk only in
+        ``recorded_at`` leaves that file untouched, so it shows no diff.
+        """
+        text = self.render()
+        if _same_but_recorded_at(self.config.path, text):
+            return
+        write_atomic(self.config.path, text)
 
     def render(self) -> str:
         """The cassette's text as :meth:`write` writes it (scrubbed), without writing it."""
@@ -426,6 +434,18 @@ class CassetteSession:
                          f"{request.parsed_uri.path}?{request.parsed_uri.query}")
         lines.extend(body_diff(body_data(recorded), body_data(request)))
         return lines or ["(no difference in method, URL or body: compare the headers of the recording)"]
+
+
+_RECORDED_AT = re.compile(r"^  recorded_at: .*$", re.MULTILINE)
+
+
+def _same_but_recorded_at(path: Path, text: str) -> bool:
+    """Whether the file at ``path`` holds ``text`` but for the provenance's ``recorded_at`` line."""
+    try:
+        existing = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return _RECORDED_AT.sub("", existing, count=1) == _RECORDED_AT.sub("", text, count=1)
 
 
 def _body_summary(request: Any) -> str:

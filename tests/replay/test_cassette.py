@@ -277,3 +277,25 @@ def test_concurrent_steps_replay_and_a_mismatch_names_its_own_step(tmp_path: Pat
     assert [changed.steps[f"s{n}"].status.value for n in range(4)] == ["success", "success", "success", "failed"]
     assert changed.steps["s3"].error.startswith("Cassette has no recorded response for this request "
                                                 "(step 's3', turn 1).")
+
+
+def test_a_re_recording_that_changes_nothing_but_the_time_leaves_the_file_alone(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    with FakeLLMServer() as server:
+
+        def record(reply: str) -> None:
+            server.reset()  # the same ids and timestamps in the bodies, as a deterministic provider gives
+            server.plan("openai", text(reply))
+            with CassetteSession(CassetteConfig(path=path, mode=RecordMode.ALL)) as session:
+                run_calls(session, ROUTES["openai"][1](server), [request("hello")])
+
+        record("same")
+        first = path.read_text()
+        old = first.replace(yaml.safe_load(first)["provenance"]["recorded_at"], "2020-01-01T00:00:00Z")
+        assert old != first
+        path.write_text(old)
+        record("same")
+        assert path.read_text() == old  # no diff for a reviewer: the recording did not change
+        record("different")
+        assert path.read_text() != old
+        assert yaml.safe_load(path.read_text())["provenance"]["recorded_at"] != "2020-01-01T00:00:00Z"
