@@ -186,6 +186,11 @@ class _Run:
         self.clock = clock
         self.run_id = run_id
         self.graph = dependency_graph(workflow)
+        self.routers_of: dict[str, list[str]] = {}  # step id -> the routers that may choose it, in file order
+        for step in workflow.steps:
+            if isinstance(step, RouterStep):
+                for target in step.targets():
+                    self.routers_of.setdefault(target, []).append(step.id)
         self.order = [step.id for step in workflow.steps]
         self.results: dict[str, StepResult] = {}
         self.trace = Trace()
@@ -238,6 +243,8 @@ class _Run:
             deps = self.graph[step_id]
             if not all(dep in self.results for dep in deps):
                 continue
+            if self._skip_if_unchosen(step_id):
+                return []
             if deps and all(self.results[dep].status is StepStatus.SKIPPED for dep in deps):
                 self._skip(step_id, "all of its dependencies were skipped", "dependencies_skipped")
                 return []
@@ -418,7 +425,27 @@ class _Run:
     def _skip_unchosen(self, router: RouterStep, chosen: str) -> None:
         for target in router.targets():
             if target != chosen and target not in self.results:
-                self._skip(target, f"not chosen by router '{router.id}' (it chose '{chosen}')", "not_chosen")
+                self._skip_if_unchosen(target)
+
+    def _skip_if_unchosen(self, step_id: str) -> bool:
+        """Skip a router target once every router that may choose it has finished and none that ran did.
+
+        A step chosen by any router runs, whatever the other routers chose. Routers that were
+        skipped (or failed) choose nothing; if none of a target's routers ran, the usual skip rules apply.
+        """
+        passed_over = []
+        for router_id in self.routers_of.get(step_id, ()):
+            result = self.results.get(router_id)
+            if result is None:
+                return False  # a router still to run may choose it
+            if result.status is StepStatus.SUCCESS:
+                if result.output == step_id:
+                    return False
+                passed_over.append(f"router '{router_id}' (it chose '{result.output}')")
+        if not passed_over:
+            return False
+        self._skip(step_id, "not chosen by " + " or ".join(passed_over), "not_chosen")
+        return True
 
 
 _ATOMS = (str, int, float, bool, type(None))

@@ -223,3 +223,88 @@ def test_an_unchosen_router_skips_its_own_targets_too() -> None:
     result = run_workflow(workflow, tools={"echo": lambda: 1}, clock=VirtualClock())
 
     assert statuses(result) == {"top": "success", "leaf": "success", "inner": "skipped", "deep": "skipped"}
+
+
+TWO_ROUTERS = """
+name: two-routers
+state: {kind: a}
+steps:
+  - {id: first, type: router, conditions: [{expression: "kind == 'a'", target: shared}], default: only_first}
+  - {id: second, type: router, conditions: [{expression: "kind == 'z'", target: shared}], default: only_second}
+  - {id: shared, type: tool, tool_name: echo}
+  - {id: only_first, type: tool, tool_name: echo}
+  - {id: only_second, type: tool, tool_name: echo}
+"""
+
+
+@pytest.mark.parametrize("swap", [False, True], ids=["chooser-first", "chooser-second"])
+def test_a_step_chosen_by_one_router_runs_even_when_another_router_of_the_layer_passes_it_over(swap: bool) -> None:
+    lines = TWO_ROUTERS.splitlines()
+    first, second = (line for line in lines if "type: router" in line)
+    if swap:  # the router that passes 'shared' over comes first in the file, so its outcome is settled first
+        lines = [second if line == first else first if line == second else line for line in lines]
+    workflow = flow("\n".join(lines))
+
+    result = run_workflow(workflow, tools={"echo": lambda: 1}, clock=VirtualClock())
+
+    assert result.trace.events("layer_start")[0].data["steps"] == (["second", "first"] if swap else ["first", "second"])
+    assert result.steps["first"].output == "shared" and result.steps["second"].output == "only_second"
+    assert statuses(result)["shared"] == "success"
+    assert statuses(result)["only_first"] == "skipped" and statuses(result)["only_second"] == "success"
+    assert result.steps["only_first"].error == "not chosen by router 'first' (it chose 'shared')"
+
+
+def test_a_step_no_router_chooses_is_skipped_naming_every_router() -> None:
+    result = run_workflow(flow(TWO_ROUTERS), state={"kind": "b"}, tools={"echo": lambda: 1}, clock=VirtualClock())
+
+    assert statuses(result) == {
+        "first": "success", "second": "success", "shared": "skipped", "only_first": "success", "only_second": "success",
+    }
+    assert result.steps["shared"].error == (
+        "not chosen by router 'first' (it chose 'only_first') or router 'second' (it chose 'only_second')"
+    )
+    assert result.steps["shared"].error_code == "not_chosen"
+
+
+def test_a_later_router_can_choose_a_step_an_earlier_router_passed_over() -> None:
+    workflow = flow(
+        """
+        name: later
+        steps:
+          - {id: early, type: router, default: other}
+          - {id: other, type: tool, tool_name: echo}
+          - {id: late, type: router, depends_on: [other], conditions: [{expression: "True", target: target}]}
+          - {id: target, type: tool, tool_name: echo}
+          - {id: early_to_target, type: router, conditions: [{expression: "False", target: target}], default: other}
+        """
+    )
+
+    result = run_workflow(workflow, tools={"echo": lambda: 1}, clock=VirtualClock())
+
+    assert statuses(result)["target"] == "success"
+    assert [e.data["steps"] for e in result.trace.events("layer_start")] == [
+        ["early", "early_to_target"], ["other"], ["late"], ["target"],
+    ]
+
+
+def test_a_step_passed_over_by_the_router_that_ran_is_skipped_when_the_other_router_was_skipped() -> None:
+    workflow = flow(
+        """
+        name: skipped-router
+        steps:
+          - {id: top, type: router, conditions: [{expression: "False", target: right}], default: left}
+          - {id: left, type: tool, tool_name: echo}
+          - {id: right, type: tool, tool_name: echo}
+          - {id: inner, type: router, depends_on: [right], default: target}
+          - {id: chooser, type: router, depends_on: [left], conditions: [{expression: "False", target: target}],
+             default: done}
+          - {id: target, type: tool, tool_name: echo}
+          - {id: done, type: tool, tool_name: echo}
+        """
+    )
+
+    result = run_workflow(workflow, tools={"echo": lambda: 1}, clock=VirtualClock())
+
+    assert statuses(result)["right"] == "skipped" and statuses(result)["inner"] == "skipped"
+    assert statuses(result)["target"] == "skipped"
+    assert result.steps["target"].error == "not chosen by router 'chooser' (it chose 'done')"
