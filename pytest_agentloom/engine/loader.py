@@ -20,7 +20,17 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import TemplateError, WorkflowError
 from .expressions import ExpressionSyntaxError, compile_expression
-from .model import FUTURE_STEP_TYPES, STEP_TYPES, AgentStep, LLMCallStep, NamedToolChoice, RouterStep, Workflow
+from .model import (
+    FUTURE_STEP_TYPES,
+    STEP_TYPES,
+    AgentStep,
+    Condition,
+    LLMCallStep,
+    NamedToolChoice,
+    RouterStep,
+    ToolStep,
+    Workflow,
+)
 from .templates import check_template
 
 __all__ = ["load_workflow", "parse_workflow", "validate_workflow"]
@@ -49,11 +59,12 @@ def parse_workflow(text: str, *, source: Path | None = None) -> Workflow:
     """Parse YAML text into a checked workflow; ``source`` names the file in errors and anchors paths."""
     file = str(source) if source else "<string>"
     data = _read_yaml(text, file)
-    _check_step_types(data, file)
+    bad_types = _check_step_types(data, file)
     try:
         workflow = Workflow.model_validate(data)
     except ValidationError as exc:
-        raise _combine([_translate(error, data, file) for error in exc.errors()], file) from None
+        schema = [_translate(error, data, file) for error in exc.errors() if not _about_step(error, bad_types)]
+        raise _combine([*bad_types.values(), *schema, *_raw_graph_problems(data, file)], file) from None
     workflow._source = source
     validate_workflow(workflow, file=file)
     return workflow
@@ -91,18 +102,18 @@ def _read_yaml(text: str, file: str) -> dict[str, Any]:
     return data
 
 
-def _check_step_types(data: dict[str, Any], file: str) -> None:
-    """Explain unknown or not-yet-supported step types before pydantic's union error does."""
+def _check_step_types(data: dict[str, Any], file: str) -> dict[int, WorkflowError]:
+    """Explain unknown or not-yet-supported step types (by step index) instead of pydantic's union error."""
     steps = data.get("steps")
+    problems: dict[int, WorkflowError] = {}
     if not isinstance(steps, list):
-        return
-    problems = []
+        return problems
     for index, raw in enumerate(steps):
         if not isinstance(raw, dict):
             continue
         kind = raw.get("type")
         step_id = raw.get("id") if isinstance(raw.get("id"), str) else f"steps[{index}]"
-        if kind in STEP_TYPES:
+        if isinstance(kind, str) and kind in STEP_TYPES:
             continue
         if kind in FUTURE_STEP_TYPES:
             message = f"Step type '{kind}' is part of AgentLoom 0.5 but not supported by this version yet"
@@ -112,9 +123,45 @@ def _check_step_types(data: dict[str, Any], file: str) -> None:
         else:
             message = f"Unknown step type '{kind}'"
             hint = _did_you_mean(str(kind), STEP_TYPES) or f"use one of: {', '.join(STEP_TYPES)}."
-        problems.append(WorkflowError(message, file=file, step_id=step_id, field="type", hint=hint))
-    if problems:
-        raise _combine(problems, file)
+        problems[index] = WorkflowError(message, file=file, step_id=step_id, field="type", hint=hint)
+    return problems
+
+
+def _about_step(error: Any, indexes: dict[int, WorkflowError]) -> bool:
+    loc = error["loc"]
+    return len(loc) >= 2 and loc[0] == "steps" and loc[1] in indexes
+
+
+def _raw_graph_problems(data: dict[str, Any], file: str) -> list[WorkflowError]:
+    """The graph checks on the raw steps, so a file with schema errors hears about its graph errors too.
+
+    Only well-formed parts take part (string ids, lists of string dependencies, string targets, a
+    router's targets only when its ``conditions`` and ``default`` have the right shape): what is
+    malformed is already a schema error of its own.
+    """
+    steps = data.get("steps")
+    nodes: list[Any] = []
+    for raw in steps if isinstance(steps, list) else []:
+        if not isinstance(raw, dict) or not isinstance(raw.get("id"), str):
+            continue
+        deps = raw.get("depends_on")
+        deps = [dep for dep in deps if isinstance(dep, str)] if isinstance(deps, list) else []
+        conditions, default = raw.get("conditions", []), raw.get("default")
+        if raw.get("type") == "router" and isinstance(conditions, list) and isinstance(default, str | None):
+            targets = [condition.get("target") if isinstance(condition, dict) else None for condition in conditions]
+            nodes.append(RouterStep.model_construct(
+                id=raw["id"], depends_on=deps, default=default,
+                conditions=[Condition.model_construct(target=_string_or_none(target)) for target in targets],
+            ))
+        else:
+            nodes.append(ToolStep.model_construct(id=raw["id"], depends_on=deps))
+    graph = Workflow.model_construct(steps=nodes)
+    problems = [*_check_ids(graph, file), *_check_references(graph, file)]
+    return problems or _check_cycles(graph, file)
+
+
+def _string_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _translate(error: Any, data: dict[str, Any], file: str) -> WorkflowError:
@@ -251,6 +298,8 @@ def _check_router_targets(step: RouterStep, ids: list[str], file: str) -> list[W
             field="conditions", hint="add at least one condition or a default target.",
         ))
     for field, target in fields:
+        if not isinstance(target, str):
+            continue  # a raw condition without a valid target: already a schema problem
         if target not in ids:
             problems.append(WorkflowError(
                 f"Router '{step.id}' targets unknown step '{target}'", file=file, step_id=step.id, field=field,

@@ -481,6 +481,73 @@ def test_several_step_type_problems_are_all_reported(tmp_path: Path) -> None:
     assert [(p.step_id, p.field) for p in err.problems] == [("a", "type"), ("b", "type")]
 
 
+def test_graph_problems_are_reported_with_schema_and_type_problems(tmp_path: Path) -> None:
+    err, path = load_error(
+        tmp_path,
+        """
+        name: x
+        steps:
+          - {id: a, type: llm_call, prompt: hi, temprature: 1}
+          - {id: a, type: tool, tool_name: t, depends_on: [zz]}
+          - {id: r, type: router, conditions: [{expression: "True"}, {expression: "True", target: nope}]}
+          - {id: e, type: embedd, depends_on: [a]}
+        """,
+    )
+    assert [(p.headline, p.step_id, p.field) for p in err.problems] == [
+        ("Unknown step type 'embedd'", "e", "type"),
+        ("Unknown key 'temprature'", "a", "temprature"),
+        ("Missing required key 'target'", "r", "conditions[0].target"),
+        ("Duplicate step id 'a'", "a", "steps[1].id"),
+        ("Step 'a' depends on unknown step 'zz'", "a", "depends_on[0]"),
+        ("Router 'r' targets unknown step 'nope'", "r", "conditions[1].target"),
+    ]
+    assert str(err).startswith(f"6 problems in workflow {path.resolve()}:")
+
+
+def test_a_cycle_is_reported_with_schema_problems(tmp_path: Path) -> None:
+    err, _ = load_error(
+        tmp_path,
+        """
+        name: x
+        steps:
+          - {id: a, type: tool, tool_name: t, depends_on: [b], oops: 1}
+          - {id: b, type: router, default: c, depends_on: [a]}
+          - {id: c, type: tool, tool_name: t}
+        """,
+    )
+    assert [(p.headline, p.step_id) for p in err.problems] == [
+        ("Unknown key 'oops'", "a"), ("Dependency cycle: a -> b -> a", "a"),
+    ]
+
+
+def test_malformed_graph_fields_are_reported_once_as_schema_problems(tmp_path: Path) -> None:
+    err, _ = load_error(
+        tmp_path,
+        """
+        name: x
+        steps:
+          - {id: a, type: tool, tool_name: t, depends_on: b}
+          - {id: r, type: router, conditions: go, default: 7}
+          - {type: tool, tool_name: t}
+          - {id: c, type: tool, tool_name: t, depends_on: [a, 3]}
+        """,
+    )
+    assert [(p.headline.split(":")[0], p.step_id, p.field) for p in err.problems] == [
+        ("Invalid value for 'depends_on'", "a", "depends_on"),
+        ("Invalid value for 'conditions'", "r", "conditions"),
+        ("Invalid value for 'default'", "r", "default"),
+        ("Missing required key 'id'", "steps[2]", "id"),
+        ("Invalid value for 'depends_on[1]'", "c", "depends_on[1]"),
+    ]
+
+
+@pytest.mark.parametrize("kind", ["[]", "{}", "[router]"])
+def test_a_step_type_that_is_not_a_string_is_a_workflow_error(tmp_path: Path, kind: str) -> None:
+    err, path = load_error(tmp_path, f"name: x\nsteps: [{{id: a, type: {kind}}}, {{id: b, type: tool, tool_name: t}}]")
+    assert err.headline.startswith("Unknown step type")
+    assert_names(err, path, "a", "type")
+
+
 # --------------------------------------------------------------------------- parse_workflow
 
 
