@@ -193,3 +193,37 @@ def test_context_manager_stops_the_server():
 def test_refuses_other_hosts():
     with pytest.raises(ValueError, match=r"127\.0\.0\.1"):
         FakeLLMServer(host="0.0.0.0")
+
+
+def _unknown_fields(value, path="$"):
+    """Fields the SDK type does not declare (its models accept extras silently, so a misspelt field would pass)."""
+    from pydantic import BaseModel
+
+    found = []
+    if isinstance(value, BaseModel):
+        found += [f"{path}.{name}" for name in (value.model_extra or {})]
+        for name in type(value).model_fields:
+            found += _unknown_fields(getattr(value, name), f"{path}.{name}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _unknown_fields(item, f"{path}[{index}]")
+    return found
+
+
+def test_every_field_is_one_the_sdk_types_declare_under_strict_validation(fake_llm):
+    fake_llm.plan("openai", text("hi", reasoning_tokens=2), tool_calls(("f", {"a": 1})), text("streamed"),
+                  tool_calls(("g", {"b": 2})))
+    client = openai.OpenAI(base_url=fake_llm.openai_base_url, api_key="k", max_retries=0,
+                           _strict_response_validation=True)
+    ask = {"model": "gpt-4o", "messages": [{"role": "user", "content": "x"}]}
+    seen = [client.chat.completions.create(**ask), client.chat.completions.create(**ask)]
+    seen += list(client.chat.completions.create(**ask, stream=True, stream_options={"include_usage": True}))
+    seen += list(client.chat.completions.create(**ask, stream=True))
+    fake_llm.plan("anthropic", text("hi"), tool_calls(("f", {"a": 1}), content="look"), text("streamed"),
+                  tool_calls(("g", {"b": 2})))
+    claude = anthropic.Anthropic(base_url=fake_llm.url, api_key="k", max_retries=0, _strict_response_validation=True)
+    ask = {"model": "claude-x", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]}
+    seen += [claude.messages.create(**ask), claude.messages.create(**ask)]
+    seen += list(claude.messages.create(**ask, stream=True)) + list(claude.messages.create(**ask, stream=True))
+    assert len(seen) > 10
+    assert [field for item in seen for field in _unknown_fields(item)] == []
