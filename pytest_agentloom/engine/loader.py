@@ -460,6 +460,12 @@ def _check_agents(workflow: Workflow, file: str) -> list[WorkflowError]:
                     f"agent '{name}' lists tool '{tool}' twice", file=file, field=f"agents.{name}.tools[{index}]",
                     hint="list each tool once.",
                 ))
+        if agent.require_evidence and not allowed:
+            problems.append(WorkflowError(
+                f"agent '{name}' sets require_evidence but has no tools, so no answer could ever count",
+                file=file, field=f"agents.{name}.require_evidence",
+                hint="give the agent tools, or remove require_evidence.",
+            ))
         if agent.instructions is not None:
             problems.extend(_template_problem(agent.instructions, file, None, f"agents.{name}.instructions"))
     for step in workflow.steps:

@@ -371,7 +371,8 @@ class _Run:
         """An agent step; on a resume, the agent that paused continues with the decision."""
         pending = self.pending_approval
         if pending is not None and pending.step_id == step.id and pending.detail is not None:
-            return await run_agent(step, ctx, snapshot=pending.detail.get("loop"), decision=self.approval_decision)
+            return await run_agent(step, ctx, snapshot=pending.detail.get("loop"), decision=self.approval_decision,
+                                   redactor=self.persistence.redactor)
         return await run_agent(step, ctx)
 
     def _pause(self, ctx: StepContext, ended: float, outcome: PauseOutcome | None = None) -> None:

@@ -44,6 +44,7 @@ EVENT_KINDS = (
     "agent_stop",
     "agent_waiting",
     "agent_decision",
+    "agent_redacted",
 )
 
 

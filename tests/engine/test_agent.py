@@ -508,6 +508,8 @@ def test_an_allowlisted_tool_that_is_not_registered_fails_before_any_call() -> N
          "Invalid value for 'agents.a.on_budget'"),
         ("name: x\nagents: {a: {}}\nsteps: [{id: s, type: agent, agent: a, prompt: 'broken {'}]\n",
          "Prompt template error"),
+        ("name: x\nagents: {a: {require_evidence: true}}\nsteps: [{id: s, type: agent, agent: a, prompt: hi}]\n",
+         "agent 'a' sets require_evidence but has no tools"),
     ],
 )
 def test_agent_load_errors(text: str, headline: str) -> None:
@@ -536,6 +538,41 @@ def test_a_paused_agents_checkpoint_holds_no_secret(tmp_path: Path) -> None:
                               clock=VirtualClock(), runs_dir=False, state={"api_token": secret})
     assert resumed.steps["triage"].finish_reason == "done"
     assert len(desk.outbox) == 1
+
+
+def test_a_resumed_agent_gets_the_secrets_put_back_by_state_and_is_told_of_the_others(tmp_path: Path) -> None:
+    text = flow().model_dump(mode="json", exclude_unset=True)
+    text["state_schema"] = {"api_token": {"redact": True}}
+    text["steps"][0]["prompt"] = "Triage {state.ticket_id} with token {state.api_token}."
+    workflow = parse_workflow(json.dumps(text))
+    secret = "tok-4f1c9a77e2b8"
+    signed = tool_call("send_email", to="customer@example.org", body=f"Signed {secret}.", call_id="c2")
+
+    def pause(desk: Desk) -> Any:
+        provider = Scripted({"triage": [tool_call("get_ticket", ticket_id="T-1"), signed]})
+        return run_workflow(workflow, provider=provider, tools=desk.tools, clock=VirtualClock(), runs_dir=False,
+                            state={"ticket_id": "T-1", "api_token": secret}, checkpoint_dir=tmp_path)
+
+    desk = Desk()
+    result = pause(desk)
+    assert secret not in json.dumps(result.checkpoint)
+    model = Scripted({"triage": "ok"})
+    resumed = resume_workflow(result, decision="approved", provider=model, tools=desk.tools, clock=VirtualClock(),
+                              runs_dir=False, state={"api_token": secret})
+    assert resumed.steps["triage"].finish_reason == "done"
+    assert desk.outbox == [{"to": "customer@example.org", "body": f"Signed {secret}."}]  # the real value ran
+    seen = json.dumps(model.requests[0].messages)
+    assert secret in seen and "<REDACTED:" not in seen
+    assert resumed.trace.events("agent_redacted") == []
+
+    desk = Desk()
+    result = pause(desk)
+    model = Scripted({"triage": "ok"})
+    resumed = resume_workflow(result, decision="approved", provider=model, tools=desk.tools, clock=VirtualClock(),
+                              runs_dir=False)
+    assert "<REDACTED:sha256=" in json.dumps(model.requests[0].messages)  # nothing put it back
+    [event] = resumed.trace.events("agent_redacted")
+    assert event.data["markers"] == 1
 
 
 def test_trace_decisions_reads_as_the_loop_ran() -> None:
