@@ -374,7 +374,8 @@ def _decision(value: str | bool | None) -> str | None:
         return "rejected"
     if value in ("cancel", "cancelled"):  # an agent waiting for approval stops as 'cancelled'
         return "cancelled"
-    raise UsageError(f"decision must be 'approved', 'rejected' or 'cancelled' (or True/False), got {value!r}")
+    raise UsageError(f"decision must be 'approved', 'rejected' or 'cancelled' (or True/False), got {value!r}.\n"
+                     "How to fix: pass one of those, e.g. agentloom.resume(result, approve='cancelled').")
 
 
 def _reads(step: Any, workflow: Workflow) -> set[str]:
@@ -565,7 +566,8 @@ def resume_workflow(
     ``checkpoint`` is a checkpoint file, its loaded document, a run id (looked
     up with :func:`find_checkpoint`) or a paused :class:`WorkflowResult`.
     ``decision`` (``"approved"``/``"rejected"``, or ``True``/``False``)
-    settles the approval gate the run paused at; ``state`` replaces top-level
+    settles the approval gate or agent call the run paused at (``"cancelled"``
+    stops a waiting agent as ``cancelled``); ``state`` replaces top-level
     keys, e.g. to put back a redacted secret. Completed steps are not run
     again. The workflow is reloaded from its file, which must not have changed
     (pass ``workflow=`` to override).

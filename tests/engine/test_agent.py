@@ -615,3 +615,13 @@ def test_the_fixtures_resume_is_typed_for_every_decision_an_agent_takes() -> Non
     annotation = str(inspect.signature(AgentloomHarness.resume).parameters["approve"].annotation)
     for decision in ("bool", "None", "'approved'", "'rejected'", "'cancelled'"):
         assert decision in annotation.replace('"', "'"), annotation
+
+
+def test_an_unknown_resume_decision_is_refused_with_how_to_fix(tmp_path: Path) -> None:
+    from pytest_agentloom.errors import UsageError
+
+    result = run(Scripted({"triage": [tool_call("get_ticket", ticket_id="T-1"), EMAIL]}), tmp_path=tmp_path)
+    with pytest.raises(UsageError) as info:
+        resume_workflow(result, decision="maybe", provider=Scripted({}), tools=Desk().tools, runs_dir=False)
+    assert "decision must be 'approved', 'rejected' or 'cancelled' (or True/False), got 'maybe'" in str(info.value)
+    assert "How to fix:" in str(info.value)
