@@ -125,10 +125,15 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
-    """pytest-xdist: a worker finished; merge the snapshots it used into the controller's report."""
-    data = getattr(node, "workeroutput", {}).get(WIRE_KEY)
-    if data is not None:
-        node.config.stash[SESSION_KEY].add_worker_report(data)
+    """pytest-xdist: a worker finished; merge the snapshots it used into the controller's report.
+
+    A worker that died sent nothing: what it used is unknown, so no snapshot may be called unused.
+    """
+    data = getattr(node, "workeroutput", None) or {}
+    report = data.get(WIRE_KEY)
+    if error is not None or report is None:
+        report = {**(report or {}), "narrowed": True}
+    node.config.stash[SESSION_KEY].add_worker_report(report)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

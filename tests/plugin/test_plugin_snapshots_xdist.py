@@ -50,3 +50,14 @@ def test_two_workers_write_all_snapshots_and_report_unused_correctly(triage: pyt
     result.stdout.fnmatch_lines(["agentloom: 1 snapshot file deleted:"])
     assert not stale.exists()
     assert len(list(triage.path.rglob("__snapshots__/**/*.yaml"))) == 8
+
+
+def test_a_crashed_worker_makes_the_unused_report_unknown(triage: pytest.Pytester) -> None:
+    triage.makepyfile(test_many=TESTS)
+    triage.runpytest_subprocess(*FAST, "-n", "1", "--agentloom-update-snapshots").assert_outcomes(passed=6)
+    # one worker runs the six snapshot tests, then dies: what it used never reaches the controller
+    triage.makepyfile(test_zzz="import os\n\ndef test_crash():\n    os._exit(3)\n")
+    result = triage.runpytest_subprocess(*FAST, "-n", "1", "--max-worker-restart=1", "--agentloom-update-snapshots")
+    result.assert_outcomes(passed=6, failed=1)
+    assert "snapshot file" not in result.stdout.str()
+    assert len(list(triage.path.rglob("__snapshots__/**/*.yaml"))) == 6
