@@ -259,6 +259,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
             result = run_workflow(workflow, provider=session.wrap(inner), **common)
             if args.replay and not session.mismatches:  # a request not in the cassette already failed its step
                 session.check_unused()
+                unused_tools = tape.unused_message(how_to_record=f"agentloom run {args.file} --record {cassette_path}")
+                if unused_tools:
+                    from .replay.errors import UnusedInteractionsError
+
+                    raise UnusedInteractionsError(unused_tools, path=str(tape.path))
         tape.save()
     else:
         provider = _scripted(args.script) if args.script else _real_provider(workflow)

@@ -377,3 +377,32 @@ steps:
     first, again = json.loads(recorded.stdout), json.loads(replayed.stdout)
     assert again["steps"]["a"]["output"] == first["steps"]["a"]["output"] == "Because."
     assert again["usage"] == first["usage"]
+
+
+def test_a_replay_that_leaves_recorded_tool_calls_unused_fails(cli, tmp_path, monkeypatch):
+    from tests.servers.fake_llm import FakeLLMServer, text
+
+    flow = write(tmp_path, "note.yaml", """\
+name: note
+config: {model: gpt-4o-mini, provider: openai, sandbox: {writable_paths: [out]}}
+steps:
+  - {id: a, type: llm_call, prompt: "Say hi"}
+  - {id: w, type: tool, tool_name: file_write, tool_args: {path: out/note.txt, content: hi}, depends_on: [a]}
+""")
+    with FakeLLMServer() as server:
+        server.plan("openai", text("hi"))
+        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-provider-key-for-recording-0000")
+        recorded = cli("run", flow, "--record", "note.cassette.yaml", "--json", "--no-record")
+    assert recorded.returncode == 0, recorded.stderr
+    tape = tmp_path / "note.cassette.tools.yaml"
+    assert "file_write" in tape.read_text()
+    tape.write_text(tape.read_text() + "- tool: file_write\n  arguments: {path: out/other.txt, content: x}\n"
+                    "  result: {}\n")
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    replayed = cli("run", flow, "--replay", "note.cassette.yaml", "--json", "--no-record")
+    assert replayed.returncode == EXIT_CODES["setup_error"], replayed.stderr
+    assert "did not make 1 of the 2 recorded tool calls with side effects" in replayed.stderr
+    assert '"path": "out/other.txt"' in replayed.stderr
+    assert "How to fix: if the change is intended, re-record the test: agentloom run" in replayed.stderr
