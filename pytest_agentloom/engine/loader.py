@@ -64,7 +64,8 @@ def parse_workflow(text: str, *, source: Path | None = None) -> Workflow:
         workflow = Workflow.model_validate(data)
     except ValidationError as exc:
         schema = [_translate(error, data, file) for error in exc.errors() if not _about_step(error, bad_types)]
-        raise _combine([*bad_types.values(), *schema, *_raw_graph_problems(data, file)], file) from None
+        raise _combine([*bad_types.values(), *schema, *_raw_graph_problems(data, file),
+                        *_raw_text_problems(data, file, bad_types)], file) from None
     workflow._source = source
     validate_workflow(workflow, file=file)
     return workflow
@@ -158,6 +159,36 @@ def _raw_graph_problems(data: dict[str, Any], file: str) -> list[WorkflowError]:
     graph = Workflow.model_construct(steps=nodes)
     problems = [*_check_ids(graph, file), *_check_references(graph, file)]
     return problems or _check_cycles(graph, file)
+
+
+def _raw_text_problems(data: dict[str, Any], file: str, skip: dict[int, WorkflowError]) -> list[WorkflowError]:
+    """Router expressions and prompt templates checked on the raw steps, so a file with schema errors hears
+    about these too. Only string values take part: anything else is already a schema problem."""
+    steps = data.get("steps")
+    problems: list[WorkflowError] = []
+    for index, raw in enumerate(steps if isinstance(steps, list) else []):
+        if index in skip or not isinstance(raw, dict):
+            continue
+        step_id = raw["id"] if isinstance(raw.get("id"), str) else f"steps[{index}]"
+        kind = raw.get("type")
+        if kind == "router" and isinstance(raw.get("conditions"), list):
+            for position, condition in enumerate(raw["conditions"]):
+                expression = condition.get("expression") if isinstance(condition, dict) else None
+                if not isinstance(expression, str):
+                    continue
+                try:
+                    compile_expression(expression)
+                except ExpressionSyntaxError as exc:
+                    problems.append(WorkflowError(
+                        f"Router expression not allowed: {exc}", file=file, step_id=step_id,
+                        field=f"conditions[{position}].expression",
+                        hint="use comparisons, and/or/not, in, literals, state paths and simple string methods.",
+                    ))
+        fields = ("prompt", "system_prompt") if kind == "llm_call" else ("prompt",) if kind == "agent" else ()
+        for field in fields:
+            if isinstance(raw.get(field), str):
+                problems.extend(_template_problem(raw[field], file, step_id, field))
+    return problems
 
 
 def _string_or_none(value: Any) -> str | None:

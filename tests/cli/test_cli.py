@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -191,6 +192,36 @@ steps:
     assert "field: depends_on[0]" in err and "field: conditions[0].expression" in err
     assert "depends on unknown step 'nope'" in err
     assert str(tmp_path / "fields.yaml") in err and str(tmp_path / "graph.yaml") in err
+
+
+def test_validate_reports_problems_of_every_kind_in_one_file_together(cli, tmp_path):
+    mixed = write(tmp_path, "mixed.yaml", """\
+name: bad
+steps:
+  - {id: a, type: llm_call, promt: hi}
+  - {id: b, type: tool}
+  - {id: c, type: frobnicate}
+  - {id: d, type: tool, tool_name: t, depends_on: [nope]}
+  - {id: e, type: router, conditions: [{expression: "x ==", target: a}]}
+  - {id: f, type: llm_call, prompt: "Hello {state.name"}
+""")
+    done = cli("validate", mixed)
+    assert done.returncode == EXIT_CODES["invalid_workflow"] == 3
+    err = done.stderr
+    assert "mixed.yaml: 6 problems" in err
+    expected = [
+        ("Unknown step type 'frobnicate'", "c", "type"),
+        ("Unknown key 'promt'", "a", "promt"),
+        ("Missing required key 'tool_name'", "b", "tool_name"),
+        ("Step 'd' depends on unknown step 'nope'", "d", "depends_on[0]"),
+        ("Router expression not allowed", "e", "conditions[0].expression"),
+        ("Prompt template error", "f", "prompt"),
+    ]
+    blocks = re.split(r"\n  (?=\d+\. )", err)[1:]  # one block per numbered problem
+    for number, (words, step, field) in enumerate(expected, 1):
+        block = next(b for b in blocks if b.startswith(f"{number}. "))
+        assert words in block and f"step: {step}" in block and f"field: {field}" in block, block
+        assert f"file: {tmp_path / 'mixed.yaml'}" in block
 
 
 def test_validate_accepts_a_good_file_and_fails_on_any_bad_one(cli, tmp_path):

@@ -541,6 +541,29 @@ def test_malformed_graph_fields_are_reported_once_as_schema_problems(tmp_path: P
     ]
 
 
+def test_router_expressions_and_templates_are_reported_with_schema_problems(tmp_path: Path) -> None:
+    err, _ = load_error(
+        tmp_path,
+        """
+        name: x
+        steps:
+          - {id: a, type: tool, oops: 1}
+          - {id: r, type: router, conditions: [{expression: "ok", target: a}, {expression: "x ==", target: a}]}
+          - {id: l, type: llm_call, prompt: "Hi {state.name", system_prompt: "fine {state.x}"}
+          - {id: g, type: agent, agent: nobody, prompt: "Go {"}
+          - {id: n, type: router, conditions: [{expression: 3, target: a}]}
+        """,
+    )
+    assert [(p.headline.split(":")[0], p.step_id, p.field) for p in err.problems] == [
+        ("Missing required key 'tool_name'", "a", "tool_name"),
+        ("Unknown key 'oops'", "a", "oops"),
+        ("Invalid value for 'conditions[0].expression'", "n", "conditions[0].expression"),
+        ("Router expression not allowed", "r", "conditions[1].expression"),
+        ("Prompt template error", "l", "prompt"),
+        ("Prompt template error", "g", "prompt"),
+    ]
+
+
 @pytest.mark.parametrize("kind", ["[]", "{}", "[router]"])
 def test_a_step_type_that_is_not_a_string_is_a_workflow_error(tmp_path: Path, kind: str) -> None:
     err, path = load_error(tmp_path, f"name: x\nsteps: [{{id: a, type: {kind}}}, {{id: b, type: tool, tool_name: t}}]")
