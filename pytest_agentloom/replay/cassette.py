@@ -59,6 +59,9 @@ class CallInfo:
 
     request: LLMRequest
     mismatch: CassetteMismatchError | None = None
+    #: requests sent to a live provider during this call and not answered yet, with the position their
+    #: interaction takes in the cassette (see :meth:`CassetteSession._record_unanswered`)
+    pending: list[tuple[Any, int]] = field(default_factory=list)
 
 
 #: The provider call in progress in this task (set by :class:`ReplayProvider`).
@@ -115,11 +118,59 @@ def _cassette_class() -> Any:
 
         def can_play_response_for(self, request: Any) -> bool:
             playable = bool(super().can_play_response_for(request))
-            if not playable and self.write_protected and self.session is not None:
-                self.session._unmatched(request)
+            if not playable and self.session is not None:
+                if self.write_protected:
+                    self.session._unmatched(request)
+                else:  # about to be sent live: note it, to record it even if no response comes
+                    self.session._sent(request)
             return playable
 
+        def append(self, request: Any, response: Any) -> None:
+            if self.session is not None:
+                self.session._answered(request)
+            super().append(request, response)
+
+        def play_response(self, request: Any) -> Any:
+            response = super().play_response(request)
+            status = response.get("status") or {}
+            if status.get("code") == NO_RESPONSE_STATUS:
+                raise _replayed_transport_error(str(status.get("message") or ""))
+            return response
+
     return AgentloomCassette
+
+
+#: The status of a recorded interaction that got no response (a dropped connection, a timeout): HTTP has
+#: no status 0. Its ``reason`` says which; replaying it raises the same kind of transport error again.
+NO_RESPONSE_STATUS = 0
+_NO_RESPONSE_TIMEOUT = "no response: the request timed out"
+_NO_RESPONSE_DROPPED = "no response: the connection was dropped"
+
+
+def _replayed_transport_error(reason: str) -> Exception:
+    """An error of both ``httpx`` and ``httpx2`` (whichever the client uses), as the transport raises it."""
+    import httpx
+
+    timeout = reason == _NO_RESPONSE_TIMEOUT
+    bases: list[type] = [httpx.ReadTimeout if timeout else httpx.RemoteProtocolError]
+    try:
+        import httpx2
+    except ImportError:  # an SDK version still on httpx
+        pass
+    else:
+        bases.append(httpx2.ReadTimeout if timeout else httpx2.RemoteProtocolError)
+    kind = type("ReplayedTimeout" if timeout else "ReplayedDroppedConnection", tuple(bases), {})
+    return kind(f"replayed from the cassette: {reason} when it was recorded")
+
+
+def _is_timeout(exc: BaseException | None) -> bool:
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if "timeout" in type(exc).__name__.lower() or "timed out" in str(exc):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 class _Persister:
@@ -350,6 +401,33 @@ class CassetteSession:
     def _scrub_response(self, response: dict[str, Any]) -> dict[str, Any]:
         return self._scrubber.response(response)
 
+    def _sent(self, request: Request) -> None:
+        call = current_call.get()
+        if call is not None:
+            call.pending.append((request, len(self._cassette.data)))
+
+    def _answered(self, request: Request) -> None:
+        call = current_call.get()
+        if call is not None:
+            call.pending[:] = [item for item in call.pending if item[0] is not request]
+
+    def _record_unanswered(self, call: CallInfo, error: BaseException | None) -> None:
+        """Record the requests of ``call`` that got no response, each where it was sent, so that a replay
+        fails them the same way (and the retry or fallback that followed replays as it ran live).
+        """
+        if not call.pending or self._cassette is None or self._cassette.write_protected:
+            return
+        reason = _NO_RESPONSE_TIMEOUT if _is_timeout(error) else _NO_RESPONSE_DROPPED
+        for request, position in reversed(call.pending):
+            scrubbed = self._cassette._before_record_request(request)
+            if not scrubbed:
+                continue
+            response = {"status": {"code": NO_RESPONSE_STATUS, "message": reason}, "headers": {},
+                        "body": {"string": b""}}
+            self._cassette.data.insert(min(position, len(self._cassette.data)), (scrubbed, response))
+            self._cassette.dirty = True
+        call.pending.clear()
+
     def _unmatched(self, request: Request) -> None:
         """vcrpy found no unused recording for ``request`` in a write-protected mode: build our error."""
         call = current_call.get()
@@ -487,7 +565,10 @@ class ReplayProvider:
         except Exception as exc:
             if call.mismatch is not None:
                 raise call.mismatch from exc
+            self.session._record_unanswered(call, exc)
             raise
+        else:
+            self.session._record_unanswered(call, None)  # a fallback answered after a provider failed
         finally:
             current_call.reset(token)
         if call.mismatch is not None:  # a fallback answered, but the replay already went off the recording

@@ -25,7 +25,7 @@ from pytest_agentloom.replay import (
     RecordMode,
     UnusedInteractionsError,
 )
-from tests.servers.fake_llm import FakeLLMServer, fail, text, tool_calls
+from tests.servers.fake_llm import FakeLLMServer, drop, fail, text, tool_calls
 
 KEY = "sk-live-key-that-must-not-leak-42"
 
@@ -299,3 +299,18 @@ def test_a_re_recording_that_changes_nothing_but_the_time_leaves_the_file_alone(
         record("different")
         assert path.read_text() != old
         assert yaml.safe_load(path.read_text())["provenance"]["recorded_at"] != "2020-01-01T00:00:00Z"
+
+
+@pytest.mark.parametrize("route", sorted(ROUTES))
+def test_a_dropped_connection_is_recorded_and_fails_the_same_way_on_replay(tmp_path: Path, route: str) -> None:
+    from pytest_agentloom.errors import ProviderError
+
+    live, replayed, path = record_then_replay(tmp_path, route, [drop(), text("after the drop")],
+                                              [request("hello"), request("hello")])
+    for run in (live, replayed):  # the retry that followed the drop answers at the second attempt, as it did live
+        assert isinstance(run[0], ProviderError) and run[0].status is None, run
+        assert "connection failed" in str(run[0])
+        assert isinstance(run[1], LLMResponse) and run[1].text == "after the drop"
+    interactions = yaml.safe_load(path.read_text())["interactions"]
+    assert [(i["response"]["status"], i["response"]["reason"]) for i in interactions] == [
+        (0, "no response: the connection was dropped"), (200, "OK")]

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from tests.replay.helpers import CANARY_KEY, CANARY_SECRET, Project
-from tests.servers.fake_llm import fail, text
+from tests.servers.fake_llm import drop, fail, text
 
 
 def plan_support(project: Project) -> None:
@@ -194,6 +194,27 @@ def test_a_recorded_429_is_retried_on_replay(project: Project) -> None:
     project.run("--agentloom-record").assert_outcomes(passed=1)
     statuses = [item["response"]["status"] for item in yaml.safe_load(project.cassette().read_text())["interactions"]]
     assert statuses == [429, 200, 200]
+    project.offline()
+    project.run().assert_outcomes(passed=1)
+
+
+def test_a_recorded_dropped_connection_is_retried_on_replay_as_it_was_live(project: Project) -> None:
+    project.live()
+    project.server.plan("openai", drop(), text("bug"), text("We are on it."))
+    project.pytester.makepyfile(test_support="""
+        import os
+
+        def test_support(agentloom):
+            result = agentloom.run("flow.yaml", state={"ticket": "Printer on fire",
+                                                        "api_token": os.environ["CANARY_SECRET"]})
+            assert result.status == "success", result.steps
+            assert result.steps["classify"].attempts == 2
+            (retry,) = result.trace.events("retry")
+            assert retry.data["status"] is None and "connection failed" in retry.data["error"], retry.data
+    """)
+    project.run("--agentloom-record").assert_outcomes(passed=1)
+    statuses = [item["response"]["status"] for item in yaml.safe_load(project.cassette().read_text())["interactions"]]
+    assert statuses == [0, 200, 200]  # 0: the request got no response
     project.offline()
     project.run().assert_outcomes(passed=1)
 
