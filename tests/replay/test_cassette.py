@@ -314,3 +314,27 @@ def test_a_dropped_connection_is_recorded_and_fails_the_same_way_on_replay(tmp_p
     interactions = yaml.safe_load(path.read_text())["interactions"]
     assert [(i["response"]["status"], i["response"]["reason"]) for i in interactions] == [
         (0, "no response: the connection was dropped"), (200, "OK")]
+
+
+def test_a_fallback_after_a_dropped_connection_replays_through_the_same_providers(tmp_path: Path) -> None:
+    from pytest_agentloom.engine.clock import VirtualClock
+    from pytest_agentloom.providers.gateway import Gateway
+    from pytest_agentloom.providers.generic_openai import GenericOpenAIProvider
+
+    def gateway(server: FakeLLMServer | None) -> Gateway:
+        base_url = server.openai_base_url if server else "http://127.0.0.1:9/v1"  # replay: nothing listens there
+        providers = {"openai": OpenAIProvider(api_key=KEY if server else PLACEHOLDER_API_KEY, base_url=base_url),
+                     "generic_openai": GenericOpenAIProvider(base_url=base_url)}
+        return Gateway(providers=providers, routes=[("gpt-*", ["openai", "generic_openai"])], clock=VirtualClock())
+
+    path = tmp_path / "c.yaml"
+    with FakeLLMServer() as server:
+        server.plan("openai", drop(), text("from the backup"))
+        with CassetteSession(CassetteConfig(path=path, mode=RecordMode.ALL)) as session:
+            (live,) = run_calls(session, gateway(server), [request("hello")])
+    with CassetteSession(CassetteConfig(path=path, mode=RecordMode.NONE)) as session:
+        (replayed,) = run_calls(session, gateway(None), [request("hello")])
+        session.check_unused()
+    assert isinstance(live, LLMResponse) and isinstance(replayed, LLMResponse), (live, replayed)
+    assert (live.provider, live.text) == (replayed.provider, replayed.text) == ("generic_openai", "from the backup")
+    assert [i["response"]["status"] for i in yaml.safe_load(path.read_text())["interactions"]] == [0, 200]
