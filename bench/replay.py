@@ -7,7 +7,10 @@
 2. **scripted**: the same workflow with a ``Scripted`` provider (no HTTP at all).
 3. **bare vcrpy**: no engine; the same 10 chat-completion calls made with the
    OpenAI SDK directly inside ``vcr.use_cassette`` (vcrpy's own YAML format and
-   default matchers) in ``record_mode="none"``.
+   default matchers) in ``record_mode="none"``. It builds a client each round,
+   as a run does, and so loads the CA bundle each round; **bare vcrpy, shared
+   TLS** gives that client the one TLS context the providers share
+   (``providers.common.shared_ssl_context``), to compare the replay machinery alone.
 
 Both cassettes are recorded once, before timing, against the local fake server
 (``tests/servers/fake_llm.py`` on 127.0.0.1); the server is stopped before the
@@ -29,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pytest_agentloom import Scripted, VirtualClock, load_workflow, run_workflow  # noqa: E402
-from pytest_agentloom.providers.common import PLACEHOLDER_API_KEY  # noqa: E402
+from pytest_agentloom.providers.common import PLACEHOLDER_API_KEY, sdk_http_client  # noqa: E402
 from pytest_agentloom.providers.registry import default_gateway  # noqa: E402
 from pytest_agentloom.replay import CassetteConfig, CassetteSession, RecordMode  # noqa: E402
 from tests.servers.fake_llm import FakeLLMServer, text  # noqa: E402
@@ -104,9 +107,10 @@ def main(rounds: int = 30) -> None:
         def scripted_round() -> None:
             run_engine(workflow, Scripted({f"s{n}": reply for n, reply in enumerate(replies())}))
 
-        def bare_vcr_round() -> None:
+        def bare_vcr_round(shared_tls: bool = False) -> None:
             async def calls() -> None:
-                client = openai.AsyncOpenAI(api_key=PLACEHOLDER_API_KEY, base_url=base_url, max_retries=0)
+                extra = {"http_client": sdk_http_client(openai.DefaultAsyncHttpxClient, 600.0)} if shared_tls else {}
+                client = openai.AsyncOpenAI(api_key=PLACEHOLDER_API_KEY, base_url=base_url, max_retries=0, **extra)
                 for body in bodies:
                     await client.chat.completions.create(**body)
 
@@ -114,8 +118,9 @@ def main(rounds: int = 30) -> None:
                 asyncio.run(calls())
                 assert cassette.all_played
 
-        timings: dict[str, list[float]] = {"cassette": [], "scripted": [], "bare vcrpy": []}
-        kinds = {"cassette": cassette_round, "scripted": scripted_round, "bare vcrpy": bare_vcr_round}
+        kinds = {"cassette": cassette_round, "scripted": scripted_round, "bare vcrpy": bare_vcr_round,
+                 "bare vcrpy, shared TLS": lambda: bare_vcr_round(shared_tls=True)}
+        timings: dict[str, list[float]] = {name: [] for name in kinds}
         for function in kinds.values():  # warm up: imports, first client, caches
             function()
         for _ in range(rounds):
@@ -127,9 +132,10 @@ def main(rounds: int = 30) -> None:
     medians = {name: statistics.median(values) for name, values in timings.items()}
     print(f"{CALLS}-call workflow, median of {rounds} rounds (each round loads its cassette):")
     for name, value in medians.items():
-        print(f"  {name:<11} {value * 1000:8.2f} ms per run  ({value * 1000 / CALLS:6.2f} ms per call)")
-    print(f"  cassette / scripted   = {medians['cassette'] / medians['scripted']:.1f}x")
-    print(f"  cassette / bare vcrpy = {medians['cassette'] / medians['bare vcrpy']:.2f}x")
+        print(f"  {name:<22} {value * 1000:8.2f} ms per run  ({value * 1000 / CALLS:6.2f} ms per call)")
+    print(f"  cassette / scripted               = {medians['cassette'] / medians['scripted']:.1f}x")
+    print(f"  cassette / bare vcrpy             = {medians['cassette'] / medians['bare vcrpy']:.2f}x")
+    print(f"  cassette / bare vcrpy, shared TLS = {medians['cassette'] / medians['bare vcrpy, shared TLS']:.2f}x")
 
 
 if __name__ == "__main__":
