@@ -155,7 +155,8 @@ class AgentloomHarness:
     def assert_no_secrets(self, *values: Any) -> None:
         """Fail if any value appears in a file this test's runs wrote or in a printed result, naming where.
 
-        A cassette this test is recording is written when the test ends; it is searched as it will be written.
+        A cassette (and tool recording) this test is recording is written when the test ends; it is searched
+        as it will be written.
         """
         __tracebackhide__ = True
         from .persistence import check_no_secrets, files_written, pending_writes

@@ -59,8 +59,10 @@ def files_written(harness: AgentloomHarness) -> list[Path]:
             files.extend(path for path in sorted(root.rglob("*")) if path.is_file())
     cassette = getattr(harness, "_cassette", None)  # an existing cassette (an earlier recording) is searched;
     cassette_path = getattr(cassette, "path", None)  # what this test records is searched by pending_writes()
-    if cassette_path is not None and Path(cassette_path).is_file():
-        files.append(Path(cassette_path))
+    if cassette_path is not None:
+        from ..tools.tape import tape_path
+
+        files.extend(path for path in (Path(cassette_path), tape_path(cassette_path)) if path.is_file())
     if harness.snapshot_dir.is_dir():  # <test>.yaml and <test>.<name>.yaml; a parameter id's [...] is no glob
         stem = glob.escape(harness.snapshot_name)
         files.extend(sorted({*harness.snapshot_dir.glob(f"{stem}.yaml"), *harness.snapshot_dir.glob(f"{stem}.*.yaml")}))
@@ -68,15 +70,16 @@ def files_written(harness: AgentloomHarness) -> list[Path]:
 
 
 def pending_writes(harness: AgentloomHarness) -> dict[str, str]:
-    """What the test's cassette will write when the test ends, rendered now (scrubbed as it will be written).
-
-    Not searched yet: the tool recording (``<cassette>.tools.yaml``) of a recording test, written at its end too.
-    """
+    """What the test's cassette and tool recording will write when the test ends, rendered now (scrubbed)."""
     texts: dict[str, str] = {}
     cassette = getattr(harness, "_cassette", None)
     session = getattr(cassette, "session", None)
     if session is not None and session.needs_write():
         texts[f"{session.config.path} (cassette, written when the test ends)"] = session.render()
+    tape = getattr(cassette, "tape", None)
+    text = tape.pending_text() if tape is not None else None
+    if text is not None:
+        texts[f"{tape.path} (tool recording, written when the test ends)"] = text
     return texts
 
 

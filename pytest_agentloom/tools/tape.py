@@ -200,18 +200,25 @@ class ToolTape:
 
     def save(self) -> Path | None:
         """Write the recording atomically (only when recording something)."""
+        text = self.pending_text()
+        if text is None:
+            return None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, self.path)
+        return self.path
+
+    def pending_text(self) -> str | None:
+        """The scrubbed text :meth:`save` would write now, or ``None`` when it would write nothing."""
         if not self.recording or not self.entries:
             return None
         import yaml
 
         text = yaml.safe_dump({"format_version": TAPE_FORMAT_VERSION, "calls": self.entries}, sort_keys=False,
                               allow_unicode=True)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(self.scrub(text))
-        os.replace(temporary, self.path)
-        return self.path
+        return self.scrub(text)
 
 
 def _replayed_error(error: Mapping[str, Any]) -> Exception:
