@@ -231,6 +231,18 @@ def test_recording_is_refused_under_ci_unless_typed_on_the_command_line(project:
     project.run("--agentloom-record").assert_outcomes(passed=1)  # typed: asked for explicitly
 
 
+def test_recording_from_ini_addopts_is_refused_under_ci_too(project: Project) -> None:
+    project.monkeypatch.setenv("CI", "1")
+    project.pytester.makeini("[pytest]\naddopts = --agentloom-record-mode=new_episodes\n")
+    refused = project.run()
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    refused.stderr.fnmatch_lines(["*Recording cassettes (record mode new_episodes) is refused under CI=true*",
+                                  "How to fix: *"])
+    project.monkeypatch.setenv("CI", "false")
+    project.offline()
+    project.run().assert_outcomes(failed=1)  # not CI: the ini's mode applies (no cassette, nothing live to record)
+
+
 def test_bad_record_mode_lists_the_valid_ones(project: Project) -> None:
     result = project.run("--agentloom-record-mode", "sometimes")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
