@@ -12,7 +12,9 @@ SDKs use); this module adds what vcrpy leaves to its users:
 - a mismatch that fails its *step* with the test, step id, turn, a short diff
   against the closest recording and the command to re-record
   (:class:`~.errors.CassetteMismatchError`, never retried);
-- the interactions a replay left unused, and provenance with a stale flag.
+- the interactions a replay left unused, and provenance with a stale flag;
+- a request that got no response while recording (dropped connection, timeout), recorded with
+  status 0 and replayed as the same kind of transport error.
 
 The step id and turn reach the HTTP layer through :data:`current_call`, a
 context variable that :class:`ReplayProvider` sets around each provider call:
