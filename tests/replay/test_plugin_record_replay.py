@@ -215,6 +215,8 @@ def test_a_recorded_dropped_connection_is_retried_on_replay_as_it_was_live(proje
     project.run("--agentloom-record").assert_outcomes(passed=1)
     statuses = [item["response"]["status"] for item in yaml.safe_load(project.cassette().read_text())["interactions"]]
     assert statuses == [0, 200, 200]  # 0: the request got no response
+    for path in project.files():  # the unanswered request was scrubbed like the others
+        assert CANARY_KEY.encode() not in path.read_bytes() and CANARY_SECRET.encode() not in path.read_bytes()
     project.offline()
     project.run().assert_outcomes(passed=1)
 
