@@ -89,6 +89,17 @@ class SandboxConfig(_Strict):
     allow_internal_targets: bool = False
 
 
+ProviderName = Literal["openai", "anthropic", "google", "ollama", "generic_openai"]
+
+
+class ProviderSettings(_Strict):
+    """Where one provider is reached. A key never goes in a workflow file: name the variable that holds it."""
+
+    base_url: str | None = None
+    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    timeout: float | None = Field(default=None, gt=0)
+
+
 class WorkflowConfig(_Strict):
     """Run-wide settings; a step's own field wins over the matching one here."""
 
@@ -101,6 +112,7 @@ class WorkflowConfig(_Strict):
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     checkpoint: bool = False
     checkpoint_dir: str | None = None  # relative to the workflow file's folder
+    providers: dict[ProviderName, ProviderSettings] = Field(default_factory=dict)
     capture_prompts: bool = False  # add each llm_call's rendered messages to the trace (redacted on the way out)
 
 

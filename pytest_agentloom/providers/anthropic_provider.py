@@ -82,8 +82,11 @@ class AnthropicProvider:
 
     name = "anthropic"
 
-    def __init__(self, *, api_key: str | None = None, base_url: str | None = None, timeout: float = 600.0) -> None:
-        self._api_key = Setting(api_key, ("ANTHROPIC_API_KEY",))
+    def __init__(
+        self, *, api_key: str | None = None, base_url: str | None = None, timeout: float = 600.0,
+        api_key_env: str | None = None,
+    ) -> None:
+        self._api_key = Setting(api_key, (api_key_env or "ANTHROPIC_API_KEY",))
         self._base_url = Setting(base_url, ("ANTHROPIC_BASE_URL",))
         self._timeout = timeout
         self._client: LoopLocal[AsyncAnthropic] = LoopLocal(self._make_client)

@@ -32,8 +32,11 @@ class GoogleProvider:
 
     name = "google"
 
-    def __init__(self, *, api_key: str | None = None, base_url: str | None = None, timeout: float = 600.0) -> None:
-        self._api_key = Setting(api_key, ("GOOGLE_API_KEY", "GEMINI_API_KEY"))
+    def __init__(
+        self, *, api_key: str | None = None, base_url: str | None = None, timeout: float = 600.0,
+        api_key_env: str | None = None,
+    ) -> None:
+        self._api_key = Setting(api_key, (api_key_env,) if api_key_env else ("GOOGLE_API_KEY", "GEMINI_API_KEY"))
         self._base_url = Setting(base_url, ("GOOGLE_GEMINI_BASE_URL",), DEFAULT_BASE_URL)
         self._timeout = timeout
 

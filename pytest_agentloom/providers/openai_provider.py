@@ -102,10 +102,11 @@ class OpenAIProvider:
         base_url: str | None = None,
         timeout: float = 600.0,
         name: str | None = None,
+        api_key_env: str | None = None,
     ) -> None:
         if name is not None:
             self.name = name
-        self._api_key = Setting(api_key, self._key_env)
+        self._api_key = Setting(api_key, (api_key_env,) if api_key_env else self._key_env)
         self._base_url = Setting(base_url, self._url_env, self._default_url)
         self._timeout = timeout
         self._client: LoopLocal[AsyncOpenAI] = LoopLocal(self._make_client)

@@ -67,8 +67,23 @@ def default_gateway(
         )
     providers: dict[str, Provider] = {}
     for name in PROVIDERS:
-        kwargs = dict((options or {}).get(name, {}))
+        kwargs = {**_from_config(config, name), **(options or {}).get(name, {})}
         if api_key_placeholder and name in _KEYED:
             kwargs["api_key"] = PLACEHOLDER_API_KEY
         providers[name] = create_provider(name, **kwargs)
     return Gateway(providers=providers, clock=clock)
+
+
+def _from_config(config: WorkflowConfig | None, name: str) -> dict[str, Any]:
+    """Constructor arguments from ``config.providers.<name>``: base URL, key variable, timeout."""
+    settings = config.providers.get(name) if config is not None else None  # type: ignore[call-overload]
+    if settings is None:
+        return {}
+    kwargs: dict[str, Any] = {}
+    if settings.base_url:
+        kwargs["host" if name == "ollama" else "base_url"] = settings.base_url
+    if settings.api_key_env and name in _KEYED:
+        kwargs["api_key_env"] = settings.api_key_env
+    if settings.timeout:
+        kwargs["timeout"] = settings.timeout
+    return kwargs

@@ -202,7 +202,10 @@ def test_unknown_keys_are_rejected_with_a_did_you_mean_hint(
 
 def test_unknown_key_with_nothing_close_lists_the_known_keys(tmp_path: Path) -> None:
     err, _ = load_error(tmp_path, "name: x\nconfig: {zzzzzz: 1}\nsteps: [{id: a, type: tool, tool_name: t}]\n")
-    known = "budget_usd, capture_prompts, checkpoint, checkpoint_dir, model, provider, retry, sandbox, stream, timeout"
+    known = (
+        "budget_usd, capture_prompts, checkpoint, checkpoint_dir, model, provider, providers, retry, sandbox, stream, "
+        "timeout"
+    )
     assert f"known keys here: {known}." in str(err)
 
 
