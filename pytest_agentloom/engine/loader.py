@@ -212,6 +212,8 @@ def _translate(error: Any, data: dict[str, Any], file: str) -> WorkflowError:
         hint = _did_you_mean(key, known) or (f"known keys here: {', '.join(sorted(known))}." if known else None)
     elif error["type"] == "missing":
         message = f"Missing required key '{loc[-1]}'"
+        where = f"step '{step_id}'" if step_id else (_format_loc(loc[:-1]) or "the top level of the file")
+        hint = f"add '{loc[-1]}:' to {where}."
     else:
         message = f"Invalid value for '{field}': {error['msg']}" if field else error["msg"]
         if isinstance(error.get("input"), bool) and error["type"] == "string_type":

@@ -248,8 +248,10 @@ def test_step_without_type(tmp_path: Path) -> None:
 )
 def test_missing_required_fields(tmp_path: Path, text: str, step: str | None, field: str) -> None:
     err, path = load_error(tmp_path, text)
-    assert err.headline == f"Missing required key '{field.rsplit('.', 1)[-1]}'"
+    key = field.rsplit(".", 1)[-1]
+    assert err.headline == f"Missing required key '{key}'"
     assert_names(err, path, step, field)
+    assert f"How to fix: add '{key}:' to " in str(err)
 
 
 def test_invalid_values_name_the_field(tmp_path: Path) -> None:
