@@ -212,7 +212,9 @@ def _translate(error: Any, data: dict[str, Any], file: str) -> WorkflowError:
         hint = _did_you_mean(key, known) or (f"known keys here: {', '.join(sorted(known))}." if known else None)
     elif error["type"] == "missing":
         message = f"Missing required key '{loc[-1]}'"
-        where = f"step '{step_id}'" if step_id else (_format_loc(loc[:-1]) or "the top level of the file")
+        inner = _format_loc(loc[:-1])
+        where = f"step '{step_id}'" if step_id else (inner or "the top level of the file")
+        where = f"{inner} of {where}" if step_id and inner else where
         hint = f"add '{loc[-1]}:' to {where}."
     else:
         message = f"Invalid value for '{field}': {error['msg']}" if field else error["msg"]
