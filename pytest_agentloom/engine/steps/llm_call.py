@@ -21,7 +21,7 @@ from .base import StepContext, StepOutcome
 
 
 async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
-    if step.prompt is None:  # the loader refuses this; a Workflow built in Python may still have it
+    if step.prompt is None and step.conversation is None:  # the loader refuses this; a Python-built Workflow may not
         raise StepError(
             f"llm_call '{step.id}' has neither 'prompt' nor 'conversation'; the provider was not called. "
             "How to fix: add a prompt to the step.",
@@ -35,7 +35,12 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
     if ctx.provider is None:
         raise StepError("no provider was given for this run. How to fix: pass provider=Scripted({...}).",
                         code="no_provider")
-    request = _build_request(step, ctx, model)
+    turn = None
+    if step.conversation is not None:  # 003 conversations: the stored turns, trimmed, are the messages sent
+        from ..conversation import open_turn
+
+        turn = await open_turn(step, ctx, model)
+    request = _build_request(step, ctx, model, turn.messages if turn is not None else None)
     if ctx.workflow.config.capture_prompts:  # the result and every file get it redacted (engine/checkpoints.py)
         ctx.event("prompt", messages=[message.to_dict() for message in request.messages])
     reachable = None
@@ -81,9 +86,12 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
                 "provider or in a scripted callable, not a provider error)", code="provider_crashed",
             ) from exc
         else:
-            if isinstance(response, StepOutcome):  # a tool loop counted its own calls
-                return response
-            return _succeed(ctx, response, attempt, model)
+            outcome = response if isinstance(response, StepOutcome) else _succeed(ctx, response, attempt, model)
+            if turn is not None:  # the reply joins the conversation, written with output
+                from ..conversation import close_turn
+
+                outcome = close_turn(turn, outcome, spend_counted=isinstance(response, StepOutcome))
+            return outcome
         _give_up_unless(retryable, attempt, policy, error)
         delay = policy.delay(attempt)
         ctx.event("retry", attempt, error=str(error), status=getattr(error, "status", None), delay=delay)
@@ -91,12 +99,15 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
     raise AssertionError("unreachable")
 
 
-def _build_request(step: LLMCallStep, ctx: StepContext, model: str) -> LLMRequest:
-    messages = []
-    if step.system_prompt is not None:
+def _build_request(step: LLMCallStep, ctx: StepContext, model: str,
+                   conversation: tuple[Message, ...] | None = None) -> LLMRequest:
+    messages = list(conversation or ())
+    if conversation is None and step.system_prompt is not None:
         system = render(step.system_prompt, ctx.state, on_missing=ctx.missing_key)
         messages.append(Message(role="system", content=system))
-    messages.append(Message(role="user", content=render(step.prompt or "", ctx.state, on_missing=ctx.missing_key)))
+    if conversation is None:
+        messages.append(Message(role="user", content=render(step.prompt or "", ctx.state,
+                                                            on_missing=ctx.missing_key)))
     params: dict[str, object] = {}
     if step.temperature is not None:
         params["temperature"] = step.temperature
