@@ -243,7 +243,9 @@ class Persistence:
                 "definition": redactor.redact_definition(_dump(self.workflow), secrets),
             },
             "state": redactor.redact_state(run.state),
-            "steps": {sid: _redact_step(result, redactor, secrets).to_dict() for sid, result in steps.items()},
+            # 003: the reasoning text stays out of files; a checkpoint keeps the rest of each step's result
+            "steps": {sid: replace(_redact_step(result, redactor, secrets), reasoning_content=None).to_dict()
+                      for sid, result in steps.items()},
         })
 
 
@@ -265,7 +267,10 @@ def _file(workflow: Workflow) -> str | None:
 def _redact_step(result: StepResult, redactor: Redactor, secrets: list[str]) -> StepResult:
     output = redactor.redact_output(result.step_id, result.output, secrets)
     error = redactor.scrub_text(result.error, secrets) if result.error else result.error
-    return replace(result, output=output, error=error)
+    reasoning = result.reasoning_content
+    if reasoning is not None and redactor.active:  # 003: redacted whenever the step's output is
+        reasoning = redactor.redact_output(result.step_id, reasoning, secrets)
+    return replace(result, output=output, error=error, reasoning_content=reasoning)
 
 
 def redact_trace(trace: Trace, redactor: Redactor, secrets: list[str]) -> Trace:

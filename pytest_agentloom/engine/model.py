@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from ..providers.types import Thinking
+
 __all__ = [
     "DEFAULT_RETRYABLE_STATUS_CODES",
     "FUTURE_STEP_TYPES",
@@ -182,11 +184,11 @@ class LLMCallStep(_StepBase):
     max_tokens: int | None = Field(default=None, gt=0)
     stream: bool | None = None
     conversation: str | None = None
-    speaker: str | None = None  # 003: names this step's assistant turns in its conversation
     tools: list[ToolDeclaration] = Field(default_factory=list)
     tool_choice: ToolChoice = "auto"
     max_tool_iterations: int = Field(default=5, ge=1)
     response_schema: ResponseSchema | None = None
+    thinking: Thinking | None = None  # 003 Reasoning; each adapter translates it (providers/*.py)
 
 
 class ToolStep(_StepBase):

@@ -76,6 +76,10 @@ class StepResult:
     provider: str | None = None
     started_at: float | None = None
     ended_at: float | None = None
+    #: the model's reasoning text (003 Reasoning, with capture_reasoning); never written to the state
+    reasoning_content: str | None = None
+    #: a streamed llm_call: seconds on the step's clock from the call to its first text
+    time_to_first_token: float | None = None
 
     @property
     def total_tokens(self) -> int:
@@ -85,6 +89,9 @@ class StepResult:
         data = dataclasses.asdict(self)
         data["status"] = self.status.value
         data["output"] = to_plain(self.output)
+        for optional in ("reasoning_content", "time_to_first_token"):  # only steps that have them show them
+            if data[optional] is None:
+                del data[optional]
         return data
 
 

@@ -343,9 +343,6 @@ class _Run:
             return
         if isinstance(outcome, StepOutcome):
             try:
-                for path, value in outcome.writes.items():  # a conversation (003): written only on success
-                    set_path(self.state, parse_path(path), copy.deepcopy(value))
-                    self.trace.append(ended, "state_write", step.id, path=path)
                 self._write(step.id, step.output, outcome.value, ended, raw=outcome.raw)
             except OutputPathError as exc:
                 outcome = StepError(str(exc), code=exc.code)
@@ -424,6 +421,7 @@ class _Run:
             finish_reason=outcome.finish_reason, input_tokens=outcome.usage.input_tokens,
             output_tokens=outcome.usage.output_tokens, reasoning_tokens=outcome.usage.reasoning_tokens,
             cost_usd=outcome.cost_usd, model=outcome.model, provider=outcome.provider,
+            reasoning_content=outcome.reasoning_content, time_to_first_token=outcome.time_to_first_token,
         )
 
     def _skip_unchosen(self, router: RouterStep, chosen: str) -> None:

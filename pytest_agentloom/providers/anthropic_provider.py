@@ -27,7 +27,7 @@ from .common import (
     thinking_of,
     transport_errors,
 )
-from .types import LLMRequest, LLMResponse, Message, ToolCall, Usage
+from .types import LLMRequest, LLMResponse, Message, ToolCall, Usage, emit_text
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -119,7 +119,7 @@ class AnthropicProvider:
         """The JSON body of the request, as keyword arguments of ``messages.create``."""
         params = check_params(request, self.name)
         system, messages = to_anthropic_messages(request.messages)
-        thinking = thinking_of(params)
+        thinking = thinking_of(params, request.thinking)
         budget = int(thinking.get("budget_tokens") or 0) if thinking else 0
         body: dict[str, Any] = {
             "model": request.model,
@@ -151,6 +151,7 @@ class AnthropicProvider:
 
     def _from_message(self, message: Any, request: LLMRequest) -> LLMResponse:
         texts = [block.text for block in message.content if block.type == "text"]
+        thoughts = [block.thinking for block in message.content if block.type == "thinking"]
         calls = tuple(
             ToolCall(id=block.id, name=block.name, arguments=json.dumps(block.input))
             for block in message.content
@@ -160,6 +161,7 @@ class AnthropicProvider:
             text="".join(texts),
             tool_calls=calls,
             usage=Usage(input_tokens=message.usage.input_tokens or 0, output_tokens=message.usage.output_tokens or 0),
+            reasoning_content="".join(thoughts) if thoughts else None,
             finish_reason=message.stop_reason,
             model=message.model or request.model,
             provider=self.name,
@@ -190,6 +192,9 @@ class AnthropicProvider:
                 delta = event.delta
                 if delta.type == "text_delta":
                     slot["text"] += delta.text
+                    emit_text(delta.text)
+                elif delta.type == "thinking_delta":
+                    slot["text"] += delta.thinking
                 elif delta.type == "input_json_delta":
                     slot["json"] += delta.partial_json
             elif kind == "message_delta":
@@ -202,10 +207,12 @@ class AnthropicProvider:
             for slot in ordered
             if slot["type"] == "tool_use"
         )
+        thoughts = [slot["text"] for slot in ordered if slot["type"] == "thinking"]
         return LLMResponse(
             text="".join(slot["text"] for slot in ordered if slot["type"] == "text"),
             tool_calls=calls,
             usage=Usage(input_tokens=input_tokens, output_tokens=output_tokens),
+            reasoning_content="".join(thoughts) if thoughts else None,
             finish_reason=finish,
             model=model or request.model,
             provider=self.name,

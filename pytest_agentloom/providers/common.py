@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from ..errors import AgentloomError, ProviderError, StepError
-from .types import LLMRequest, ToolCall
+from .types import LLMRequest, Thinking, ToolCall
 
 __all__ = [
     "KNOWN_PARAMS",
@@ -115,8 +115,14 @@ def check_params(request: LLMRequest, provider: str) -> dict[str, Any]:
     return dict(request.params)
 
 
-def thinking_of(params: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The ``thinking`` block when it is enabled, else ``None`` (003: nothing is sent without ``enabled``)."""
+def thinking_of(params: Mapping[str, Any], typed: Thinking | None = None) -> dict[str, Any] | None:
+    """The ``thinking`` block when it is enabled, else ``None`` (003: nothing is sent without ``enabled``).
+
+    The engine sets :attr:`LLMRequest.thinking`; a ``thinking`` entry in ``params`` (a request built by
+    hand) is read the same way when the typed field is unset.
+    """
+    if typed is not None:
+        return typed.model_dump() if typed.enabled else None
     block = params.get("thinking")
     if isinstance(block, Mapping) and block.get("enabled"):
         return dict(block)

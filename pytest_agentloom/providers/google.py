@@ -20,7 +20,7 @@ from .common import (
     thinking_of,
 )
 from .http import HTTPStatusFailure, http_errors, iter_sse_data
-from .types import LLMRequest, LLMResponse, Message, ToolCall, Usage
+from .types import LLMRequest, LLMResponse, Message, ToolCall, Usage, emit_text
 
 __all__ = ["GoogleProvider"]
 
@@ -63,7 +63,7 @@ class GoogleProvider:
         if "stop" in params:
             stop = params["stop"]
             config["stopSequences"] = [stop] if isinstance(stop, str) else list(stop)
-        thinking = thinking_of(params)
+        thinking = thinking_of(params, request.thinking)
         if thinking:
             block: dict[str, Any] = {"includeThoughts": bool(thinking.get("capture_reasoning", True))}
             if thinking.get("budget_tokens"):
@@ -109,10 +109,15 @@ class GoogleProvider:
                     async for event in iter_sse_data(response.aiter_lines()):
                         started[0] = True
                         events.append(event)
+                        for candidate in (event.get("candidates") or [])[:1]:
+                            for part in (candidate.get("content") or {}).get("parts") or []:
+                                if not part.get("thought"):
+                                    emit_text(part.get("text") or "")
                     return self._response(events, request)
 
     def _response(self, events: list[dict[str, Any]], request: LLMRequest) -> LLMResponse:
         text: list[str] = []
+        thoughts: list[str] = []
         calls: list[ToolCall] = []
         finish: str | None = None
         usage, model = Usage(), ""
@@ -123,7 +128,8 @@ class GoogleProvider:
             for candidate in (event.get("candidates") or [])[:1]:
                 finish = candidate.get("finishReason") or finish
                 for part in (candidate.get("content") or {}).get("parts") or []:
-                    if part.get("thought"):
+                    if part.get("thought"):  # a thought summary, with includeThoughts
+                        thoughts.append(part.get("text") or "")
                         continue
                     if "text" in part:
                         text.append(part["text"])
@@ -140,6 +146,7 @@ class GoogleProvider:
             text="".join(text),
             tool_calls=tuple(calls),
             usage=usage,
+            reasoning_content="".join(thoughts) if thoughts else None,
             finish_reason=finish,
             model=model or request.model,
             provider=self.name,

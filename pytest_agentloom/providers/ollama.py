@@ -20,7 +20,7 @@ from .common import (
     thinking_of,
 )
 from .http import HTTPStatusFailure, http_errors
-from .types import LLMRequest, LLMResponse, Message, ToolCall, Usage
+from .types import LLMRequest, LLMResponse, Message, ToolCall, Usage, emit_text
 
 __all__ = ["OllamaProvider"]
 
@@ -57,7 +57,7 @@ class OllamaProvider:
                 options[key] = params[key]
         if options:
             body["options"] = options
-        thinking = thinking_of(params)
+        thinking = thinking_of(params, request.thinking)
         if thinking:
             body["think"] = thinking.get("level") or True
         if "response_format" in params:
@@ -92,10 +92,12 @@ class OllamaProvider:
                         if line.strip():
                             started[0] = True
                             lines.append(json.loads(line))
+                            emit_text((lines[-1].get("message") or {}).get("content") or "")
                     return self._response(lines, request)
 
     def _response(self, lines: list[dict[str, Any]], request: LLMRequest) -> LLMResponse:
         text: list[str] = []
+        thoughts: list[str] = []
         calls: list[ToolCall] = []
         final = lines[-1] if lines else {}
         for line in lines:
@@ -103,6 +105,7 @@ class OllamaProvider:
                 raise HTTPStatusFailure(500, json.dumps({"error": line["error"]}).encode())
             message = line.get("message") or {}
             text.append(message.get("content") or "")
+            thoughts.append(message.get("thinking") or "")
             for call in message.get("tool_calls") or []:
                 function = call.get("function") or {}
                 calls.append(
@@ -116,6 +119,7 @@ class OllamaProvider:
             text="".join(text),
             tool_calls=tuple(calls),
             usage=Usage(input_tokens=final.get("prompt_eval_count") or 0, output_tokens=final.get("eval_count") or 0),
+            reasoning_content="".join(thoughts) or None,
             finish_reason=final.get("done_reason"),
             model=final.get("model") or request.model,
             provider=self.name,

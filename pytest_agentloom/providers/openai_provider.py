@@ -25,7 +25,7 @@ from .common import (
     thinking_of,
     transport_errors,
 )
-from .types import LLMRequest, LLMResponse, Message, ToolCall, Usage
+from .types import LLMRequest, LLMResponse, Message, ToolCall, Usage, emit_text
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -152,7 +152,7 @@ class OpenAIProvider:
         for key in ("top_p", "stop", "seed", "response_format"):
             if key in params:
                 body[key] = params[key]
-        thinking = thinking_of(params)
+        thinking = thinking_of(params, request.thinking)
         if reasoning and thinking and thinking.get("level"):
             body["reasoning_effort"] = thinking["level"]
         if request.tools:
@@ -203,6 +203,7 @@ class OpenAIProvider:
                 delta = choice.delta
                 if delta.content:
                     parts.append(delta.content)
+                    emit_text(delta.content)
                 for call in delta.tool_calls or []:
                     slot = calls.setdefault(call.index, {"id": "", "name": "", "arguments": ""})
                     slot["id"] = call.id or slot["id"]

@@ -42,6 +42,7 @@ class ReplySpec:
     finish_reason: str | None = "stop"
     model: str | None = None
     cost: float | None = None
+    reasoning_content: str | None = None  # the model's reasoning text, as Anthropic, Gemini and Ollama return it
 
 
 @dataclass(frozen=True)
@@ -66,11 +67,13 @@ def reply(
     model: str | None = None,
     cost: float | None = None,
     tool_calls: Sequence[ToolCall] = (),
+    reasoning: str | None = None,
 ) -> ReplySpec:
-    """A reply with usage and finish reason, for tests of budgets and results."""
+    """A reply with usage and finish reason, for tests of budgets and results (``reasoning``: its reasoning text)."""
     usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens, reasoning_tokens=reasoning_tokens)
     return ReplySpec(
-        text=text, tool_calls=tuple(tool_calls), usage=usage, finish_reason=finish_reason, model=model, cost=cost
+        text=text, tool_calls=tuple(tool_calls), usage=usage, finish_reason=finish_reason, model=model, cost=cost,
+        reasoning_content=reasoning,
     )
 
 
@@ -208,6 +211,7 @@ def _to_response(answer: Any, request: LLMRequest) -> LLMResponse:
         model=answer.model or request.model,
         provider="scripted",
         cost=answer.cost,
+        reasoning_content=answer.reasoning_content,
     )
 
 

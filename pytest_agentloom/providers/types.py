@@ -7,11 +7,16 @@ a request recorded by a scripted provider cannot change after the fact.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+import contextvars
+from collections.abc import Callable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["LLMRequest", "LLMResponse", "Message", "Provider", "ToolCall", "ToolSpec", "Usage"]
+__all__ = [
+    "LLMRequest", "LLMResponse", "Message", "Provider", "Thinking", "ToolCall", "ToolSpec", "Usage", "emit_text",
+    "text_listener",
+]
 
 
 class _Frozen(BaseModel):
@@ -74,6 +79,21 @@ class Usage(_Frozen):
         )
 
 
+class Thinking(_Frozen):
+    """A step's reasoning settings (003, Reasoning), as each adapter translates them.
+
+    Without ``enabled`` nothing is sent. ``budget_tokens`` goes to providers
+    that take a budget (Anthropic, Google), ``level`` to those that take a
+    level (OpenAI's reasoning models, Google, Ollama). ``capture_reasoning``
+    asks for the reasoning text where the API can return it.
+    """
+
+    enabled: bool = False
+    budget_tokens: int | None = Field(default=None, gt=0)
+    level: Literal["low", "medium", "high"] | None = None
+    capture_reasoning: bool = True
+
+
 class LLMRequest(_Frozen):
     """Everything a provider needs for one model call, and where it comes from.
 
@@ -88,6 +108,7 @@ class LLMRequest(_Frozen):
     tools: tuple[ToolSpec, ...] = ()
     tool_choice: Any = None
     stream: bool = False
+    thinking: Thinking | None = None
     provider: str | None = None
     attempt: int = 1
     turn: int = 1
@@ -99,10 +120,28 @@ class LLMResponse(_Frozen):
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage = Usage()
+    reasoning_content: str | None = None  # the model's reasoning text, where the provider returns it
     finish_reason: str | None = None
     model: str = ""
     provider: str = ""
     cost: float | None = None
+
+
+# -- streamed text ---------------------------------------------------------------------------------------------
+# A streaming adapter hands each piece of reply text to ``emit_text`` as it arrives. The engine sets a listener
+# around one step's call (a context variable, so parallel steps each see their own): it notes the time of the
+# first piece and passes the text on to whoever watches the run (``agentloom run --stream``). No listener, no cost.
+
+text_listener: contextvars.ContextVar[Callable[[str], None] | None] = contextvars.ContextVar(
+    "agentloom_text_listener", default=None
+)
+
+
+def emit_text(chunk: str) -> None:
+    """Report one piece of streamed reply text (empty pieces are dropped)."""
+    listener = text_listener.get()
+    if listener is not None and chunk:
+        listener(chunk)
 
 
 @runtime_checkable

@@ -95,6 +95,7 @@ class Planned:
     input_tokens: int | None = None
     output_tokens: int | None = None
     reasoning_tokens: int = 0
+    reasoning: str = ""  # reasoning text, returned where the API returns it and the request asked for it
     finish_reason: str | None = None
     model: str | None = None
     status: int = 200
@@ -111,16 +112,23 @@ def text(
     input_tokens: int | None = None,
     output_tokens: int | None = None,
     reasoning_tokens: int = 0,
+    reasoning: str = "",
     finish_reason: str | None = None,
     model: str | None = None,
     delay: float = 0.0,
 ) -> Planned:
-    """A plain text reply. Token counts default to word counts of the request and the reply."""
+    """A plain text reply. Token counts default to word counts of the request and the reply.
+
+    ``reasoning`` is the model's reasoning text: Anthropic returns it as a ``thinking`` block (with
+    ``thinking`` enabled), Gemini as ``thought`` parts (with ``includeThoughts``), Ollama as
+    ``message.thinking`` (with ``think``). OpenAI's chat completions never return it.
+    """
     return Planned(
         text=content,
         input_tokens=input_tokens,
         output_tokens=output_tokens,
         reasoning_tokens=reasoning_tokens,
+        reasoning=reasoning,
         finish_reason=finish_reason,
         model=model,
         delay=delay,
@@ -457,6 +465,7 @@ class _Reply:
     output_tokens: int
     reasoning_tokens: int
     finish_reason: str
+    reasoning: str = ""  # empty unless planned and asked for by the request
 
     @classmethod
     def build(
@@ -483,6 +492,7 @@ class _Reply:
             output_tokens=planned.output_tokens if planned.output_tokens is not None else len(content.split()),
             reasoning_tokens=planned.reasoning_tokens,
             finish_reason=finish,
+            reasoning=planned.reasoning if _asks_for_reasoning(route, payload) else "",
         )
 
     def pieces(self) -> list[str]:
@@ -492,6 +502,17 @@ class _Reply:
     @property
     def created(self) -> int:
         return CREATED_BASE + self.counter
+
+
+def _asks_for_reasoning(route: str, payload: dict[str, Any]) -> bool:
+    """Whether the request turned on what makes this API return reasoning text."""
+    if route == "anthropic":
+        return (payload.get("thinking") or {}).get("type") == "enabled"
+    if route == "gemini":
+        return bool(((payload.get("generationConfig") or {}).get("thinkingConfig") or {}).get("includeThoughts"))
+    if route == "ollama":
+        return bool(payload.get("think"))
+    return False
 
 
 def _default_finish(route: str, has_tools: bool) -> str:
@@ -603,6 +624,9 @@ class _Anthropic:
     @staticmethod
     def blocks(reply: _Reply) -> list[dict[str, Any]]:
         blocks: list[dict[str, Any]] = []
+        if reply.reasoning:
+            signature = f"sig_fake_{reply.counter:04d}"
+            blocks.append({"type": "thinking", "thinking": reply.reasoning, "signature": signature})
         if reply.text:
             blocks.append({"type": "text", "text": reply.text})
         for call, call_id in zip(reply.tool_calls, reply.call_ids, strict=True):
@@ -639,6 +663,16 @@ class _Anthropic:
         }
         yield _sse({"type": "message_start", "message": start}, "message_start")
         index = 0
+        if reply.reasoning:
+            block = {"type": "thinking", "thinking": "", "signature": ""}
+            yield _sse({"type": "content_block_start", "index": index, "content_block": block}, "content_block_start")
+            for piece in re.findall(r"\S+\s*|\s+", reply.reasoning):
+                delta = {"type": "thinking_delta", "thinking": piece}
+                yield _sse({"type": "content_block_delta", "index": index, "delta": delta}, "content_block_delta")
+            delta = {"type": "signature_delta", "signature": f"sig_fake_{reply.counter:04d}"}
+            yield _sse({"type": "content_block_delta", "index": index, "delta": delta}, "content_block_delta")
+            yield _sse({"type": "content_block_stop", "index": index}, "content_block_stop")
+            index += 1
         if reply.text:
             yield _sse(
                 {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
@@ -676,6 +710,8 @@ class _Ollama:
     @staticmethod
     def whole(reply: _Reply) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+        if reply.reasoning:
+            message["thinking"] = reply.reasoning
         if reply.tool_calls:
             message["tool_calls"] = [
                 {"function": {"name": call.name, "arguments": call.arguments_dict()}} for call in reply.tool_calls
@@ -703,6 +739,14 @@ class _Ollama:
     @staticmethod
     def stream(reply: _Reply, payload: dict[str, Any]) -> Iterator[str]:
         created = _Ollama.created_at(reply)
+        for piece in re.findall(r"\S+\s*|\s+", reply.reasoning):  # Ollama streams the thinking first
+            line = {
+                "model": reply.model,
+                "created_at": created,
+                "message": {"role": "assistant", "content": "", "thinking": piece},
+                "done": False,
+            }
+            yield json.dumps(line) + "\n"
         for piece in reply.pieces():
             line = {
                 "model": reply.model,
@@ -754,12 +798,16 @@ class _Gemini:
 
     @staticmethod
     def whole(reply: _Reply) -> dict[str, Any]:
-        parts = ([{"text": reply.text}] if reply.text else []) + _Gemini.call_parts(reply)
+        thought = [{"text": reply.reasoning, "thought": True}] if reply.reasoning else []
+        parts = thought + ([{"text": reply.text}] if reply.text else []) + _Gemini.call_parts(reply)
         return _Gemini.envelope(reply, parts, reply.finish_reason, usage=True)
 
     @staticmethod
     def stream(reply: _Reply, payload: dict[str, Any]) -> Iterator[str]:
         pieces = reply.pieces()
+        if reply.reasoning:  # a thought summary arrives ahead of the answer
+            body = _Gemini.envelope(reply, [{"text": reply.reasoning, "thought": True}], None, usage=False)
+            yield f"data: {json.dumps(body)}\r\n\r\n"
         for index, piece in enumerate(pieces):
             last = index == len(pieces) - 1 and not reply.tool_calls
             body = _Gemini.envelope(reply, [{"text": piece}], reply.finish_reason if last else None, usage=last)

@@ -32,7 +32,6 @@ class StepOutcome:
 
     value: Any
     attempts: int = 1
-    writes: dict[str, Any] = field(default_factory=dict)  # more state paths to write with output (a conversation)
     finish_reason: str | None = None
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
@@ -40,6 +39,8 @@ class StepOutcome:
     provider: str | None = None
     chosen: str | None = None  # routers only: the target they picked
     raw: str | None = None  # structured output: the reply as written, for steps.<id>.output
+    reasoning_content: str | None = None  # llm_call with thinking.capture_reasoning: the model's reasoning text
+    time_to_first_token: float | None = None  # a streamed llm_call: seconds on the step's clock to the first text
 
 
 @dataclass

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from ...errors import AgentloomError, ProviderError, ScriptError, StepError
-from ...providers.types import LLMRequest, LLMResponse, Message
+from ...providers.types import LLMRequest, LLMResponse, Message, text_listener
+from ..clock import Clock
 from ..model import LLMCallStep, RetryPolicy
 from ..pricing import cost_of
 from ..templates import render
@@ -21,7 +23,7 @@ from .base import StepContext, StepOutcome
 
 
 async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
-    if step.prompt is None and step.conversation is None:  # the loader refuses this; a Python-built Workflow may not
+    if step.prompt is None:  # the loader refuses this; a Workflow built in Python may still have it
         raise StepError(
             f"llm_call '{step.id}' has neither 'prompt' nor 'conversation'; the provider was not called. "
             "How to fix: add a prompt to the step.",
@@ -35,12 +37,8 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
     if ctx.provider is None:
         raise StepError("no provider was given for this run. How to fix: pass provider=Scripted({...}).",
                         code="no_provider")
-    turn = None
-    if step.conversation is not None:  # 003 conversations: the stored turns, trimmed, are the messages sent
-        from ..conversation import open_turn
-
-        turn = await open_turn(step, ctx, model)
-    request = _build_request(step, ctx, model, turn.messages if turn is not None else None)
+    request = _build_request(step, ctx, model)
+    wants_stream = request.stream  # a step with tools still sends its answer to the stream, in one piece
     if ctx.workflow.config.capture_prompts:  # the result and every file get it redacted (engine/checkpoints.py)
         ctx.event("prompt", messages=[message.to_dict() for message in request.messages])
     reachable = None
@@ -66,8 +64,10 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
             call = functools.partial(run_structured, step, ctx, request, shape, attempt=attempt,
                                      reasks=0 if request.stream else policy.max_retries,
                                      call_model=ctx.provider.complete)
+        watch = _FirstText(ctx.clock)
+        watched = functools.partial(_watching, watch, call)
         try:
-            response: LLMResponse | StepOutcome = await ctx.within(step.timeout, call)
+            response: LLMResponse | StepOutcome = await ctx.within(step.timeout, watched)
         except ScriptError as exc:
             raise StepError(str(exc), code="script_exhausted") from exc
         except ProviderError as exc:
@@ -86,11 +86,16 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
                 "provider or in a scripted callable, not a provider error)", code="provider_crashed",
             ) from exc
         else:
-            outcome = response if isinstance(response, StepOutcome) else _succeed(ctx, response, attempt, model)
-            if turn is not None:  # the reply joins the conversation, written with output
-                from ..conversation import close_turn
-
-                outcome = close_turn(turn, outcome, spend_counted=isinstance(response, StepOutcome))
+            ttft = watch.seconds() if request.stream else None
+            if isinstance(response, StepOutcome):  # a tool loop (or a structured reply) counted its own calls
+                response.time_to_first_token = ttft
+                outcome = response
+            else:
+                outcome = _succeed(ctx, response, attempt, model, step, ttft)
+            if wants_stream and watch.first is None:  # nothing streamed: the text reaches the stream whole
+                whole = outcome.raw if outcome.raw is not None else outcome.value
+                if isinstance(whole, str) and (listener := text_listener.get()) is not None and whole:
+                    listener(whole)
             return outcome
         _give_up_unless(retryable, attempt, policy, error)
         delay = policy.delay(attempt)
@@ -99,25 +104,54 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
     raise AssertionError("unreachable")
 
 
-def _build_request(step: LLMCallStep, ctx: StepContext, model: str,
-                   conversation: tuple[Message, ...] | None = None) -> LLMRequest:
-    messages = list(conversation or ())
-    if conversation is None and step.system_prompt is not None:
+def _build_request(step: LLMCallStep, ctx: StepContext, model: str) -> LLMRequest:
+    messages = []
+    if step.system_prompt is not None:
         system = render(step.system_prompt, ctx.state, on_missing=ctx.missing_key)
         messages.append(Message(role="system", content=system))
-    if conversation is None:
-        messages.append(Message(role="user", content=render(step.prompt or "", ctx.state,
-                                                            on_missing=ctx.missing_key)))
+    messages.append(Message(role="user", content=render(step.prompt or "", ctx.state, on_missing=ctx.missing_key)))
     params: dict[str, object] = {}
     if step.temperature is not None:
         params["temperature"] = step.temperature
     if step.max_tokens is not None:
         params["max_tokens"] = step.max_tokens
     stream = step.stream if step.stream is not None else ctx.workflow.config.stream
+    thinking = step.thinking if step.thinking is not None and step.thinking.enabled else None
     return LLMRequest(
         step_id=step.id, model=model, messages=tuple(messages), params=params, stream=stream,
-        provider=ctx.workflow.config.provider,
+        thinking=thinking, provider=ctx.workflow.config.provider,
     )
+
+
+class _FirstText:
+    """Notes when a call's first streamed text arrives, on the step's clock, and passes the text on."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.started = clock.now()
+        self.first: float | None = None
+        self.forward = text_listener.get()  # who watches the run (agentloom run --stream), if anyone
+
+    def __call__(self, chunk: str) -> None:
+        if self.first is None:
+            self.first = self.clock.now()
+        if self.forward is not None:
+            self.forward(chunk)
+
+    def seconds(self) -> float:
+        """Seconds to the first text; a provider that streamed nothing (scripted) counts its whole reply."""
+        return round((self.first if self.first is not None else self.clock.now()) - self.started, 6)
+
+
+T = TypeVar("T")
+
+
+async def _watching(watch: _FirstText, call: Callable[[], Awaitable[T]]) -> T:
+    token = text_listener.set(watch)
+    try:
+        return await call()
+    finally:
+        text_listener.reset(token)
 
 
 def _give_up_unless(retryable: bool, attempt: int, policy: RetryPolicy, error: Exception) -> None:
@@ -131,16 +165,21 @@ def _give_up_unless(retryable: bool, attempt: int, policy: RetryPolicy, error: E
         ) from error
 
 
-def _succeed(ctx: StepContext, response: LLMResponse, attempt: int, model: str) -> StepOutcome:
+def _succeed(ctx: StepContext, response: LLMResponse, attempt: int, model: str, step: LLMCallStep,
+             ttft: float | None) -> StepOutcome:
     answered_by = response.model or model
     cost = response.cost if response.cost is not None else cost_of(answered_by, response.usage)
+    streamed = {"time_to_first_token": ttft} if ttft is not None else {}
     ctx.event(
         "provider_call", attempt, model=answered_by, provider=response.provider,
         input_tokens=response.usage.input_tokens, output_tokens=response.usage.output_tokens,
         reasoning_tokens=response.usage.reasoning_tokens, finish_reason=response.finish_reason,
-        cost_usd=cost or 0.0, priced=cost is not None,
+        cost_usd=cost or 0.0, priced=cost is not None, **streamed,
     )
+    thinking = step.thinking
+    keep = thinking is not None and thinking.enabled and thinking.capture_reasoning
     return StepOutcome(
         value=response.text, attempts=attempt, finish_reason=response.finish_reason, usage=response.usage,
         cost_usd=cost or 0.0, model=answered_by, provider=response.provider,
+        reasoning_content=response.reasoning_content if keep else None, time_to_first_token=ttft,
     )
