@@ -78,6 +78,7 @@ def validate_workflow(workflow: Workflow, *, file: str = "<workflow>") -> None:
         problems.extend(_check_cycles(workflow, file))
     problems.extend(_check_llm_calls(workflow, file))
     problems.extend(_check_tool_calling(workflow, file))
+    problems.extend(_check_shared_conversations(workflow, file))
     problems.extend(_check_thinking(workflow, file))
     problems.extend(_check_agents(workflow, file))
     problems.extend(_compile_routers(workflow, file))
@@ -396,11 +397,7 @@ def _check_llm_calls(workflow: Workflow, file: str) -> list[WorkflowError]:
                 f"llm_call '{step.id}' has neither 'prompt' nor 'conversation'", file=file, step_id=step.id,
                 field="prompt", hint="add a prompt, e.g. prompt: \"Summarize {state.text}\".",
             ))
-        if step.conversation is not None:
-            problems.append(WorkflowError(
-                f"llm_call '{step.id}' uses 'conversation', which this version does not support yet",
-                file=file, step_id=step.id, field="conversation", hint="use a prompt instead for now.",
-            ))
+        problems.extend(_check_conversation_fields(workflow, step, file))
         for field in ("prompt", "system_prompt"):
             text = getattr(step, field)
             if text is None:
@@ -413,6 +410,103 @@ def _check_llm_calls(workflow: Workflow, file: str) -> list[WorkflowError]:
                     hint="write literal braces twice: {{ and }}.",
                 ))
     return problems
+
+
+def _check_conversation_fields(workflow: Workflow, step: LLMCallStep, file: str) -> list[WorkflowError]:
+    """003 Conversations: a readable state key, a well-formed starting value, a speaker name of the allowed shape."""
+    from .conversation import SPEAKER_PATTERN, conversation_key, read_conversation
+    from .paths import get_path, parse_path
+
+    problems = []
+    if step.speaker is not None and not SPEAKER_PATTERN.match(step.speaker):
+        problems.append(WorkflowError(
+            f"llm_call '{step.id}' has speaker {step.speaker!r}, which isn't a valid speaker name", file=file,
+            step_id=step.id, field="speaker", hint="use letters, digits, _ and -, up to 64 characters.",
+        ))
+    if step.speaker is not None and step.conversation is None:
+        problems.append(WorkflowError(
+            f"llm_call '{step.id}' has a speaker but no conversation", file=file, step_id=step.id, field="speaker",
+            hint="add conversation: state.<key>, or remove speaker.",
+        ))
+    if step.conversation is None:
+        return problems
+    key = conversation_key(step.conversation)
+    try:
+        segments = parse_path(key)
+    except ValueError as exc:
+        return [*problems, WorkflowError(
+            f"llm_call '{step.id}': conversation {step.conversation!r} is not a state key ({exc})", file=file,
+            step_id=step.id, field="conversation", hint="name a state key, e.g. conversation: state.chat.",
+        )]
+    try:
+        read_conversation(get_path(workflow.state, segments))
+    except ValueError as exc:
+        problems.append(WorkflowError(
+            f"the conversation at state.{key} (used by llm_call '{step.id}') is not valid: {exc}", file=file,
+            step_id=step.id, field=f"state.{key}",
+            hint="give it messages (role and content each), and optionally token_budget, trim_policy "
+                 "(drop_oldest, drop_pairs or summarize_oldest) and summary.",
+        ))
+    return problems
+
+
+def _check_shared_conversations(workflow: Workflow, file: str) -> list[WorkflowError]:
+    """Two steps of one layer on one conversation would each write their own copy: refused (003).
+
+    A step's layer is its depth in the dependency graph, as the runner forms layers. Steps on
+    different branches of one router are exempt: only one of them runs.
+    """
+    from .conversation import conversation_key
+
+    users: dict[str, list[LLMCallStep]] = {}
+    for step in workflow.steps:
+        if isinstance(step, LLMCallStep) and step.conversation is not None:
+            users.setdefault(conversation_key(step.conversation), []).append(step)
+    if not any(len(steps) > 1 for steps in users.values()):
+        return []
+    graph = dependency_graph(workflow)
+    depth: dict[str, int] = {}
+
+    def depth_of(step_id: str) -> int:
+        if step_id not in depth:
+            depth[step_id] = 0  # guards a cycle, which _check_cycles reports
+            depth[step_id] = 1 + max((depth_of(dep) for dep in graph.get(step_id, ())), default=-1)
+        return depth[step_id]
+
+    problems = []
+    for key, steps in users.items():
+        for index, first in enumerate(steps):
+            for second in steps[index + 1:]:
+                if depth_of(first.id) != depth_of(second.id) or _other_branches(workflow, graph, first.id, second.id):
+                    continue
+                problems.append(WorkflowError(
+                    f"llm_calls '{first.id}' and '{second.id}' run in the same layer on the conversation "
+                    f"state.{key}: each would write its own copy, and one turn would be lost", file=file,
+                    step_id=second.id, field="conversation",
+                    hint=f"chain them: add depends_on: [{first.id}] to '{second.id}'.",
+                ))
+    return problems
+
+
+def _other_branches(workflow: Workflow, graph: dict[str, list[str]], first: str, second: str) -> bool:
+    """Whether one router has two different targets, one leading to each step (only one branch runs)."""
+    def ancestors(step_id: str) -> set[str]:
+        seen, todo = {step_id}, [step_id]
+        while todo:
+            for dep in graph.get(todo.pop(), ()):
+                if dep not in seen:
+                    seen.add(dep)
+                    todo.append(dep)
+        return seen
+
+    above_first, above_second = ancestors(first), ancestors(second)
+    for step in workflow.steps:
+        if isinstance(step, RouterStep):
+            targets = step.targets()
+            if any(a != b and a in above_first and b in above_second and a not in above_second
+                   and b not in above_first for a in targets for b in targets):
+                return True
+    return False
 
 
 def _check_tool_calling(workflow: Workflow, file: str) -> list[WorkflowError]:

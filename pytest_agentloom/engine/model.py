@@ -184,6 +184,7 @@ class LLMCallStep(_StepBase):
     max_tokens: int | None = Field(default=None, gt=0)
     stream: bool | None = None
     conversation: str | None = None
+    speaker: str | None = None  # 003: names this step's assistant turns in its conversation
     tools: list[ToolDeclaration] = Field(default_factory=list)
     tool_choice: ToolChoice = "auto"
     max_tool_iterations: int = Field(default=5, ge=1)

@@ -343,6 +343,9 @@ class _Run:
             return
         if isinstance(outcome, StepOutcome):
             try:
+                for path, value in outcome.writes.items():  # a conversation (003): written only on success
+                    set_path(self.state, parse_path(path), copy.deepcopy(value))
+                    self.trace.append(ended, "state_write", step.id, path=path)
                 self._write(step.id, step.output, outcome.value, ended, raw=outcome.raw)
             except OutputPathError as exc:
                 outcome = StepError(str(exc), code=exc.code)

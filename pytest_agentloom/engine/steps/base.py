@@ -32,6 +32,7 @@ class StepOutcome:
 
     value: Any
     attempts: int = 1
+    writes: dict[str, Any] = field(default_factory=dict)  # more state paths to write with output (a conversation)
     finish_reason: str | None = None
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0

@@ -23,7 +23,7 @@ from .base import StepContext, StepOutcome
 
 
 async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
-    if step.prompt is None:  # the loader refuses this; a Workflow built in Python may still have it
+    if step.prompt is None and step.conversation is None:  # the loader refuses this; a Python-built Workflow may not
         raise StepError(
             f"llm_call '{step.id}' has neither 'prompt' nor 'conversation'; the provider was not called. "
             "How to fix: add a prompt to the step.",
@@ -37,7 +37,12 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
     if ctx.provider is None:
         raise StepError("no provider was given for this run. How to fix: pass provider=Scripted({...}).",
                         code="no_provider")
-    request = _build_request(step, ctx, model)
+    turn = None
+    if step.conversation is not None:  # 003 conversations: the stored turns, trimmed, are the messages sent
+        from ..conversation import open_turn
+
+        turn = await open_turn(step, ctx, model)
+    request = _build_request(step, ctx, model, turn.messages if turn is not None else None)
     wants_stream = request.stream  # a step with tools still sends its answer to the stream, in one piece
     if ctx.workflow.config.capture_prompts:  # the result and every file get it redacted (engine/checkpoints.py)
         ctx.event("prompt", messages=[message.to_dict() for message in request.messages])
@@ -96,6 +101,10 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
                 whole = outcome.raw if outcome.raw is not None else outcome.value
                 if isinstance(whole, str) and (listener := text_listener.get()) is not None and whole:
                     listener(whole)
+            if turn is not None:  # the reply joins the conversation, written with output
+                from ..conversation import close_turn
+
+                outcome = close_turn(turn, outcome, spend_counted=isinstance(response, StepOutcome))
             return outcome
         _give_up_unless(retryable, attempt, policy, error)
         delay = policy.delay(attempt)
@@ -104,12 +113,15 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
     raise AssertionError("unreachable")
 
 
-def _build_request(step: LLMCallStep, ctx: StepContext, model: str) -> LLMRequest:
-    messages = []
-    if step.system_prompt is not None:
+def _build_request(step: LLMCallStep, ctx: StepContext, model: str,
+                   conversation: tuple[Message, ...] | None = None) -> LLMRequest:
+    messages = list(conversation or ())
+    if conversation is None and step.system_prompt is not None:
         system = render(step.system_prompt, ctx.state, on_missing=ctx.missing_key)
         messages.append(Message(role="system", content=system))
-    messages.append(Message(role="user", content=render(step.prompt or "", ctx.state, on_missing=ctx.missing_key)))
+    if conversation is None:
+        messages.append(Message(role="user", content=render(step.prompt or "", ctx.state,
+                                                            on_missing=ctx.missing_key)))
     params: dict[str, object] = {}
     if step.temperature is not None:
         params["temperature"] = step.temperature
