@@ -92,6 +92,7 @@ class Conversation:
     trim_policy: str = "drop_oldest"
     summary: str | None = None
     as_list: bool = False
+    policy_given: bool = False  # trim_policy was written out, so it is written back even as the default
 
     def to_state(self) -> Any:
         messages = [dict(message) for message in self.messages]
@@ -100,7 +101,7 @@ class Conversation:
         data: dict[str, Any] = {"messages": messages}
         if self.token_budget is not None:
             data["token_budget"] = self.token_budget
-        if self.trim_policy != "drop_oldest":
+        if self.trim_policy != "drop_oldest" or self.policy_given:
             data["trim_policy"] = self.trim_policy
         if self.summary is not None:
             data["summary"] = self.summary
@@ -134,7 +135,7 @@ def read_conversation(value: Any) -> Conversation:
     if summary is not None and not isinstance(summary, str):
         raise ValueError(f"'summary' must be text, got {type(summary).__name__}")
     return Conversation(messages=_read_messages(messages, "messages"), token_budget=budget, trim_policy=policy,
-                        summary=summary or None)
+                        summary=summary or None, policy_given="trim_policy" in value)
 
 
 def _read_messages(items: Sequence[Any], where: str) -> tuple[dict[str, Any], ...]:
