@@ -271,6 +271,37 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return _report(result, args)
 
 
+def _cmd_run_showing_text(args: argparse.Namespace) -> int:
+    """``run``; with ``--stream`` (and without ``--json``), model text is printed as it arrives (003 Streaming).
+
+    No step names: steps that run in parallel interleave. A step that doesn't stream (tools, a scripted
+    provider) prints its text whole when it ends. With ``--json`` nothing is printed before the result.
+    """
+    if not args.stream or args.json:
+        return _cmd_run(args)
+    from .providers.types import text_listener
+
+    last = [""]
+
+    def show(chunk: str) -> None:
+        sys.stdout.write(chunk)
+        sys.stdout.flush()
+        last[0] = chunk[-1:]
+
+    def end_line() -> None:  # the summary starts on a line of its own
+        if last[0] not in ("", "\n"):
+            sys.stdout.write("\n")
+            last[0] = "\n"
+
+    args.end_streamed_text = end_line
+    token = text_listener.set(show)
+    try:
+        return _cmd_run(args)
+    finally:
+        text_listener.reset(token)
+        end_line()
+
+
 def _cmd_resume(args: argparse.Namespace) -> int:
     decision = "approved" if args.approve else "rejected" if args.reject else "cancelled" if args.cancel else None
     state = parse_state_args(args.state)
@@ -322,6 +353,7 @@ def _runs_dir(args: argparse.Namespace) -> Any:
 
 
 def _report(result: WorkflowResult, args: argparse.Namespace) -> int:
+    getattr(args, "end_streamed_text", lambda: None)()  # run --stream: end the streamed text's line first
     if args.json:
         print(result.to_json(indent=2))
     else:
@@ -372,7 +404,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--run-id", help="use this run id instead of a random one")
     run.add_argument("--replay", metavar="CASSETTE", help="answer model calls from a recorded cassette")
     run.add_argument("--record", metavar="CASSETTE", help="call real providers and record them to a cassette")
-    run.set_defaults(handler=_cmd_run)
+    run.set_defaults(handler=_cmd_run_showing_text)
 
     validate = commands.add_parser("validate", help="check workflow files without running them")
     validate.add_argument("files", nargs="+", metavar="FILE")
