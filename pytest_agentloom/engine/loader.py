@@ -438,6 +438,11 @@ def _check_conversation_fields(workflow: Workflow, step: LLMCallStep, file: str)
             f"llm_call '{step.id}': conversation {step.conversation!r} is not a state key ({exc})", file=file,
             step_id=step.id, field="conversation", hint="name a state key, e.g. conversation: state.chat.",
         )]
+    if step.output is not None and conversation_key(step.output) == key:
+        problems.append(WorkflowError(
+            f"llm_call '{step.id}' writes its output to its own conversation, state.{key}", file=file,
+            step_id=step.id, field="output", hint="write the reply elsewhere, e.g. output: reply.",
+        ))
     try:
         read_conversation(get_path(workflow.state, segments))
     except ValueError as exc:

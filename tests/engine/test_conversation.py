@@ -446,3 +446,39 @@ def test_a_failed_summary_call_folds_the_messages_in_as_plain_text() -> None:
     summary = result.state["chat"]["summary"]
     assert summary.startswith("Earlier: hi.\nuser: " + t(80))
     assert "summary" not in [m["role"] for m in result.state["chat"]["messages"]]
+
+
+# --------------------------------------------------------------------------- redaction
+
+
+def test_a_conversation_is_state_and_a_secret_copied_into_it_is_redacted_on_the_way_out() -> None:
+    workflow = flow("""
+        name: secret
+        config: {model: gpt-4o}
+        state_schema: {api_key: {redact: true}}
+        steps:
+          - {id: ask, type: llm_call, conversation: state.chat, prompt: "Is {state.api_key} valid?", output: answer}
+    """)
+    provider = Scripted({"ask": "Looks valid."})
+    result = run(workflow, provider, state={"api_key": "sk-live-0123456789"})
+    assert provider.requests[0].messages[-1]["content"] == "Is sk-live-0123456789 valid?"  # the model gets it
+    stored = result.state["chat"]["messages"]
+    assert "sk-live-0123456789" not in str(stored) and stored[0]["content"].startswith("Is ")
+    assert stored[1] == msg("assistant", "Looks valid.")  # nothing else changes
+
+
+def test_a_step_may_not_write_its_output_over_its_own_conversation() -> None:
+    with pytest.raises(WorkflowError) as info:
+        flow("name: x\nsteps: [{id: a, type: llm_call, conversation: state.chat, prompt: hi, output: chat}]\n")
+    assert info.value.headline == "llm_call 'a' writes its output to its own conversation, state.chat"
+    assert info.value.field == "output"
+
+
+def test_a_conversation_may_live_under_a_nested_key() -> None:
+    workflow = flow("""
+        name: nested
+        config: {model: gpt-4o}
+        steps: [{id: ask, type: llm_call, conversation: state.chats.support, prompt: "Hi", output: answer}]
+    """)
+    result = run(workflow, Scripted({"ask": "Hello."}))
+    assert result.state["chats"] == {"support": {"messages": [msg("user", "Hi"), msg("assistant", "Hello.")]}}
