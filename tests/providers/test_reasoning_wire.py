@@ -13,10 +13,18 @@ import pytest
 
 from pytest_agentloom import VirtualClock, run_workflow
 from pytest_agentloom.engine.loader import parse_workflow
-from pytest_agentloom.providers import AnthropicProvider, GoogleProvider, OllamaProvider, OpenAIProvider
+from pytest_agentloom.errors import ProviderError
+from pytest_agentloom.providers import (
+    AnthropicProvider,
+    GenericOpenAIProvider,
+    GoogleProvider,
+    OllamaProvider,
+    OpenAIProvider,
+)
+from pytest_agentloom.providers.common import MidStreamError
 from pytest_agentloom.providers.gateway import Gateway
 from pytest_agentloom.providers.types import LLMRequest, LLMResponse, Message, Provider, Thinking, text_listener
-from tests.servers.fake_llm import text
+from tests.servers.fake_llm import cut_stream, drop, fail, text
 
 THOUGHT = "First the consumers, then the producers."
 
@@ -183,3 +191,75 @@ def test_a_streamed_reasoning_step_end_to_end(fake_llm):
     assert sent["stream"] is True and sent["thinking"] == {"type": "enabled", "budget_tokens": 4000}
     assert sent["max_tokens"] == 8096
     assert THOUGHT not in str(result.state)
+
+
+# --------------------------------------------------------------------------- streams that break
+
+
+@pytest.mark.parametrize("route", ["openai", "anthropic", "gemini", "ollama"])
+def test_a_stream_cut_after_text_arrived_is_a_mid_stream_error(fake_llm, route):
+    fake_llm.plan(route, cut_stream("one two three four five six seven", after=4))
+    model = {"openai": "gpt-4o", "anthropic": "claude-x", "gemini": "gemini-2.0-flash", "ollama": "llama3"}[route]
+    seen: list[str] = []
+
+    async def go() -> None:
+        text_listener.set(seen.append)
+        await providers(fake_llm)[route].complete(ask(model, None, stream=True))
+
+    with pytest.raises(MidStreamError) as caught:
+        asyncio.run(go())
+    assert caught.value.status is None  # no status: the engine's retry table retries it
+    assert seen and "".join(seen) in "one two three four five six seven"
+
+
+def openai_pair(server) -> Gateway:
+    return Gateway(
+        providers={"openai": OpenAIProvider(api_key="k", base_url=server.openai_base_url),
+                   "generic_openai": GenericOpenAIProvider(base_url=server.openai_base_url)},
+        routes=[("gpt-*", ["openai", "generic_openai"])], clock=VirtualClock(), failure_threshold=1,
+    )
+
+
+def test_a_streamed_call_falls_back_before_its_first_chunk_only(fake_llm):
+    gateway = openai_pair(fake_llm)
+    fake_llm.plan("openai", drop(), text("from the backup"))
+    response, seen = call(gateway, ask("gpt-4o", None, stream=True))
+    assert response.text == "from the backup" and response.provider == "generic_openai"
+    assert "".join(seen) == "from the backup"
+
+    fake_llm.reset()
+    gateway = openai_pair(fake_llm)
+    fake_llm.plan("openai", cut_stream("half of a reply that never ends", after=3), text("never sent"))
+    with pytest.raises(MidStreamError):
+        call(gateway, ask("gpt-4o", None, stream=True))
+    assert len(fake_llm.requests) == 1 and fake_llm.pending("openai") == 1  # no fallback after the first chunk
+    assert gateway.breakers["openai"].failures == 1
+
+
+def test_a_429_on_a_stream_does_not_count_against_the_breaker(fake_llm):
+    gateway = openai_pair(fake_llm)
+    fake_llm.plan("openai", *[fail(429)] * 3)
+    for _ in range(3):
+        with pytest.raises(ProviderError) as caught:
+            call(gateway, ask("gpt-4o", None, stream=True))
+        assert caught.value.status == 429
+    assert gateway.breakers["openai"].state == "closed" and gateway.breakers["openai"].failures == 0
+    assert len(fake_llm.requests) == 3  # no fallback on a 429 either: the step's retry decides
+
+
+def test_the_engine_retries_a_broken_stream_and_times_the_attempt_that_answered(fake_llm):
+    workflow = parse_workflow(textwrap.dedent("""\
+        name: retry
+        config: {model: gpt-4o, provider: openai, stream: true}
+        steps:
+          - {id: write, type: llm_call, prompt: "Write.", retry: {max_retries: 1, backoff_seconds: 3}}
+        """))
+    fake_llm.plan("openai", cut_stream("lost words here", after=2), text("whole reply"))
+    result = run_workflow(workflow, provider=Gateway(providers={"openai": providers(fake_llm)["openai"]}),
+                          clock=VirtualClock())
+    step = result.steps["write"]
+    assert result.ok, step.error
+    assert (step.output, step.attempts, step.time_to_first_token) == ("whole reply", 2, 0.0)
+    [retry] = result.trace.events("retry")
+    assert retry.data["status"] is None and retry.data["delay"] == 3
+

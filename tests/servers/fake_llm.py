@@ -45,6 +45,7 @@ __all__ = [
     "FakeToolCall",
     "Planned",
     "RecordedRequest",
+    "cut_stream",
     "drop",
     "fail",
     "text",
@@ -104,6 +105,7 @@ class Planned:
     headers: tuple[tuple[str, str], ...] = ()
     delay: float = 0.0
     drop_connection: bool = False
+    cut_after: int | None = None  # streaming only: close the connection after this many pieces of the stream
 
 
 def text(
@@ -168,6 +170,13 @@ def fail(
 def drop() -> Planned:
     """Close the connection without answering: the client sees a connection error (no status)."""
     return Planned(drop_connection=True)
+
+
+def cut_stream(content: str, *, after: int = 2) -> Planned:
+    """A streamed reply that breaks after ``after`` pieces (events or lines): the body promised more bytes
+    than it sends, so the client sees an incomplete body once some text has arrived. A request that
+    doesn't stream gets the whole reply."""
+    return Planned(text=content, cut_after=after)
 
 
 # --------------------------------------------------------------------------- records
@@ -351,7 +360,7 @@ class _Handler(BaseHTTPRequestHandler):
         builder = _BUILDERS[route]
         streaming = stream_in_path if route == "gemini" else _wants_stream(route, payload)
         if streaming:
-            self._send_stream(route, builder.stream(reply, payload), planned.headers)
+            self._send_stream(route, builder.stream(reply, payload), planned.headers, cut_after=planned.cut_after)
         else:
             self._send_json(200, builder.whole(reply), headers=planned.headers)
 
@@ -367,15 +376,21 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(raw)
 
-    def _send_stream(self, route: str, pieces: Iterator[str], headers: tuple[tuple[str, str], ...]) -> None:
+    def _send_stream(
+        self, route: str, pieces: Iterator[str], headers: tuple[tuple[str, str], ...], *, cut_after: int | None = None
+    ) -> None:
         self.send_response(200)
         content_type = "application/x-ndjson" if route == "ollama" else "text/event-stream"
         self.send_header("content-type", content_type)
         self.send_header("cache-control", "no-cache")
+        if cut_after is not None:  # promise a body longer than what is sent, so the cut is an error
+            self.send_header("content-length", str(10**7))
         for name, value in headers:
             self.send_header(name, value)
         self.end_headers()
-        for piece in pieces:
+        for count, piece in enumerate(pieces):
+            if cut_after is not None and count >= cut_after:
+                break
             self.wfile.write(piece.encode("utf-8"))
             self.wfile.flush()
         self.close_connection = True
