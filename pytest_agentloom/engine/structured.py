@@ -240,6 +240,7 @@ async def run_structured(
             return StepOutcome(
                 value=parsed, raw=raw, attempts=attempt, finish_reason=response.finish_reason, usage=ctx.usage,
                 cost_usd=round(ctx.cost_usd, 10), model=model, provider=response.provider,
+                reasoning_content=response.reasoning_content,
             )
         problem = problem_or_none
         if prefilled:

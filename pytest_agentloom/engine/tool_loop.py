@@ -177,7 +177,7 @@ async def run_tool_loop(
             messages.append(Message(role="tool", content=run.content, tool_call_id=run.call.id, name=run.call.name))
     return StepOutcome(
         value=text, attempts=attempt, finish_reason=finish, usage=ctx.usage, cost_usd=round(ctx.cost_usd, 10),
-        model=model, provider=provider,
+        model=model, provider=provider, reasoning_content=response.reasoning_content,  # the last reply's
     )
 
 

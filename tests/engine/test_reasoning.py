@@ -287,3 +287,44 @@ def test_the_text_listener_gets_each_streaming_steps_text():
     finally:
         text_listener.reset(token)
     assert sorted(seen) == ["alpha", "beta"]
+
+
+def test_a_tool_loop_keeps_the_last_replys_reasoning():
+    workflow = flow("""\
+        name: tools
+        config: {model: gemini-2.5-pro}
+        steps:
+          - id: ask
+            type: llm_call
+            prompt: "Look it up."
+            thinking: {enabled: true, level: low}
+            tools: [{name: lookup, description: d, parameters: {type: object, properties: {}}}]
+            output: answer
+        """)
+    from pytest_agentloom import tool_call
+
+    provider = Scripted({"ask": [tool_call("lookup"), reply("found it", reasoning="the lookup said 42")]})
+    result = run_workflow(workflow, provider=provider, tools={"lookup": lambda: "42"}, clock=VirtualClock())
+    assert result.ok, result.steps["ask"].error
+    assert result.steps["ask"].reasoning_content == "the lookup said 42"
+    assert all(call.request.thinking == Thinking(enabled=True, level="low") for call in provider.requests)
+
+
+@pytest.mark.parametrize("capture", [True, False])
+def test_a_structured_reply_keeps_its_reasoning_when_captured(capture):
+    workflow = flow(f"""\
+        name: structured
+        config: {{model: gemini-2.5-pro}}
+        steps:
+          - id: classify
+            type: llm_call
+            prompt: "Classify."
+            thinking: {{enabled: true, capture_reasoning: {str(capture).lower()}}}
+            response_schema: {{type: json_object}}
+            output: label
+        """)
+    provider = Scripted({"classify": reply('{"label": "bug"}', reasoning="it mentions a crash")})
+    result = run_workflow(workflow, provider=provider, clock=VirtualClock())
+    assert result.ok, result.steps["classify"].error
+    assert result.state["label"] == {"label": "bug"}
+    assert result.steps["classify"].reasoning_content == ("it mentions a crash" if capture else None)

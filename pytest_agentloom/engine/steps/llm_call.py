@@ -94,6 +94,8 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
             ttft = watch.seconds() if request.stream else None
             if isinstance(response, StepOutcome):  # a tool loop (or a structured reply) counted its own calls
                 response.time_to_first_token = ttft
+                if not _keeps_reasoning(step):
+                    response.reasoning_content = None
                 outcome = response
             else:
                 outcome = _succeed(ctx, response, attempt, model, step, ttft)
@@ -188,10 +190,14 @@ def _succeed(ctx: StepContext, response: LLMResponse, attempt: int, model: str, 
         reasoning_tokens=response.usage.reasoning_tokens, finish_reason=response.finish_reason,
         cost_usd=cost or 0.0, priced=cost is not None, **streamed,
     )
-    thinking = step.thinking
-    keep = thinking is not None and thinking.enabled and thinking.capture_reasoning
     return StepOutcome(
         value=response.text, attempts=attempt, finish_reason=response.finish_reason, usage=response.usage,
         cost_usd=cost or 0.0, model=answered_by, provider=response.provider,
-        reasoning_content=response.reasoning_content if keep else None, time_to_first_token=ttft,
+        reasoning_content=response.reasoning_content if _keeps_reasoning(step) else None, time_to_first_token=ttft,
     )
+
+
+def _keeps_reasoning(step: LLMCallStep) -> bool:
+    """003: the reasoning text reaches the result only with thinking enabled and capture_reasoning on."""
+    thinking = step.thinking
+    return thinking is not None and thinking.enabled and thinking.capture_reasoning
