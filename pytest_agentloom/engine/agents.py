@@ -153,8 +153,10 @@ def fingerprint(name: str, arguments: Mapping[str, Any]) -> str:
 class AgentLoop:
     """One agent step's loop. :meth:`run` starts it; :meth:`resume` continues it after a pause."""
 
-    def __init__(self, step: AgentStep, ctx: StepContext, agent: AgentDefinition) -> None:
+    def __init__(self, step: AgentStep, ctx: StepContext, agent: AgentDefinition,
+                 first_messages: tuple[Message, ...] | None = None) -> None:
         self.step = step
+        self.first_messages = first_messages  # a conversation's turns (003), instead of instructions + prompt
         self.ctx = ctx
         self.agent = agent
         self.model = agent.model or ctx.workflow.config.model or ""
@@ -206,7 +208,8 @@ class AgentLoop:
     # -- entry points ---------------------------------------------------------------------------------
 
     async def run(self) -> StepOutcome | AgentPaused:
-        self.snapshot = AgentSnapshot(messages=self._first_messages())
+        first = list(self.first_messages) if self.first_messages is not None else self._first_messages()
+        self.snapshot = AgentSnapshot(messages=first)
         return await self._loop()
 
     async def resume(self, snapshot: AgentSnapshot, decision: str | None) -> StepOutcome | AgentPaused:

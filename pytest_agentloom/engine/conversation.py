@@ -390,15 +390,24 @@ async def _summarize(step: Any, ctx: Any, model: str, turn: Turn, summary: str |
     return response.text.strip() or fallback
 
 
-def close_turn(turn: Turn, outcome: Any, *, spend_counted: bool) -> Any:
+def agent_turn(step: Any, agent: Any) -> Any:
+    """An agent step seen as a conversation step: the agent's name is its speaker, its instructions its own."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(id=step.id, conversation=step.conversation, prompt=step.prompt,
+                           system_prompt=agent.instructions, speaker=step.agent)
+
+
+def close_turn(turn: Turn, outcome: Any, *, spend_counted: bool, text: str | None = None) -> Any:
     """The step's outcome with the reply added to the conversation, as a write the runner applies.
 
     Only the final text goes in: a structured reply as the model wrote it
     (``outcome.raw``), a tool loop's last reply. ``spend_counted`` says the
     outcome's usage already includes the summary call (the tool loop and
-    structured output total the step's calls themselves).
+    structured output total the step's calls themselves). ``text``, when given, is the reply as written.
     """
-    text = outcome.raw if outcome.raw is not None else outcome.value
+    if text is None:
+        text = outcome.raw if outcome.raw is not None else outcome.value
     reply: dict[str, Any] = {"role": "assistant", "content": text if isinstance(text, str) else str(text)}
     if turn.speaker is not None:
         reply["name"] = turn.speaker

@@ -79,6 +79,7 @@ def validate_workflow(workflow: Workflow, *, file: str = "<workflow>") -> None:
     problems.extend(_check_llm_calls(workflow, file))
     problems.extend(_check_tool_calling(workflow, file))
     problems.extend(_check_shared_conversations(workflow, file))
+    problems.extend(_check_agent_conversations(workflow, file))
     problems.extend(_check_thinking(workflow, file))
     problems.extend(_check_agents(workflow, file))
     problems.extend(_compile_routers(workflow, file))
@@ -455,6 +456,44 @@ def _check_conversation_fields(workflow: Workflow, step: LLMCallStep, file: str)
     return problems
 
 
+def _check_agent_conversations(workflow: Workflow, file: str) -> list[WorkflowError]:
+    """An agent step in a conversation speaks by the agent's name; its pauses can't carry a conversation yet."""
+    from .conversation import SPEAKER_PATTERN, conversation_key
+    from .paths import parse_path
+
+    problems = []
+    for step in workflow.steps:
+        if not isinstance(step, AgentStep) or step.conversation is None or step.agent not in workflow.agents:
+            continue
+        if not SPEAKER_PATTERN.match(step.agent):
+            problems.append(WorkflowError(
+                f"agent step '{step.id}' takes a conversation, but agent name {step.agent!r} isn't a valid speaker "
+                "name", file=file, step_id=step.id, field="agent",
+                hint="name the agent with letters, digits, _ and -, up to 64 characters.",
+            ))
+        if workflow.agents[step.agent].approval_required:
+            problems.append(WorkflowError(
+                f"agent step '{step.id}' takes a conversation, but agent '{step.agent}' may pause for approval, "
+                "which this version can't do inside a conversation", file=file, step_id=step.id,
+                field="conversation", hint="remove approval_required from the agent, or the conversation.",
+            ))
+        key = conversation_key(step.conversation)
+        try:
+            parse_path(key)
+        except ValueError as exc:
+            problems.append(WorkflowError(
+                f"agent step '{step.id}': conversation {step.conversation!r} is not a state key ({exc})", file=file,
+                step_id=step.id, field="conversation", hint="name a state key, e.g. conversation: state.chat.",
+            ))
+            continue
+        if step.output is not None and conversation_key(step.output) == key:
+            problems.append(WorkflowError(
+                f"agent step '{step.id}' writes its output to its own conversation, state.{key}", file=file,
+                step_id=step.id, field="output", hint="write the answer elsewhere, e.g. output: answer.",
+            ))
+    return problems
+
+
 def _check_shared_conversations(workflow: Workflow, file: str) -> list[WorkflowError]:
     """Two steps of one layer on one conversation would each write their own copy: refused (003).
 
@@ -463,9 +502,9 @@ def _check_shared_conversations(workflow: Workflow, file: str) -> list[WorkflowE
     """
     from .conversation import conversation_key
 
-    users: dict[str, list[LLMCallStep]] = {}
+    users: dict[str, list[LLMCallStep | AgentStep]] = {}
     for step in workflow.steps:
-        if isinstance(step, LLMCallStep) and step.conversation is not None:
+        if isinstance(step, LLMCallStep | AgentStep) and step.conversation is not None:
             users.setdefault(conversation_key(step.conversation), []).append(step)
     if not any(len(steps) > 1 for steps in users.values()):
         return []
@@ -485,7 +524,7 @@ def _check_shared_conversations(workflow: Workflow, file: str) -> list[WorkflowE
                 if depth_of(first.id) != depth_of(second.id) or _other_branches(workflow, graph, first.id, second.id):
                     continue
                 problems.append(WorkflowError(
-                    f"llm_calls '{first.id}' and '{second.id}' run in the same layer on the conversation "
+                    f"steps '{first.id}' and '{second.id}' run in the same layer on the conversation "
                     f"state.{key}: each would write its own copy, and one turn would be lost", file=file,
                     step_id=second.id, field="conversation",
                     hint=f"chain them: add depends_on: [{first.id}] to '{second.id}'.",

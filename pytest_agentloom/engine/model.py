@@ -228,6 +228,7 @@ class AgentStep(_StepBase):
     type: Literal["agent"]
     agent: str
     prompt: str
+    conversation: str | None = None  # 003: the agent takes its turn in this conversation, as speaker by its name
 
 
 class AgentDefinition(_Strict):

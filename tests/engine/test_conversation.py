@@ -186,7 +186,7 @@ def test_two_steps_of_one_layer_on_one_conversation_are_refused_at_load() -> Non
               - {id: a, type: llm_call, conversation: state.chat, prompt: one}
               - {id: b, type: llm_call, conversation: chat, prompt: two}
         """)
-    assert info.value.headline.startswith("llm_calls 'a' and 'b' run in the same layer on the conversation state.chat")
+    assert info.value.headline.startswith("steps 'a' and 'b' run in the same layer on the conversation state.chat")
     assert info.value.step_id == "b" and info.value.field == "conversation"
     assert "depends_on: [a]" in str(info.value)
 
@@ -482,3 +482,50 @@ def test_a_conversation_may_live_under_a_nested_key() -> None:
     """)
     result = run(workflow, Scripted({"ask": "Hello."}))
     assert result.state["chats"] == {"support": {"messages": [msg("user", "Hi"), msg("assistant", "Hello.")]}}
+
+
+# --------------------------------------------------------------------------- agents are speakers by their name
+
+AGENT_TALK = """
+    name: agents
+    config: {model: gpt-4o}
+    agents:
+      researcher:
+        instructions: "You research facts."
+        tools: [lookup]
+    steps:
+      - id: ask
+        type: llm_call
+        conversation: state.chat
+        speaker: host
+        prompt: "What is the refund window?"
+        output: opening
+      - id: research
+        type: agent
+        depends_on: [ask]
+        agent: researcher
+        conversation: state.chat
+        prompt: "Check the policy and answer the host."
+        output: answer
+"""
+
+
+def test_an_agent_speaks_in_a_conversation_under_its_own_name() -> None:
+    provider = Scripted({"ask": "Let's find out.", "research": [tool_call("lookup", topic="refunds"), "30 days."]})
+    result = run_workflow(flow(AGENT_TALK), provider=provider, tools={"lookup": lambda topic: f"{topic}: 30 days"},
+                          clock=VirtualClock(), runs_dir=False)
+    assert result.status == "success", {k: v.error for k, v in result.steps.items()}
+    # the agent's instructions are its own; the host's turn reaches it as a named user turn
+    assert said(provider, 1) == [("system", None, "You research facts."), ("user", None, "What is the refund window?"),
+                                 ("user", "host", "Let's find out."),
+                                 ("user", None, "Check the policy and answer the host.")]
+    assert result.state["chat"]["messages"][-2:] == [msg("user", "Check the policy and answer the host."),
+                                                     msg("assistant", "30 days.", "researcher")]
+    assert result.state["answer"] == "30 days."
+
+
+def test_an_agent_that_may_pause_for_approval_cannot_take_a_conversation() -> None:
+    text = AGENT_TALK.replace("tools: [lookup]", "tools: [lookup]\n        approval_required: [lookup]")
+    with pytest.raises(WorkflowError) as info:
+        flow(text)
+    assert "may pause for approval" in info.value.headline and info.value.field == "conversation"

@@ -39,7 +39,13 @@ async def run_agent(
         raise StepError(f"agent step '{step.id}' runs unknown agent '{step.agent}' (defined agents: {known})",
                         code="unknown_agent")
     ctx.attempts = 1
-    loop = AgentLoop(step, ctx, agent)
+    turn = None
+    model = agent.model or ctx.workflow.config.model
+    if step.conversation is not None and snapshot is None and model:  # 003: the agent speaks in it by its name
+        from ..conversation import agent_turn, open_turn
+
+        turn = await open_turn(agent_turn(step, agent), ctx, model)
+    loop = AgentLoop(step, ctx, agent, first_messages=turn.messages if turn is not None else None)
     if snapshot is not None:
         if redactor is not None:
             snapshot = _restore_secrets(snapshot, redactor, ctx)
@@ -52,6 +58,10 @@ async def run_agent(
             value=None, finish_reason="needs_approval", usage=snap.usage, cost_usd=snap.cost_usd,
             detail={"agent": step.agent, "call": result.call.model_dump(), "loop": snap.to_dict()},
         )
+    if turn is not None:
+        from ..conversation import close_turn
+
+        return close_turn(turn, result, spend_counted=False, text=loop.snapshot.last_text)
     return result
 
 
