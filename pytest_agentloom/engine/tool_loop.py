@@ -169,7 +169,8 @@ async def run_tool_loop(
                 f"unknown tool '{call.name}': this step offers {offered}"))
             for call in calls
         ))
-        messages.append(Message(role="assistant", content=text or None, tool_calls=tuple(calls)))
+        messages.append(Message(role="assistant", content=text or None, tool_calls=tuple(calls),
+                                thinking_blocks=response.thinking_blocks))  # Anthropic wants them back
         for run in runs:  # results go back in the order of the calls, whichever finished first
             ctx.event("tool_call", attempt, turn=turn, call_id=run.call.id, tool=run.call.name,
                       args=run.arguments if run.arguments is not None else run.call.arguments, ok=run.ok,

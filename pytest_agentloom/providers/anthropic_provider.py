@@ -152,6 +152,7 @@ class AnthropicProvider:
     def _from_message(self, message: Any, request: LLMRequest) -> LLMResponse:
         texts = [block.text for block in message.content if block.type == "text"]
         thoughts = [block.thinking for block in message.content if block.type == "thinking"]
+        kept = tuple(_thinking_block(block) for block in message.content if block.type in _THINKING_TYPES)
         calls = tuple(
             ToolCall(id=block.id, name=block.name, arguments=json.dumps(block.input))
             for block in message.content
@@ -162,6 +163,7 @@ class AnthropicProvider:
             tool_calls=calls,
             usage=Usage(input_tokens=message.usage.input_tokens or 0, output_tokens=message.usage.output_tokens or 0),
             reasoning_content="".join(thoughts) if thoughts else None,
+            thinking_blocks=kept,
             finish_reason=message.stop_reason,
             model=message.model or request.model,
             provider=self.name,
@@ -186,6 +188,8 @@ class AnthropicProvider:
                     "json": "",
                     "id": getattr(block, "id", ""),
                     "name": getattr(block, "name", ""),
+                    "signature": getattr(block, "signature", "") or "",
+                    "data": getattr(block, "data", "") or "",  # a redacted_thinking block's opaque text
                 }
             elif kind == "content_block_delta":
                 slot = blocks.setdefault(event.index, {"type": "text", "text": "", "json": "", "id": "", "name": ""})
@@ -195,6 +199,8 @@ class AnthropicProvider:
                     emit_text(delta.text)
                 elif delta.type == "thinking_delta":
                     slot["text"] += delta.thinking
+                elif delta.type == "signature_delta":
+                    slot["signature"] = delta.signature
                 elif delta.type == "input_json_delta":
                     slot["json"] += delta.partial_json
             elif kind == "message_delta":
@@ -208,11 +214,17 @@ class AnthropicProvider:
             if slot["type"] == "tool_use"
         )
         thoughts = [slot["text"] for slot in ordered if slot["type"] == "thinking"]
+        kept = tuple(
+            {"type": "thinking", "thinking": slot["text"], "signature": slot["signature"]}
+            if slot["type"] == "thinking" else {"type": "redacted_thinking", "data": slot["data"]}
+            for slot in ordered if slot["type"] in _THINKING_TYPES
+        )
         return LLMResponse(
             text="".join(slot["text"] for slot in ordered if slot["type"] == "text"),
             tool_calls=calls,
             usage=Usage(input_tokens=input_tokens, output_tokens=output_tokens),
             reasoning_content="".join(thoughts) if thoughts else None,
+            thinking_blocks=kept,
             finish_reason=finish,
             model=model or request.model,
             provider=self.name,
@@ -241,7 +253,9 @@ def to_anthropic_messages(messages: tuple[Message, ...]) -> tuple[str, list[dict
             continue
         content = speaker_prefixed(message.role, message.content, message.name)
         if message.role == "assistant" and message.tool_calls:
-            blocks: list[dict[str, Any]] = [{"type": "text", "text": content}] if content else []
+            # with thinking on, the API wants the turn's thinking blocks back, first and unchanged
+            blocks: list[dict[str, Any]] = [dict(block) for block in message.thinking_blocks]
+            blocks += [{"type": "text", "text": content}] if content else []
             blocks += [
                 {"type": "tool_use", "id": call.id, "name": call.name, "input": parse_arguments(call)}
                 for call in message.tool_calls
@@ -252,6 +266,16 @@ def to_anthropic_messages(messages: tuple[Message, ...]) -> tuple[str, list[dict
     for turn in turns:
         turn.pop("_tool_results", None)
     return "\n\n".join(system), turns
+
+
+_THINKING_TYPES = ("thinking", "redacted_thinking")
+
+
+def _thinking_block(block: Any) -> dict[str, Any]:
+    """A thinking (or redacted_thinking) block of a reply, as the request sends it back."""
+    if block.type == "thinking":
+        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    return {"type": "redacted_thinking", "data": block.data}
 
 
 def anthropic_tool_choice(choice: Any) -> dict[str, Any] | None:

@@ -39,9 +39,12 @@ class Message(_Frozen):
     name: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
+    # an assistant turn's reasoning blocks as its provider returned them (Anthropic thinking, with signatures),
+    # sent back with the turn's tool calls where the API requires it; never part of to_dict()
+    thinking_blocks: tuple[dict[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """Role and content, plus the optional fields only when they are set."""
+        """Role and content, plus the optional fields only when they are set (reasoning blocks never)."""
         data: dict[str, Any] = {"role": self.role, "content": self.content}
         if self.name is not None:
             data["name"] = self.name
@@ -121,6 +124,7 @@ class LLMResponse(_Frozen):
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage = Usage()
     reasoning_content: str | None = None  # the model's reasoning text, where the provider returns it
+    thinking_blocks: tuple[dict[str, Any], ...] = ()  # the same as the provider's own blocks, to send back
     finish_reason: str | None = None
     model: str = ""
     provider: str = ""

@@ -263,3 +263,54 @@ def test_the_engine_retries_a_broken_stream_and_times_the_attempt_that_answered(
     [retry] = result.trace.events("retry")
     assert retry.data["status"] is None and retry.data["delay"] == 3
 
+
+
+# --------------------------------------------------------------------------- thinking with tools (Anthropic)
+
+
+TOOL_FLOW = """\
+name: tools
+config: {model: claude-test-model}
+steps:
+  - id: ask
+    type: llm_call
+    prompt: "What is the word?"
+    thinking: {enabled: true, budget_tokens: 2000}
+    tools: [{name: lookup, description: "Look a word up.", parameters: {type: object, properties: {}}}]
+    output: answer
+"""
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream-config"])
+def test_a_claude_tool_loop_sends_its_thinking_blocks_back(fake_llm, stream):
+    from tests.servers.fake_llm import FakeToolCall, Planned
+
+    config = f"{{model: claude-test-model, stream: {str(stream).lower()}}}"
+    flow = TOOL_FLOW.replace("{model: claude-test-model}", config)
+    fake_llm.plan("anthropic", Planned(tool_calls=(FakeToolCall("lookup"),), reasoning="I should look it up."),
+                  text("The word is 42.", reasoning="The tool said 42."))
+    gateway = Gateway(providers={"anthropic": providers(fake_llm)["anthropic"]})
+    result = run_workflow(parse_workflow(flow), provider=gateway, tools={"lookup": lambda: "42"},
+                          clock=VirtualClock())
+    step = result.steps["ask"]
+    assert result.ok, step.error
+    assert step.output == "The word is 42." and step.reasoning_content == "The tool said 42."
+    first, second = (request.json for request in fake_llm.requests)
+    assert first.get("stream", False) is False  # a step with tools doesn't stream
+    turn = second["messages"][1]
+    assert turn["role"] == "assistant"
+    assert turn["content"][0] == {"type": "thinking", "thinking": "I should look it up.", "signature": "sig_fake_0001"}
+    assert turn["content"][-1]["type"] == "tool_use"
+
+
+def test_the_fake_refuses_a_tool_turn_without_its_thinking_like_the_api(fake_llm):
+    from pytest_agentloom.providers.types import ToolCall
+
+    turns = (Message(role="user", content="q"),
+             Message(role="assistant", tool_calls=(ToolCall(id="toolu_1", name="lookup"),)),
+             Message(role="tool", content="42", tool_call_id="toolu_1"))
+    request = LLMRequest(step_id="ask", model="claude-x", messages=turns,
+                         thinking=Thinking(enabled=True, budget_tokens=2000))
+    with pytest.raises(ProviderError) as caught:
+        call(providers(fake_llm)["anthropic"], request)
+    assert caught.value.status == 400 and "Expected `thinking` or `redacted_thinking`" in str(caught.value)

@@ -349,6 +349,10 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._send_json(400, _error_body(route, 400, "request body is not JSON", None))
             return
+        refused = _refusal(route, payload)
+        if refused:  # a request the real API would refuse, whatever was planned
+            self._send_json(400, _error_body(route, 400, refused, None))
+            return
         if planned.status >= 400:
             self._send_json(
                 planned.status,
@@ -407,6 +411,25 @@ def _route_of(path: str) -> tuple[str | None, str | None, bool]:
     if match:
         return "gemini", match["model"], match["method"] == "streamGenerateContent"
     return None, None, False
+
+
+def _refusal(route: str, payload: dict[str, Any]) -> str | None:
+    """What the real API says about a request it refuses (only the rules the tests rely on)."""
+    if route != "anthropic" or (payload.get("thinking") or {}).get("type") != "enabled":
+        return None
+    assistant = [m for m in payload.get("messages") or [] if m.get("role") == "assistant"]
+    last = assistant[-1]["content"] if assistant else None
+    if isinstance(last, list) and any(block.get("type") == "tool_use" for block in last):
+        first = last[0]
+        if first.get("type") == "redacted_thinking" and first.get("data"):
+            return None
+        if first.get("type") == "thinking" and str(first.get("signature", "")).startswith("sig_fake_"):
+            return None
+        index = len(payload["messages"]) - 1 - payload["messages"][::-1].index(assistant[-1])
+        return (f"messages.{index}.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+                f"`{first.get('type')}`. When `thinking` is enabled, a final `assistant` message must start with "
+                "a thinking block (preceding the lastmost set of `tool_use` and `tool_result` blocks).")
+    return None
 
 
 def _wants_stream(route: str, payload: dict[str, Any]) -> bool:
