@@ -328,3 +328,25 @@ def test_a_structured_reply_keeps_its_reasoning_when_captured(capture):
     assert result.ok, result.steps["classify"].error
     assert result.state["label"] == {"label": "bug"}
     assert result.steps["classify"].reasoning_content == ("it mentions a crash" if capture else None)
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_an_agents_answer_reaches_the_stream_whole_when_config_streams(stream):
+    workflow = flow(f"""\
+        name: agent
+        config: {{model: gpt-4o, stream: {str(stream).lower()}}}
+        agents:
+          helper: {{instructions: "Answer briefly."}}
+        steps:
+          - {{id: go, type: agent, agent: helper, prompt: "hi", output: answer}}
+        """)
+    provider = Scripted({"go": "the agent's answer"})
+    seen: list[str] = []
+    token = text_listener.set(seen.append)
+    try:
+        result = run_workflow(workflow, provider=provider, clock=VirtualClock())
+    finally:
+        text_listener.reset(token)
+    assert result.ok, result.steps["go"].error
+    assert seen == (["the agent's answer"] if stream else [])
+    assert all(call.request.stream is False for call in provider.requests)  # agent turns never stream

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import StepError
+from ...providers.types import emit_text
 from ..agents import AgentLoop, AgentPaused, AgentSnapshot
 from ..model import AgentStep
 from .approval_gate import PauseOutcome
@@ -58,6 +59,8 @@ async def run_agent(
             value=None, finish_reason="needs_approval", usage=snap.usage, cost_usd=snap.cost_usd,
             detail={"agent": step.agent, "call": result.call.model_dump(), "loop": snap.to_dict()},
         )
+    if ctx.workflow.config.stream and isinstance(result.value, str):  # 003: agent turns don't stream; the
+        emit_text(result.value)  # answer reaches the stream (agentloom run --stream) whole, at the end
     if turn is not None:
         from ..conversation import close_turn
 
