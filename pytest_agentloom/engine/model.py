@@ -173,6 +173,15 @@ class ResponseSchema(_Strict):
     description: str | None = None
 
 
+class AttachmentSpec(_Strict):
+    """One image, PDF or audio file sent with an ``llm_call``'s prompt; ``source`` is a template."""
+
+    type: Literal["image", "pdf", "audio"] = "image"
+    source: str
+    media_type: str | None = None
+    fetch: Literal["local", "provider"] = "local"
+
+
 class LLMCallStep(_StepBase):
     """One model call: a prompt in, the reply's text out (a loop of calls when it has ``tools``)."""
 
@@ -190,6 +199,7 @@ class LLMCallStep(_StepBase):
     max_tool_iterations: int = Field(default=5, ge=1)
     response_schema: ResponseSchema | None = None
     thinking: Thinking | None = None  # 003 Reasoning; each adapter translates it (providers/*.py)
+    attachments: list[AttachmentSpec] = Field(default_factory=list)  # 003 Attachments (engine/attachments.py)
 
 
 class ToolStep(_StepBase):

@@ -27,7 +27,7 @@ from .common import (
     thinking_of,
     transport_errors,
 )
-from .types import LLMRequest, LLMResponse, Message, ToolCall, Usage, emit_text
+from .types import Attachment, LLMRequest, LLMResponse, Message, ToolCall, Usage, emit_text, refuse_attachments
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -103,6 +103,7 @@ class AnthropicProvider:
         )
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
+        refuse_attachments(request, self.name, image_urls=True, pdf=True)
         body = self.build_body(request)
         started = [False]
         with anthropic_errors(self.name, streaming_started=started):
@@ -261,6 +262,9 @@ def to_anthropic_messages(messages: tuple[Message, ...]) -> tuple[str, list[dict
                 for call in message.tool_calls
             ]
             turns.append({"role": "assistant", "content": blocks})
+        elif message.attachments:  # the files first, then the text, as Anthropic suggests
+            parts = [_anthropic_block(item) for item in message.attachments]
+            turns.append({"role": message.role, "content": [*parts, {"type": "text", "text": content or ""}]})
         else:
             turns.append({"role": message.role, "content": content or ""})
     for turn in turns:
@@ -269,6 +273,14 @@ def to_anthropic_messages(messages: tuple[Message, ...]) -> tuple[str, list[dict
 
 
 _THINKING_TYPES = ("thinking", "redacted_thinking")
+
+
+def _anthropic_block(item: Attachment) -> dict[str, Any]:
+    """An ``image`` block (base64 or url source) or a ``document`` block for a PDF."""
+    kind = "document" if item.kind == "pdf" else "image"
+    if item.url is not None:
+        return {"type": kind, "source": {"type": "url", "url": item.url}}
+    return {"type": kind, "source": {"type": "base64", "media_type": item.media_type, "data": item.base64()}}
 
 
 def _thinking_block(block: Any) -> dict[str, Any]:

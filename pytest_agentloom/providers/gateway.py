@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Literal
 
 from ..errors import ProviderError, StepError, UsageError
 from .common import MidStreamError
-from .types import LLMRequest, LLMResponse, Provider
+from .types import AttachmentRefused, LLMRequest, LLMResponse, Provider
 
 if TYPE_CHECKING:
     from ..engine.clock import Clock
@@ -168,6 +168,10 @@ class Gateway:
                 continue
             try:
                 response = await self.providers[name].complete(request)
+            except AttachmentRefused as exc:  # nothing was sent: the next provider may take the attachment
+                self.fallbacks.append((request.step_id, name, str(exc)))
+                last = exc
+                continue
             except ProviderError as exc:
                 if not _counts_against(exc):
                     if exc.status != 429:

@@ -20,7 +20,7 @@ from .common import (
     thinking_of,
 )
 from .http import HTTPStatusFailure, http_errors, iter_sse_data
-from .types import LLMRequest, LLMResponse, Message, ToolCall, Usage, emit_text
+from .types import LLMRequest, LLMResponse, Message, ToolCall, Usage, emit_text, refuse_attachments
 
 __all__ = ["GoogleProvider"]
 
@@ -92,6 +92,7 @@ class GoogleProvider:
     async def complete(self, request: LLMRequest) -> LLMResponse:
         import httpx
 
+        refuse_attachments(request, self.name, pdf=True, audio=_GEMINI_AUDIO)
         body = self.build_body(request)
         started = [False]
         with http_errors(self.name, streaming_started=started):
@@ -161,6 +162,9 @@ def _usage(metadata: dict[str, Any]) -> Usage:
     )
 
 
+_GEMINI_AUDIO = ("audio/wav", "audio/mpeg", "audio/mp3", "audio/aiff", "audio/aac", "audio/ogg", "audio/flac")
+
+
 def to_gemini_contents(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     """Turns as Gemini ``contents``: assistant is ``model``; a tool result is a ``functionResponse`` part."""
     names = {call.id: call.name for message in messages for call in message.tool_calls}
@@ -185,6 +189,7 @@ def to_gemini_contents(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
             content = f"[{message.name}] {content}"
         parts: list[dict[str, Any]] = [{"text": content}] if content else []
         parts += [{"functionCall": {"name": c.name, "args": parse_arguments(c)}} for c in message.tool_calls]
+        parts += [{"inlineData": {"mimeType": a.media_type, "data": a.base64()}} for a in message.attachments]
         contents.append({"role": "model" if message.role == "assistant" else "user", "parts": parts or [{"text": ""}]})
     for turn in contents:
         turn.pop("_tool_results", None)

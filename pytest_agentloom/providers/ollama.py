@@ -20,7 +20,7 @@ from .common import (
     thinking_of,
 )
 from .http import HTTPStatusFailure, http_errors
-from .types import LLMRequest, LLMResponse, Message, ToolCall, Usage, emit_text
+from .types import LLMRequest, LLMResponse, Message, ToolCall, Usage, emit_text, refuse_attachments
 
 __all__ = ["OllamaProvider"]
 
@@ -75,6 +75,7 @@ class OllamaProvider:
     async def complete(self, request: LLMRequest) -> LLMResponse:
         import httpx
 
+        refuse_attachments(request, self.name)
         body = self.build_body(request)
         started = [False]
         with http_errors(self.name, streaming_started=started):
@@ -135,6 +136,8 @@ def _to_ollama(message: Message, history: tuple[Message, ...]) -> dict[str, Any]
         data["tool_calls"] = [
             {"function": {"name": call.name, "arguments": parse_arguments(call)}} for call in message.tool_calls
         ]
+    if message.attachments:  # images only (refused before the call otherwise), as bare base64
+        data["images"] = [item.base64() for item in message.attachments]
     if message.role == "tool":
         name = _tool_name(message.tool_call_id, history)
         if name:

@@ -25,7 +25,7 @@ from .common import (
     thinking_of,
     transport_errors,
 )
-from .types import LLMRequest, LLMResponse, Message, ToolCall, Usage, emit_text
+from .types import Attachment, LLMRequest, LLMResponse, Message, ToolCall, Usage, emit_text, refuse_attachments
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -126,6 +126,7 @@ class OpenAIProvider:
         return self._api_key.require(self.name, "API key")
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
+        refuse_attachments(request, self.name, image_urls=True, audio=("audio/wav", "audio/mpeg", "audio/mp3"))
         body = self.build_body(request)
         started = [False]
         with openai_errors(self.name, streaming_started=started):
@@ -253,7 +254,20 @@ def to_openai_message(message: Message) -> dict[str, Any]:
     if message.role == "tool":
         data["tool_call_id"] = message.tool_call_id
         data["content"] = message.content or ""
+    if message.attachments:
+        parts: list[dict[str, Any]] = [{"type": "text", "text": message.content or ""}]
+        parts += [_openai_part(item) for item in message.attachments]
+        data["content"] = parts
     return data
+
+
+def _openai_part(item: Attachment) -> dict[str, Any]:
+    """An image as ``image_url`` (a data: URL, or the URL itself), audio as ``input_audio`` (wav or mp3)."""
+    if item.kind == "audio":
+        audio_format = "wav" if item.media_type == "audio/wav" else "mp3"
+        return {"type": "input_audio", "input_audio": {"data": item.base64(), "format": audio_format}}
+    url = item.url if item.url is not None else item.data_url()
+    return {"type": "image_url", "image_url": {"url": url}}
 
 
 def openai_tool_choice(choice: Any) -> Any:

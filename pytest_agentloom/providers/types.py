@@ -8,14 +8,17 @@ a request recorded by a scripted provider cannot change after the fact.
 from __future__ import annotations
 
 import contextvars
+from base64 import b64encode as _b64encode
 from collections.abc import Callable
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..errors import ProviderError
+
 __all__ = [
-    "LLMRequest", "LLMResponse", "Message", "Provider", "Thinking", "ToolCall", "ToolSpec", "Usage", "emit_text",
-    "text_listener",
+    "Attachment", "AttachmentRefused", "LLMRequest", "LLMResponse", "Message", "Provider", "Thinking", "ToolCall",
+    "ToolSpec", "Usage", "emit_text", "refuse_attachments", "text_listener",
 ]
 
 
@@ -31,6 +34,68 @@ class ToolCall(_Frozen):
     arguments: str = "{}"
 
 
+class Attachment(_Frozen):
+    """An image, PDF or audio file sent with a user turn (003, Attachments).
+
+    Either ``data`` (the bytes, already read, downloaded or decoded) or ``url``
+    (``fetch: provider``: the provider fetches it) is set. ``summary()`` is all
+    that may reach a trace or a result: never the bytes.
+    """
+
+    kind: Literal["image", "pdf", "audio"]
+    media_type: str
+    data: bytes | None = None
+    url: str | None = None
+    size: int = 0
+    sha256: str | None = None
+
+    def base64(self) -> str:
+        """The bytes as base64 text, as the wire formats want them."""
+        return _b64encode(self.data or b"").decode("ascii")
+
+    def data_url(self) -> str:
+        return f"data:{self.media_type};base64,{self.base64()}"
+
+    def summary(self) -> dict[str, Any]:
+        shown: dict[str, Any] = {"type": self.kind, "media_type": self.media_type}
+        if self.url is not None:  # the URL itself stays out: a signed URL is a secret
+            shown["fetch"] = "provider"
+        else:
+            shown["size"] = self.size
+            shown["sha256"] = self.sha256
+        return shown
+
+
+class AttachmentRefused(ProviderError):
+    """A provider can't take one of a request's attachments; raised before any request is sent.
+
+    The gateway moves on to the model's next provider; the step fails without a retry when none can take it.
+    """
+
+    code = "attachment_unsupported"
+
+
+def refuse_attachments(request: LLMRequest, provider: str, *, images: bool = True, image_urls: bool = False,
+                       pdf: bool = False, audio: tuple[str, ...] = ()) -> None:
+    """Raise :class:`AttachmentRefused` when ``provider`` can't take one of the request's attachments."""
+    for message in request.messages:
+        for item in message.attachments:
+            if item.kind == "image" and item.url is not None:
+                ok, what = image_urls, "an image by URL (fetch: provider)"
+            elif item.kind == "image":
+                ok, what = images, "images"
+            elif item.kind == "pdf":
+                ok, what = pdf, "PDFs"
+            else:
+                ok, what = item.media_type in audio, f"audio as {item.media_type}"
+            if not ok:
+                raise AttachmentRefused(
+                    f"{provider} can't take {what}; nothing was sent. How to fix: route model "
+                    f"'{request.model}' to a provider that takes it (see 003 Attachments), or change the attachment",
+                    provider=provider,
+                )
+
+
 class Message(_Frozen):
     """One turn of the conversation sent to a model."""
 
@@ -42,6 +107,8 @@ class Message(_Frozen):
     # an assistant turn's reasoning blocks as its provider returned them (Anthropic thinking, with signatures),
     # sent back with the turn's tool calls where the API requires it; never part of to_dict()
     thinking_blocks: tuple[dict[str, Any], ...] = ()
+    # images, PDFs and audio sent with a user turn; to_dict() shows only their summaries, never the bytes
+    attachments: tuple[Attachment, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Role and content, plus the optional fields only when they are set (reasoning blocks never)."""
@@ -52,6 +119,8 @@ class Message(_Frozen):
             data["tool_calls"] = [call.model_dump() for call in self.tool_calls]
         if self.tool_call_id is not None:
             data["tool_call_id"] = self.tool_call_id
+        if self.attachments:
+            data["attachments"] = [item.summary() for item in self.attachments]
         return data
 
 

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from ...errors import AgentloomError, ProviderError, ScriptError, StepError
-from ...providers.types import LLMRequest, LLMResponse, Message, text_listener
+from ...providers.types import AttachmentRefused, LLMRequest, LLMResponse, Message, text_listener
 from ..clock import Clock
 from ..model import LLMCallStep, RetryPolicy
 from ..pricing import cost_of
@@ -43,6 +43,8 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
 
         turn = await open_turn(step, ctx, model)
     request = _build_request(step, ctx, model, turn.messages if turn is not None else None)
+    if step.attachments and step.prompt is not None:  # 003: with this step's user turn only, never stored
+        request = await _attach(step, ctx, request)
     wants_stream = request.stream  # a step with tools still sends its answer to the stream, in one piece
     if ctx.workflow.config.capture_prompts:  # the result and every file get it redacted (engine/checkpoints.py)
         ctx.event("prompt", messages=[message.to_dict() for message in request.messages])
@@ -75,6 +77,8 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
             response: LLMResponse | StepOutcome = await ctx.within(step.timeout, watched)
         except ScriptError as exc:
             raise StepError(str(exc), code="script_exhausted") from exc
+        except AttachmentRefused as exc:  # no provider for the model can take it: nothing was sent, no retry
+            raise StepError(f"llm_call '{step.id}': {exc}", code="attachment_unsupported") from exc
         except ProviderError as exc:
             error: Exception = exc
             retryable = exc.status is None or exc.status in policy.retryable_status_codes
@@ -135,6 +139,18 @@ def _build_request(step: LLMCallStep, ctx: StepContext, model: str,
         step_id=step.id, model=model, messages=tuple(messages), params=params, stream=stream,
         thinking=thinking, provider=ctx.workflow.config.provider,
     )
+
+
+async def _attach(step: LLMCallStep, ctx: StepContext, request: LLMRequest) -> LLMRequest:
+    """The step's attachments on the request's last user turn (the one its prompt made); the trace gets summaries."""
+    from ..attachments import resolve_attachments
+
+    items = await resolve_attachments(step, ctx)
+    ctx.event("attachments", items=[item.summary() for item in items])
+    messages = list(request.messages)
+    last = max(i for i, message in enumerate(messages) if message.role == "user")
+    messages[last] = messages[last].model_copy(update={"attachments": items})
+    return request.model_copy(update={"messages": tuple(messages)})
 
 
 class _FirstText:
