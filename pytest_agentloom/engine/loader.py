@@ -83,6 +83,10 @@ def validate_workflow(workflow: Workflow, *, file: str = "<workflow>") -> None:
     problems.extend(_check_thinking(workflow, file))
     problems.extend(_check_agents(workflow, file))
     problems.extend(_compile_routers(workflow, file))
+    if not problems:  # children are loaded only once the parent itself is sound
+        from .subworkflow import check_subworkflows
+
+        problems.extend(check_subworkflows(workflow, file))
     if problems:
         raise _combine(problems, file)
 

@@ -32,6 +32,7 @@ __all__ = [
     "SandboxConfig",
     "StateKeySchema",
     "Step",
+    "SubworkflowStep",
     "ToolDeclaration",
     "ToolStep",
     "WebhookNotify",
@@ -292,12 +293,27 @@ class ApprovalGateStep(_StepBase):
     notify: WebhookNotify | None = None
 
 
-Step = Annotated[LLMCallStep | ToolStep | RouterStep | AgentStep | ApprovalGateStep, Field(discriminator="type")]
+class SubworkflowStep(_StepBase):
+    """Runs another workflow file as one step (see :mod:`.subworkflow`).
+
+    ``workflow`` is resolved against this file's folder; ``input`` is rendered
+    like ``tool_args`` and laid over the child's ``state:``; ``output`` gets the
+    child's final state, or only its ``return_keys``.
+    """
+
+    type: Literal["subworkflow"]
+    workflow: str = Field(min_length=1)
+    input: dict[str, Any] = Field(default_factory=dict)
+    return_keys: list[str] | None = None
+
+
+Step = Annotated[LLMCallStep | ToolStep | RouterStep | AgentStep | ApprovalGateStep | SubworkflowStep,
+                 Field(discriminator="type")]
 STEP_TYPES: dict[str, type[_StepBase]] = {
     "llm_call": LLMCallStep, "tool": ToolStep, "router": RouterStep, "agent": AgentStep,
-    "approval_gate": ApprovalGateStep,
+    "approval_gate": ApprovalGateStep, "subworkflow": SubworkflowStep,
 }
-FUTURE_STEP_TYPES = ("subworkflow", "embed")
+FUTURE_STEP_TYPES = ("embed",)
 
 
 class Workflow(_Strict):

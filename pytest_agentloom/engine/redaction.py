@@ -21,7 +21,8 @@ Rules (spec 000, "Redaction"):
 - As a second line of defence, every string leaving the process is scrubbed of
   the secret values themselves (:meth:`Redactor.scrub_text`): a prompt or a
   tool argument that embedded ``{state.api_key}`` shows the marker instead.
-- A subworkflow inherits its parent's patterns (:meth:`Redactor.child`).
+- A subworkflow inherits its parent's patterns (:meth:`Redactor.child`), and its own patterns apply
+  to the parent too, so a child's secret returned to the parent stays redacted.
 
 The state in memory is never changed: redaction always returns copies.
 """
@@ -73,6 +74,16 @@ def env_patterns(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
     return tuple(part.strip() for part in raw.split(",") if part.strip())
 
 
+def _own_patterns(workflow: Workflow) -> list[str]:
+    """``workflow``'s ``redact: true`` keys, then its subworkflows' (a child's secret stays one in the parent)."""
+    from .subworkflow import subworkflows
+
+    own = [key for key, schema in workflow.state_schema.items() if schema.redact]
+    for child in subworkflows(workflow):
+        own.extend(_own_patterns(child))
+    return own
+
+
 def _canonical(value: Any) -> str:
     """The text a value is hashed as: strings as themselves, anything else as canonical JSON."""
     if isinstance(value, str):
@@ -118,7 +129,7 @@ class Redactor:
         inherited: Iterable[str] = (),
     ) -> Redactor:
         """Patterns of ``workflow``'s ``state_schema``, the environment, and a parent's ``inherited`` ones."""
-        own = [key for key, schema in workflow.state_schema.items() if schema.redact]
+        own = _own_patterns(workflow)
         start = workflow.source.parent if workflow.source is not None else None
         outputs = {step.id: step.output for step in workflow.steps}
         return cls([*inherited, *own, *env_patterns(env)], salt=salt, salt_start=start, step_outputs=outputs,

@@ -27,7 +27,7 @@ from ..providers.types import Provider
 from .checkpoints import Persistence
 from .clock import Clock, RunIdSource, SystemClock, derived_run_id, set_current_clock
 from .loader import dependency_graph, load_workflow
-from .model import AgentStep, ApprovalGateStep, LLMCallStep, RouterStep, ToolStep, Workflow
+from .model import AgentStep, ApprovalGateStep, LLMCallStep, RouterStep, SubworkflowStep, ToolStep, Workflow
 from .paths import OutputPathError, parse_path, set_path
 from .result import RunStatus, StepResult, StepStatus, TerminationReason, WorkflowResult, to_plain
 from .steps.agent import run_agent
@@ -322,6 +322,8 @@ class _Run:
                 return await self._approval_gate(step, ctx)
             if isinstance(step, AgentStep):
                 return await self._agent(step, ctx)
+            if isinstance(step, SubworkflowStep):
+                return await self._subworkflow(step, ctx)
             return await _RUNNERS[type(step)](step, ctx)
         except StepError as exc:
             return exc
@@ -377,6 +379,18 @@ class _Run:
             return await run_agent(step, ctx, snapshot=pending.detail.get("loop"), decision=self.approval_decision,
                                    redactor=self.persistence.redactor)
         return await run_agent(step, ctx)
+
+    async def _subworkflow(self, step: SubworkflowStep, ctx: StepContext) -> StepOutcome:
+        """A subworkflow step; what is left of this run's budget and timeout caps the child's."""
+        from .subworkflow import run_subworkflow
+
+        config = self.workflow.config
+        spent = sum(result.cost_usd for result in self.results.values())
+        return await run_subworkflow(
+            step, ctx, redactor=self.persistence.redactor, wall_clock=self.persistence.wall_clock,
+            run_id=self.run_id, budget_left=None if config.budget_usd is None else config.budget_usd - spent,
+            time_left=None if config.timeout is None else config.timeout - self.now(),
+        )
 
     def _pause(self, ctx: StepContext, ended: float, outcome: PauseOutcome | None = None) -> None:
         """An approval gate asked to pause: the run stops after this layer, waiting for a decision."""

@@ -45,6 +45,8 @@ EVENT_KINDS = (
     "agent_waiting",
     "agent_decision",
     "agent_redacted",
+    # a subworkflow's run-level events, under its step (engine/subworkflow.py)
+    "subworkflow",
 )
 
 
