@@ -25,7 +25,9 @@ Running:
   original kind).
 - Tokens and cost of every child step add up into the parent step's result,
   and so count against the parent's ``budget_usd``. What is left of the
-  parent's budget and run timeout caps the child's own.
+  parent's budget and run timeout (and the step's own ``timeout``) caps the child's
+  own; a ``retry`` on the step is refused at load (the child's steps retry by
+  their own policies).
 - The step's value is the child's final state (its ``steps`` bookkeeping
   included), or a dict of just the ``return_keys`` (top-level keys; a missing
   one fails the step). A failed, stopped or timed-out child fails the step with
@@ -88,6 +90,11 @@ def check_subworkflows(workflow: Workflow, file: str) -> list[WorkflowError]:
         chain = (*chain, own)
     problems: list[WorkflowError] = []
     for step in steps:
+        if step.retry is not None:
+            problems.append(WorkflowError(
+                "A subworkflow step cannot be retried as a whole", file=file, step_id=step.id, field="retry",
+                hint="remove 'retry' here and give the child's own steps a 'retry' policy.",
+            ))
         path = workflow.resolve_path(step.workflow).resolve()
         if path in chain:
             loop = " -> ".join(str(item) for item in (*chain[chain.index(path):], path))
@@ -166,6 +173,8 @@ async def run_subworkflow(step: SubworkflowStep, ctx: StepContext, *, redactor: 
     if budget_left is not None:
         own = child.config.budget_usd
         limits["budget_usd"] = max(min(own, budget_left) if own is not None else budget_left, 1e-12)
+    if step.timeout is not None:  # the step's own timeout caps the child's run timeout too
+        time_left = step.timeout if time_left is None else min(time_left, step.timeout)
     if time_left is not None:
         own_time = child.config.timeout
         limits["timeout"] = max(min(own_time, time_left) if own_time is not None else time_left, 1e-9)

@@ -93,6 +93,36 @@ def test_a_child_that_could_pause_for_approval_is_refused(tmp_path: Path) -> Non
     assert "'ok'" in str(caught.value)
 
 
+def test_retry_on_the_step_is_refused(tmp_path: Path) -> None:
+    write(tmp_path, "child.yaml", CHILD)
+    path = parent(tmp_path, "{id: research, type: subworkflow, workflow: child.yaml, retry: {max_retries: 2}}")
+    with pytest.raises(WorkflowError, match="cannot be retried") as caught:
+        load_workflow(path)
+    assert (caught.value.step_id, caught.value.field) == ("research", "retry")
+
+
+def test_the_steps_timeout_caps_the_child(tmp_path: Path) -> None:
+    write(tmp_path, "child.yaml", """\
+        name: c
+        steps:
+          - {id: slow, type: tool, tool_name: wait}
+          - {id: later, type: tool, tool_name: wait, depends_on: [slow]}
+        """)
+    path = parent(tmp_path, "{id: sub, type: subworkflow, workflow: child.yaml, timeout: 5}")
+
+    async def wait() -> str:
+        from pytest_agentloom.engine.clock import current_clock
+
+        await current_clock().sleep(6)
+        return "done"
+
+    result = run(path, tools={"wait": wait})
+    assert result.status == "failed"
+    assert result.steps["sub"].error_code == "timeout"
+    assert "run timeout of 5s reached" in result.steps["sub"].error
+    assert [e.step_id for e in result.trace.events("step_start")] == ["sub", "sub/slow"]
+
+
 def test_unknown_field_on_the_step_is_refused(tmp_path: Path) -> None:
     write(tmp_path, "child.yaml", CHILD)
     path = parent(tmp_path, "{id: research, type: subworkflow, workflow: child.yaml, inputs: {}}")
