@@ -317,3 +317,29 @@ def test_a_childs_own_pattern_still_redacts_what_it_returns(tmp_path: Path) -> N
     assert result.state["got"]["token"].startswith("<REDACTED:sha256=")
     assert "tok-abcdef-0987" not in result.to_json()
     assert json.loads(result.to_json())["state"]["got"]["token"] == result.state["got"]["token"]
+
+
+def test_nested_and_parallel_subworkflows_have_distinct_ids_and_a_stable_trace(tmp_path: Path) -> None:
+    write(tmp_path, "lib/child.yaml", CHILD)
+    write(tmp_path, "lib/middle.yaml", """\
+        name: middle
+        steps: [{id: inner, type: subworkflow, workflow: child.yaml, return_keys: [summary], output: got}]
+        """)
+    path = write(tmp_path, "parent.yaml", """\
+        name: p
+        config: {model: gpt-4o}
+        steps:
+          - {id: left, type: subworkflow, workflow: lib/middle.yaml, return_keys: [got], output: l}
+          - {id: right, type: subworkflow, workflow: lib/child.yaml, return_keys: [summary], output: r}
+        """)
+
+    def provider() -> Scripted:
+        return Scripted({"left/inner/search": "x", "left/inner/summarize": "deep", "right/search": "y",
+                         "right/summarize": "shallow"})
+
+    first = run(path, provider())
+    assert (first.state["l"], first.state["r"]) == ({"got": {"summary": "deep"}}, {"summary": "shallow"})
+    starts = [e.step_id for e in first.trace.events("step_start")]
+    assert starts == ["left", "left/inner", "left/inner/search", "left/inner/summarize",
+                      "right", "right/search", "right/summarize"]
+    assert first.to_json() == run(path, provider()).to_json()
