@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from ..providers.types import Thinking
 
@@ -178,9 +178,18 @@ class AttachmentSpec(_Strict):
     """One image, PDF or audio file sent with an ``llm_call``'s prompt; ``source`` is a template."""
 
     type: Literal["image", "pdf", "audio"] = "image"
-    source: str
+    source: str = Field(min_length=1)
     media_type: str | None = None
     fetch: Literal["local", "provider"] = "local"
+
+    @model_validator(mode="after")
+    def _consistent(self) -> AttachmentSpec:
+        if self.fetch == "provider" and self.type != "image":
+            raise ValueError(f"fetch: provider takes images only, not type '{self.type}'; use fetch: local")
+        wanted = {"image": "image/", "pdf": "application/pdf", "audio": "audio/"}[self.type]
+        if self.media_type is not None and not self.media_type.lower().startswith(wanted):
+            raise ValueError(f"media_type '{self.media_type}' contradicts type '{self.type}'")
+        return self
 
 
 class LLMCallStep(_StepBase):

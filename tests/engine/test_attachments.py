@@ -17,6 +17,7 @@ import pytest
 from pytest_agentloom import Scripted, VirtualClock, run_workflow
 from pytest_agentloom.engine.attachments import MAX_BYTES
 from pytest_agentloom.engine.loader import load_workflow, parse_workflow
+from pytest_agentloom.errors import WorkflowError
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
 PDF = b"%PDF-1.4\n" + b"0" * 40
@@ -162,10 +163,10 @@ def test_fetch_provider_sends_the_url(tmp_path):
     assert (part.url, part.data, part.media_type) == ("https://93.184.215.14/cat.png", None, "image/png")
 
 
-def test_fetch_provider_takes_images_only(tmp_path):
-    result, _ = run(workflow_file(tmp_path, [{"type": "pdf", "source": "https://93.184.215.14/a.pdf",
-                                              "fetch": "provider"}]))
-    assert result.steps["ask"].error_code == "attachment_invalid"
+def test_fetch_provider_takes_images_only_and_the_loader_says_so(tmp_path):
+    with pytest.raises(WorkflowError, match="fetch: provider takes images only"):
+        load_workflow(workflow_file(tmp_path, [{"type": "pdf", "source": "https://93.184.215.14/a.pdf",
+                                                "fetch": "provider"}]))
 
 
 # --------------------------------------------------------------------------- limits and contradictions
@@ -186,11 +187,24 @@ def test_a_download_over_the_limit_fails(tmp_path, server, monkeypatch):
     assert "over the 20 MB limit" in result.steps["ask"].error
 
 
-def test_a_media_type_contradicting_type_fails_the_step(tmp_path):
-    (tmp_path / "a.png").write_bytes(PNG)
-    result, provider = run(workflow_file(tmp_path, [{"source": "a.png", "media_type": "application/pdf"}]))
+def test_a_written_media_type_contradicting_type_fails_at_load(tmp_path):
+    with pytest.raises(WorkflowError, match="contradicts type 'image'") as caught:
+        load_workflow(workflow_file(tmp_path, [{"source": "a.png", "media_type": "application/pdf"}]))
+    assert caught.value.step_id == "ask"
+
+
+@pytest.mark.parametrize(
+    ("source", "kind"),
+    [
+        pytest.param("a.pdf", "image", id="by-extension"),
+        pytest.param("data:image/png;base64," + base64.b64encode(PNG).decode(), "audio", id="data-url-type"),
+    ],
+)
+def test_a_guessed_media_type_contradicting_type_fails_the_step(tmp_path, source, kind):
+    (tmp_path / "a.pdf").write_bytes(PDF)
+    result, provider = run(workflow_file(tmp_path, [{"type": kind, "source": source}]))
     assert result.steps["ask"].error_code == "attachment_invalid"
-    assert "contradicts type 'image'" in result.steps["ask"].error and provider.requests == []
+    assert f"contradicts type '{kind}'" in result.steps["ask"].error and provider.requests == []
 
 
 def test_a_missing_file_names_step_and_attachment(tmp_path):
