@@ -316,6 +316,7 @@ class SubworkflowStep(_StepBase):
     return_keys: list[str] | None = None
 
 
+AnyStep = LLMCallStep | ToolStep | RouterStep | AgentStep | ApprovalGateStep | SubworkflowStep
 Step = Annotated[LLMCallStep | ToolStep | RouterStep | AgentStep | ApprovalGateStep | SubworkflowStep,
                  Field(discriminator="type")]
 STEP_TYPES: dict[str, type[_StepBase]] = {
@@ -354,7 +355,7 @@ class Workflow(_Strict):
         path = Path(value).expanduser()
         return path if path.is_absolute() else (self.base_dir / path).resolve()
 
-    def step(self, step_id: str) -> LLMCallStep | ToolStep | RouterStep | AgentStep | ApprovalGateStep:
+    def step(self, step_id: str) -> AnyStep:
         for step in self.steps:
             if step.id == step_id:
                 return step

@@ -228,8 +228,10 @@ def sdk_http_client(default_client: type[T], timeout: float) -> T:
     """
     import importlib
 
+    factory: Callable[..., T] = default_client
+
     library = next((importlib.import_module(base.__module__.partition(".")[0]) for base in default_client.__mro__
                     if base.__module__.partition(".")[0] in ("httpx", "httpx2")), None)
     if library is None:  # pragma: no cover - an SDK on another HTTP library: its own defaults
-        return default_client(timeout=timeout)
-    return default_client(timeout=timeout, verify=shared_ssl_context(library))
+        return factory(timeout=timeout)
+    return factory(timeout=timeout, verify=shared_ssl_context(library))

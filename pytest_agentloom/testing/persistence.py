@@ -78,7 +78,7 @@ def pending_writes(harness: AgentloomHarness) -> dict[str, str]:
         texts[f"{session.config.path} (cassette, written when the test ends)"] = session.render()
     tape = getattr(cassette, "tape", None)
     text = tape.pending_text() if tape is not None else None
-    if text is not None:
+    if tape is not None and text is not None:
         texts[f"{tape.path} (tool recording, written when the test ends)"] = text
     return texts
 

@@ -63,7 +63,8 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
     for attempt in range(1, policy.max_retries + 2):
         ctx.attempts = attempt
         call: Callable[[], Awaitable[LLMResponse | StepOutcome]]
-        call = functools.partial(ctx.provider.complete, request.model_copy(update={"attempt": attempt}))
+        call = functools.partial(  # type: ignore[assignment]  # partial loses the awaitable's type
+            ctx.provider.complete, request.model_copy(update={"attempt": attempt}))
         if reachable is not None:
             call = functools.partial(run_tool_loop, step, ctx, request, reachable, attempt=attempt,
                                      call_model=ctx.provider.complete)
@@ -176,7 +177,9 @@ class _FirstText:
 T = TypeVar("T")
 
 
-async def _watching(watch: _FirstText, call: Callable[[], Awaitable[T]]) -> T:
+async def _watching(
+    watch: _FirstText, call: Callable[[], Awaitable[LLMResponse | StepOutcome]]
+) -> LLMResponse | StepOutcome:
     token = text_listener.set(watch)
     try:
         return await call()
