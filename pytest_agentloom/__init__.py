@@ -34,7 +34,7 @@ if TYPE_CHECKING:
         UsageError,
         WorkflowError,
     )
-    from .providers import LLMRequest, LLMResponse, Scripted, error, reply, tool_call
+    from .providers import LLMRequest, LLMResponse, Scripted, embedding, error, reply, tool_call
     from .tools import BaseTool, Tool, ToolRegistry, tool
 
 __version__ = "0.1.0"
@@ -67,6 +67,7 @@ __all__ = [
     "__version__",
     "aresume_workflow",
     "arun_workflow",
+    "embedding",
     "error",
     "load_workflow",
     "reply",
@@ -105,6 +106,7 @@ _EXPORTS = {
     "Scripted": ".providers",
     "error": ".providers",
     "reply": ".providers",
+    "embedding": ".providers",
     "tool_call": ".providers",
     "BaseTool": ".tools",
     "Tool": ".tools",

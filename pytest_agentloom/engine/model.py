@@ -24,6 +24,7 @@ __all__ = [
     "AgentStep",
     "ApprovalGateStep",
     "Condition",
+    "EmbedStep",
     "LLMCallStep",
     "NamedToolChoice",
     "ResponseSchema",
@@ -116,6 +117,7 @@ class WorkflowConfig(_Strict):
     checkpoint: bool = False
     checkpoint_dir: str | None = None  # relative to the workflow file's folder
     providers: dict[ProviderName, ProviderSettings] = Field(default_factory=dict)
+    embedding_model: str | None = None  # the model of an embed step without its own (never config.model)
     capture_prompts: bool = False  # add each llm_call's rendered messages to the trace (redacted on the way out)
 
 
@@ -316,14 +318,29 @@ class SubworkflowStep(_StepBase):
     return_keys: list[str] | None = None
 
 
-AnyStep = LLMCallStep | ToolStep | RouterStep | AgentStep | ApprovalGateStep | SubworkflowStep
-Step = Annotated[LLMCallStep | ToolStep | RouterStep | AgentStep | ApprovalGateStep | SubworkflowStep,
+class EmbedStep(_StepBase):
+    """Turns the texts at ``inputs`` into vectors; ``output`` gets one vector per text, in order.
+
+    ``inputs`` are state paths (``docs``, ``state.question``), never templates: each must hold a
+    string or a list of strings. ``model`` defaults to ``config.embedding_model``.
+    """
+
+    type: Literal["embed"]
+    inputs: str | list[str] = Field(min_length=1)
+    model: str | None = None
+
+    def input_paths(self) -> list[str]:
+        return [self.inputs] if isinstance(self.inputs, str) else list(self.inputs)
+
+
+AnyStep = LLMCallStep | ToolStep | RouterStep | AgentStep | ApprovalGateStep | SubworkflowStep | EmbedStep
+Step = Annotated[LLMCallStep | ToolStep | RouterStep | AgentStep | ApprovalGateStep | SubworkflowStep | EmbedStep,
                  Field(discriminator="type")]
 STEP_TYPES: dict[str, type[_StepBase]] = {
     "llm_call": LLMCallStep, "tool": ToolStep, "router": RouterStep, "agent": AgentStep,
-    "approval_gate": ApprovalGateStep, "subworkflow": SubworkflowStep,
+    "approval_gate": ApprovalGateStep, "subworkflow": SubworkflowStep, "embed": EmbedStep,
 }
-FUTURE_STEP_TYPES = ("embed",)
+FUTURE_STEP_TYPES: tuple[str, ...] = ()
 
 
 class Workflow(_Strict):

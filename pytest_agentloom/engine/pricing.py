@@ -37,6 +37,9 @@ PRICES: dict[str, Price] = {
     "o3": Price(2.00, 8.00),
     "o3-mini": Price(1.10, 4.40),
     "o4-mini": Price(1.10, 4.40),
+    # OpenAI embeddings: input tokens only
+    "text-embedding-3-small": Price(0.02, 0.0),
+    "text-embedding-3-large": Price(0.13, 0.0),
     # Anthropic
     "claude-opus-4": Price(15.00, 75.00),
     "claude-sonnet-4": Price(3.00, 15.00),

@@ -27,12 +27,13 @@ from ..providers.types import Provider
 from .checkpoints import Persistence
 from .clock import Clock, RunIdSource, SystemClock, derived_run_id, set_current_clock
 from .loader import dependency_graph, load_workflow
-from .model import AgentStep, ApprovalGateStep, LLMCallStep, RouterStep, SubworkflowStep, ToolStep, Workflow
+from .model import AgentStep, ApprovalGateStep, EmbedStep, LLMCallStep, RouterStep, SubworkflowStep, ToolStep, Workflow
 from .paths import OutputPathError, parse_path, set_path
 from .result import RunStatus, StepResult, StepStatus, TerminationReason, WorkflowResult, to_plain
 from .steps.agent import run_agent
 from .steps.approval_gate import PauseOutcome, PendingApproval, run_approval_gate
 from .steps.base import StepContext, StepOutcome, ToolFunction
+from .steps.embed import run_embed
 from .steps.llm_call import run_llm_call
 from .steps.router import run_router
 from .steps.tool import run_tool
@@ -44,6 +45,7 @@ _RUNNERS: dict[type, Callable[[Any, StepContext], Awaitable[StepOutcome]]] = {
     LLMCallStep: run_llm_call,
     ToolStep: run_tool,
     RouterStep: run_router,
+    EmbedStep: run_embed,
 }
 
 

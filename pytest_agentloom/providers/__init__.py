@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         ScriptedCall,
         calls_unknown_tool,
         claims_done,
+        embedding,
         error,
         invalid_call,
         never_finishes,
@@ -34,11 +35,23 @@ if TYPE_CHECKING:
         tool_call,
         tool_calls,
     )
-    from .types import LLMRequest, LLMResponse, Message, Provider, ToolCall, ToolSpec, Usage
+    from .types import (
+        EmbedRequest,
+        EmbedResponse,
+        LLMRequest,
+        LLMResponse,
+        Message,
+        Provider,
+        ToolCall,
+        ToolSpec,
+        Usage,
+    )
 
 __all__ = [
     "AnthropicProvider",
     "CircuitBreaker",
+    "EmbedRequest",
+    "EmbedResponse",
     "Gateway",
     "GenericOpenAIProvider",
     "GoogleProvider",
@@ -57,6 +70,7 @@ __all__ = [
     "claims_done",
     "create_provider",
     "default_gateway",
+    "embedding",
     "error",
     "invalid_call",
     "never_finishes",
@@ -81,6 +95,7 @@ _EXPORTS = {
     "ScriptedCall": ".scripted",
     "calls_unknown_tool": ".scripted",
     "claims_done": ".scripted",
+    "embedding": ".scripted",
     "error": ".scripted",
     "invalid_call": ".scripted",
     "never_finishes": ".scripted",
@@ -89,6 +104,8 @@ _EXPORTS = {
     "reply": ".scripted",
     "tool_call": ".scripted",
     "tool_calls": ".scripted",
+    "EmbedRequest": ".types",
+    "EmbedResponse": ".types",
     "LLMRequest": ".types",
     "LLMResponse": ".types",
     "Message": ".types",

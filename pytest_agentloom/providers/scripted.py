@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ProviderError, ScriptError
-from .types import LLMRequest, LLMResponse, ToolCall, Usage
+from .types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, ToolCall, Usage
 
 __all__ = [
     "Scripted",
     "ScriptedCall",
     "calls_unknown_tool",
     "claims_done",
+    "embedding",
     "error",
     "invalid_call",
     "never_finishes",
@@ -53,7 +54,24 @@ class ErrorSpec:
     message: str = ""
 
 
-Reply = str | ReplySpec | ErrorSpec | Callable[[LLMRequest], Any]
+@dataclass(frozen=True)
+class EmbeddingSpec:
+    """A scripted answer to an ``embed`` step: one vector per text."""
+
+    vectors: tuple[tuple[float, ...], ...]
+    input_tokens: int = 0
+    model: str | None = None
+    cost: float | None = None
+
+
+Reply = str | ReplySpec | ErrorSpec | EmbeddingSpec | Callable[[LLMRequest], Any]
+
+
+def embedding(vectors: Sequence[Sequence[float]], *, input_tokens: int = 0, model: str | None = None,
+              cost: float | None = None) -> EmbeddingSpec:
+    """The vectors an ``embed`` step gets back, one per text in order: ``embedding([[0.1, 0.2], [0.3, 0.4]])``."""
+    return EmbeddingSpec(vectors=tuple(tuple(float(x) for x in vector) for vector in vectors),
+                         input_tokens=input_tokens, model=model, cost=cost)
 
 
 
@@ -107,7 +125,8 @@ class ScriptedCall:
     tools: list[str]
     attempt: int
     turn: int
-    request: LLMRequest = field(repr=False, compare=False)
+    request: LLMRequest | EmbedRequest = field(repr=False, compare=False)
+    texts: list[str] = field(default_factory=list)  # an embed step's texts (no messages then)
 
 
 class Scripted:
@@ -125,7 +144,7 @@ class Scripted:
         self._script: dict[str, list[Reply]] = {}
         self._repeat: dict[str, Reply] = {}
         for step_id, value in (replies or {}).items():
-            if callable(value) and not isinstance(value, (ReplySpec, ErrorSpec)):
+            if callable(value) and not isinstance(value, (ReplySpec, ErrorSpec, EmbeddingSpec)):
                 self._repeat[step_id] = value
             elif isinstance(value, (list, tuple)):
                 self._script[step_id] = list(value)
@@ -157,7 +176,30 @@ class Scripted:
                 answer = await answer
         return _to_response(answer, request)
 
-    def _next_reply(self, request: LLMRequest) -> Reply:
+    async def embed(self, request: EmbedRequest) -> EmbedResponse:
+        """Answer an ``embed`` step from its script: :func:`embedding`, :func:`error` or a callable."""
+        self.requests.append(ScriptedCall(
+            step_id=request.step_id, model=request.model, messages=[], params={}, tools=[], attempt=request.attempt,
+            turn=1, request=request, texts=list(request.texts),
+        ))
+        answer = self._next_reply(request)
+        if callable(answer) and not isinstance(answer, (ReplySpec, ErrorSpec, EmbeddingSpec)):
+            answer = answer(request)  # type: ignore[arg-type]  # an embed step's callable takes the EmbedRequest
+            if inspect.isawaitable(answer):
+                answer = await answer
+        if isinstance(answer, ErrorSpec):
+            raise ProviderError(answer.message, status=answer.status, provider="scripted")
+        if not isinstance(answer, EmbeddingSpec):
+            raise ScriptError(
+                f"Scripted reply for embed step '{request.step_id}' must be embedding([[...], ...]) or error(), "
+                f"got {type(answer).__name__}: {answer!r}.\nHow to fix: script it as embedding([[0.1, 0.2]])."
+            )
+        return EmbedResponse(
+            vectors=[list(vector) for vector in answer.vectors], usage=Usage(input_tokens=answer.input_tokens),
+            model=answer.model or request.model, provider="scripted", cost=answer.cost,
+        )
+
+    def _next_reply(self, request: LLMRequest | EmbedRequest) -> Reply:
         step = request.step_id
         if step in self._repeat:
             return self._repeat[step]
@@ -173,7 +215,8 @@ class Scripted:
             raise ScriptError(
                 f"Scripted provider has no reply left for step '{step}': {len(queue)} "
                 f"{'reply was' if len(queue) == 1 else 'replies were'} scripted and all were used "
-                f"(this is request {used + 1} for the step, attempt {request.attempt}, turn {request.turn}).\n"
+                f"(this is request {used + 1} for the step, attempt {request.attempt}, "
+                f"turn {getattr(request, 'turn', 1)}).\n"
                 f"How to fix: add another reply to the list for '{step}'."
             )
         self._used[step] = used + 1

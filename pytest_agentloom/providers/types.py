@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import ProviderError
 
 __all__ = [
-    "Attachment", "AttachmentRefused", "LLMRequest", "LLMResponse", "Message", "Provider", "Thinking", "ToolCall",
+    "Attachment", "AttachmentRefused", "EmbedRequest", "EmbedResponse",
+    "LLMRequest", "LLMResponse", "Message", "Provider", "Thinking", "ToolCall",
     "ToolSpec", "Usage", "emit_text", "refuse_attachments", "text_listener",
 ]
 
@@ -195,6 +196,26 @@ class LLMResponse(_Frozen):
     reasoning_content: str | None = None  # the model's reasoning text, where the provider returns it
     thinking_blocks: tuple[dict[str, Any], ...] = ()  # the same as the provider's own blocks, to send back
     finish_reason: str | None = None
+    model: str = ""
+    provider: str = ""
+    cost: float | None = None
+
+
+class EmbedRequest(_Frozen):
+    """Texts to turn into vectors (an ``embed`` step). ``step_id`` and ``attempt`` are never sent."""
+
+    step_id: str
+    model: str
+    texts: tuple[str, ...]
+    attempt: int = 1
+    provider: str | None = None
+
+
+class EmbedResponse(_Frozen):
+    """One vector per text, in the order the texts were sent; only input tokens are billed."""
+
+    vectors: list[list[float]] = Field(default_factory=list)
+    usage: Usage = Usage()
     model: str = ""
     provider: str = ""
     cost: float | None = None

@@ -203,8 +203,8 @@ def test_unknown_keys_are_rejected_with_a_did_you_mean_hint(
 def test_unknown_key_with_nothing_close_lists_the_known_keys(tmp_path: Path) -> None:
     err, _ = load_error(tmp_path, "name: x\nconfig: {zzzzzz: 1}\nsteps: [{id: a, type: tool, tool_name: t}]\n")
     known = (
-        "budget_usd, capture_prompts, checkpoint, checkpoint_dir, model, provider, providers, retry, sandbox, stream, "
-        "timeout"
+        "budget_usd, capture_prompts, checkpoint, checkpoint_dir, embedding_model, model, provider, providers, retry, "
+        "sandbox, stream, timeout"
     )
     assert f"known keys here: {known}." in str(err)
 
@@ -219,12 +219,10 @@ def test_unknown_step_type_suggests_the_closest(tmp_path: Path) -> None:
     assert "did you mean 'llm_call'?" in str(err)
 
 
-@pytest.mark.parametrize("kind", ["embed"])
-def test_step_types_of_later_issues_are_named_as_not_supported_yet(tmp_path: Path, kind: str) -> None:
-    err, path = load_error(tmp_path, f"name: x\nsteps: [{{id: a, type: {kind}}}]\n")
-    assert err.headline == f"Step type '{kind}' is part of AgentLoom 0.5 but not supported by this version yet"
-    assert_names(err, path, "a", "type")
-    assert "supported step types: llm_call, tool, router, agent, approval_gate, subworkflow." in str(err)
+def test_embed_is_a_step_type_and_needs_its_inputs(tmp_path: Path) -> None:
+    err, path = load_error(tmp_path, "name: x\nsteps: [{id: a, type: embed}]\n")
+    assert err.headline == "Missing required key 'inputs'"
+    assert_names(err, path, "a", "inputs")
 
 
 def test_step_without_type(tmp_path: Path) -> None:
@@ -482,7 +480,7 @@ def test_several_schema_problems_are_all_reported(tmp_path: Path) -> None:
 
 
 def test_several_step_type_problems_are_all_reported(tmp_path: Path) -> None:
-    err, _ = load_error(tmp_path, "name: x\nsteps: [{id: a, type: embed}, {id: b, type: bogus}]\n")
+    err, _ = load_error(tmp_path, "name: x\nsteps: [{id: a, type: embeds}, {id: b, type: bogus}]\n")
     assert [(p.step_id, p.field) for p in err.problems] == [("a", "type"), ("b", "type")]
 
 
