@@ -16,13 +16,13 @@ open it, and after ``cooldown_seconds`` one request may probe (half-open). A
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ..errors import ProviderError, StepError, UsageError
 from .common import MidStreamError
-from .types import AttachmentRefused, LLMRequest, LLMResponse, Provider
+from .types import AttachmentRefused, EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
 
 if TYPE_CHECKING:
     from ..engine.clock import Clock
@@ -37,10 +37,14 @@ DEFAULT_ROUTES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("o4*", ("openai",)),
     ("claude*", ("anthropic",)),
     ("gemini*", ("google",)),
+    ("text-embedding-3-*", ("openai",)),
+    ("text-embedding-ada-*", ("openai",)),
+    ("text-embedding-0*", ("google",)),
 )
 PROVIDER_ALIASES = {"gemini": "google", "openai_compatible": "generic_openai"}
 
 BreakerState = Literal["closed", "open", "half_open"]
+R = TypeVar("R", LLMResponse, EmbedResponse)
 
 
 @dataclass
@@ -122,7 +126,7 @@ class Gateway:
         }
         self.fallbacks: list[tuple[str, str, str]] = []  # (step id, provider that failed, error), for assertions
 
-    def candidates(self, request: LLMRequest) -> list[str]:
+    def candidates(self, request: LLMRequest | EmbedRequest) -> list[str]:
         """The providers to try for ``request``, in order; raises a clear error when none fits."""
         if request.provider:
             wanted = PROVIDER_ALIASES.get(request.provider, request.provider)
@@ -155,10 +159,26 @@ class Gateway:
         return "; ".join(rows)
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
+        return await self._route(request, self.candidates(request), lambda name: self.providers[name].complete(request))
+
+    async def embed(self, request: EmbedRequest) -> EmbedResponse:
+        """Vectors from the first routed provider that can embed, with the same fallback and breakers."""
+        names = self.candidates(request)
+        able = [name for name in names if callable(getattr(self.providers[name], "embed", None))]
+        if not able:
+            raise StepError(
+                f"embed '{request.step_id}': provider {', '.join(names)} cannot embed (model '{request.model}').\n"
+                "How to fix: route the embedding model to openai, google or ollama (config.provider or the "
+                "gateway's routes).", code="embed_unsupported",
+            )
+        embedders: dict[str, Any] = {name: self.providers[name] for name in able}  # Provider doesn't declare embed
+        return await self._route(request, able, lambda name: embedders[name].embed(request))
+
+    async def _route(self, request: LLMRequest | EmbedRequest, names: list[str],
+                     call: Callable[[str], Awaitable[R]]) -> R:
         from ..engine.clock import current_clock  # lazily: the engine imports this package's types
 
         clock = self._clock or current_clock()
-        names = self.candidates(request)
         last: ProviderError | None = None
         skipped: list[str] = []
         for name in names:
@@ -167,7 +187,7 @@ class Gateway:
                 skipped.append(f"{name} (circuit open until t={breaker.reopens_at():g})")
                 continue
             try:
-                response = await self.providers[name].complete(request)
+                response = await call(name)
             except AttachmentRefused as exc:  # nothing was sent: the next provider may take the attachment
                 self.fallbacks.append((request.step_id, name, str(exc)))
                 last = exc

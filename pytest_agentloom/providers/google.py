@@ -20,7 +20,17 @@ from .common import (
     thinking_of,
 )
 from .http import HTTPStatusFailure, http_errors, iter_sse_data
-from .types import LLMRequest, LLMResponse, Message, ToolCall, Usage, emit_text, refuse_attachments
+from .types import (
+    EmbedRequest,
+    EmbedResponse,
+    LLMRequest,
+    LLMResponse,
+    Message,
+    ToolCall,
+    Usage,
+    emit_text,
+    refuse_attachments,
+)
 
 __all__ = ["GoogleProvider"]
 
@@ -115,6 +125,24 @@ class GoogleProvider:
                                 if not part.get("thought"):
                                     emit_text(part.get("text") or "")
                     return self._response(events, request)
+
+    async def embed(self, request: EmbedRequest) -> EmbedResponse:
+        """``batchEmbedContents``: one request per text, one vector back per text. Gemini reports no token count."""
+        import httpx
+
+        base = (self._base_url.resolve() or DEFAULT_BASE_URL).rstrip("/")
+        url = f"{base}/v1beta/models/{request.model}:batchEmbedContents"
+        body = {"requests": [{"model": f"models/{request.model}", "content": {"parts": [{"text": text}]}}
+                             for text in request.texts]}
+        with http_errors(self.name):
+            headers = {"x-goog-api-key": self._api_key.require(self.name, "API key")}
+            async with httpx.AsyncClient(timeout=self._timeout, verify=shared_ssl_context(httpx)) as client:
+                response = await client.post(url, json=body, headers=headers)
+                if response.status_code >= 400:
+                    raise HTTPStatusFailure(response.status_code, response.content)
+                data = response.json()
+        vectors = [list(item.get("values") or []) for item in data.get("embeddings") or []]
+        return EmbedResponse(vectors=vectors, model=request.model, provider=self.name)
 
     def _response(self, events: list[dict[str, Any]], request: LLMRequest) -> LLMResponse:
         text: list[str] = []

@@ -20,7 +20,17 @@ from .common import (
     thinking_of,
 )
 from .http import HTTPStatusFailure, http_errors
-from .types import LLMRequest, LLMResponse, Message, ToolCall, Usage, emit_text, refuse_attachments
+from .types import (
+    EmbedRequest,
+    EmbedResponse,
+    LLMRequest,
+    LLMResponse,
+    Message,
+    ToolCall,
+    Usage,
+    emit_text,
+    refuse_attachments,
+)
 
 __all__ = ["OllamaProvider"]
 
@@ -95,6 +105,21 @@ class OllamaProvider:
                             lines.append(json.loads(line))
                             emit_text((lines[-1].get("message") or {}).get("content") or "")
                     return self._response(lines, request)
+
+    async def embed(self, request: EmbedRequest) -> EmbedResponse:
+        """``POST /api/embed`` with every text as ``input``; ``prompt_eval_count`` is the input token count."""
+        import httpx
+
+        body = {"model": request.model, "input": list(request.texts)}
+        with http_errors(self.name):
+            async with httpx.AsyncClient(timeout=self._timeout, verify=shared_ssl_context(httpx)) as client:
+                response = await client.post(f"{self.base_url()}/api/embed", json=body)
+                if response.status_code >= 400:
+                    raise HTTPStatusFailure(response.status_code, response.content)
+                data = response.json()
+        usage = Usage(input_tokens=int(data.get("prompt_eval_count") or 0))
+        return EmbedResponse(vectors=[list(vector) for vector in data.get("embeddings") or []], usage=usage,
+                             model=data.get("model") or request.model, provider=self.name)
 
     def _response(self, lines: list[dict[str, Any]], request: LLMRequest) -> LLMResponse:
         text: list[str] = []

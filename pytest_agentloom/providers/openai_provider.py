@@ -25,7 +25,18 @@ from .common import (
     thinking_of,
     transport_errors,
 )
-from .types import Attachment, LLMRequest, LLMResponse, Message, ToolCall, Usage, emit_text, refuse_attachments
+from .types import (
+    Attachment,
+    EmbedRequest,
+    EmbedResponse,
+    LLMRequest,
+    LLMResponse,
+    Message,
+    ToolCall,
+    Usage,
+    emit_text,
+    refuse_attachments,
+)
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -138,6 +149,17 @@ class OpenAIProvider:
                 return await self._assemble(stream, request, started)
             completion = await client.chat.completions.create(**body)
         return self._from_completion(completion, request)
+
+    async def embed(self, request: EmbedRequest) -> EmbedResponse:
+        """``POST /v1/embeddings`` through the SDK, asking for floats; one vector per text, in order."""
+        with openai_errors(self.name):
+            client = self._client.get()
+            answer = await client.embeddings.create(model=request.model, input=list(request.texts),
+                                                    encoding_format="float")
+        ordered = sorted(answer.data, key=lambda item: item.index)
+        usage = Usage(input_tokens=answer.usage.prompt_tokens if answer.usage is not None else 0)
+        return EmbedResponse(vectors=[list(item.embedding) for item in ordered], usage=usage,
+                             model=answer.model or request.model, provider=self.name)
 
     # -- request
 

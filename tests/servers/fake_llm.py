@@ -11,6 +11,14 @@ ollama     ``POST /api/chat``                              NDJSON (the default)
 gemini     ``POST /v1beta/models/{model}:generateContent``  ``:streamGenerateContent?alt=sse``
 =========  ==============================================  ==========================
 
+Embeddings have routes of their own (``openai_embed``: ``POST /v1/embeddings``,
+float or base64 as asked; ``gemini_embed``: ``POST
+/v1beta/models/{model}:batchEmbedContents``; ``ollama_embed``: ``POST
+/api/embed``). Each text gets a vector derived from its SHA-256 (8 numbers in
+[-1, 1], or ``dimensions`` for OpenAI), so the same text always gets the same
+vector; a text's token count is its number of words. Plan :func:`fail` or
+:func:`drop` on them like any route.
+
 Each route answers from its own queue of planned replies (:func:`text`,
 :func:`tool_calls`, :func:`fail`, :func:`drop`) and, once the queue is empty,
 with a deterministic default: ``echo: <last user message>``. Ids and
@@ -48,11 +56,12 @@ __all__ = [
     "cut_stream",
     "drop",
     "fail",
+    "fake_vector",
     "text",
     "tool_calls",
 ]
 
-ROUTES = ("openai", "anthropic", "ollama", "gemini")
+ROUTES = ("openai", "anthropic", "ollama", "gemini", "openai_embed", "gemini_embed", "ollama_embed")
 CREATED_BASE = 1_700_000_000  # a fixed epoch second; each response adds its counter to it
 
 
@@ -306,7 +315,9 @@ class FakeLLMServer:
 # --------------------------------------------------------------------------- handler
 
 
-_GEMINI_PATH = re.compile(r"^/v1beta/models/(?P<model>[^/:]+):(?P<method>generateContent|streamGenerateContent)$")
+_GEMINI_PATH = re.compile(
+    r"^/v1beta/models/(?P<model>[^/:]+):(?P<method>generateContent|streamGenerateContent|batchEmbedContents)$"
+)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -360,6 +371,9 @@ class _Handler(BaseHTTPRequestHandler):
                 headers=planned.headers,
             )
             return
+        if route.endswith("_embed"):
+            self._send_json(200, _embedding_body(route, payload, model_in_path), headers=planned.headers)
+            return
         reply = _Reply.build(route, payload, planned, counter, model_in_path)
         builder = _BUILDERS[route]
         streaming = stream_in_path if route == "gemini" else _wants_stream(route, payload)
@@ -407,7 +421,13 @@ def _route_of(path: str) -> tuple[str | None, str | None, bool]:
         return "anthropic", None, False
     if path == "/api/chat":
         return "ollama", None, False
+    if path == "/v1/embeddings":
+        return "openai_embed", None, False
+    if path == "/api/embed":
+        return "ollama_embed", None, False
     match = _GEMINI_PATH.match(path)
+    if match and match["method"] == "batchEmbedContents":
+        return "gemini_embed", match["model"], False
     if match:
         return "gemini", match["model"], match["method"] == "streamGenerateContent"
     return None, None, False
@@ -472,7 +492,46 @@ _GOOGLE_STATUS = {
 }
 
 
+def fake_vector(text: str, dimensions: int = 8) -> list[float]:
+    """The vector the fake server gives ``text``: numbers in [-1, 1] from its SHA-256, exact in float32."""
+    import hashlib
+
+    numbers: list[float] = []
+    block = 0
+    while len(numbers) < dimensions:
+        digest = hashlib.sha256(f"{block}:{text}".encode()).digest()
+        numbers += [(byte - 128) / 128 for byte in digest]
+        block += 1
+    return numbers[:dimensions]
+
+
+def _embedding_body(route: str, payload: dict[str, Any], model_in_path: str | None) -> dict[str, Any]:
+    """The whole answer of an embeddings route, in that API's shape."""
+    import base64
+    import struct
+
+    if route == "gemini_embed":
+        texts = ["".join(part.get("text", "") for part in item["content"]["parts"]) for item in payload["requests"]]
+        return {"embeddings": [{"values": fake_vector(text)} for text in texts]}
+    given = payload.get("input")
+    texts = [given] if isinstance(given, str) else list(given or [])
+    tokens = sum(len(text.split()) for text in texts)
+    if route == "ollama_embed":
+        return {"model": payload.get("model"), "embeddings": [fake_vector(text) for text in texts],
+                "total_duration": 1000, "load_duration": 10, "prompt_eval_count": tokens}
+    dimensions = int(payload.get("dimensions") or 8)
+    data = []
+    for index, text in enumerate(texts):
+        vector: Any = fake_vector(text, dimensions)
+        if payload.get("encoding_format") == "base64":  # the SDK asks for this by default, and decodes it
+            vector = base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode("ascii")
+        data.append({"object": "embedding", "index": index, "embedding": vector})
+    return {"object": "list", "data": data, "model": payload.get("model"),
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+
+
 def _error_body(route: str, status: int, message: str, error_type: str | None) -> dict[str, Any]:
+    route = route.removesuffix("_embed")
     if route == "anthropic":
         kind = error_type or _ANTHROPIC_ERROR_TYPES.get(status, "api_error")
         return {"type": "error", "error": {"type": kind, "message": message}}
