@@ -33,13 +33,13 @@ import contextlib
 import os
 import re
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..providers.types import LLMRequest, LLMResponse, Provider
+from ..providers.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
 from .errors import CassetteMismatchError, CassetteNotFoundError, UnusedInteractionsError, render_message
 from .matchers import DEFAULT_MATCH_ON, body_data, body_diff, resolve_matchers
 from .modes import RecordMode
@@ -59,12 +59,14 @@ __all__ = ["CallInfo", "CassetteConfig", "CassetteSession", "ReplayProvider", "c
 class CallInfo:
     """The provider call in progress: what the HTTP layer needs to name it in an error."""
 
-    request: LLMRequest
+    request: LLMRequest | EmbedRequest
     mismatch: CassetteMismatchError | None = None
     #: requests sent to a live provider during this call and not answered yet, with the position their
     #: interaction takes in the cassette (see :meth:`CassetteSession._record_unanswered`)
     pending: list[tuple[Any, int]] = field(default_factory=list)
 
+
+R = TypeVar("R", LLMResponse, EmbedResponse)
 
 #: The provider call in progress in this task (set by :class:`ReplayProvider`).
 current_call: ContextVar[CallInfo | None] = ContextVar("agentloom_current_call", default=None)
@@ -438,14 +440,14 @@ class CassetteSession:
         if call is not None and call.mismatch is None:
             call.mismatch = error
 
-    def _mismatch_error(self, request: Request, llm: LLMRequest | None) -> CassetteMismatchError:
+    def _mismatch_error(self, request: Request, llm: LLMRequest | EmbedRequest | None) -> CassetteMismatchError:
         cassette = self._cassette
         where = []
         if self.config.test_id:
             where.append(f"test {self.config.test_id}")
         if llm is not None:
             where.append(f"step '{llm.step_id}'")
-            where.append(f"turn {llm.turn}")
+            where.append(f"turn {getattr(llm, 'turn', 1)}")
         used = sum(1 for index in range(len(cassette.data)) if cassette.play_counts[index])
         context: list[tuple[str, object]] = [
             ("cassette", f"{self.config.display_path} (record mode {self.mode.value}; "
@@ -481,7 +483,8 @@ class CassetteSession:
                     f"{self.config.how_to_record}")
         message = render_message(headline, context, hint=hint, details=details)
         return CassetteMismatchError(message, reason=reason, path=str(self.config.path),
-                                     step_id=llm.step_id if llm else None, turn=llm.turn if llm else None)
+                                     step_id=llm.step_id if llm else None,
+                                     turn=getattr(llm, "turn", 1) if llm else None)
 
     def _closest(self, request: Request) -> tuple[int | None, bool, bool]:
         """The recorded request most like ``request``: (position, fully matches, already played)."""
@@ -559,11 +562,24 @@ class ReplayProvider:
         self.name = getattr(inner, "name", "replay")
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
+        return await self._call(request, lambda: self.inner.complete(request))
+
+    async def embed(self, request: EmbedRequest) -> EmbedResponse:
+        """An ``embed`` step's call, recorded and replayed like a chat call (the engine refuses it if inner can't)."""
+        inner: Any = self.inner
+        if not callable(getattr(inner, "embed", None)):
+            from ..errors import StepError
+
+            raise StepError(f"embed '{request.step_id}': provider {self.name} cannot embed. How to fix: use a "
+                            "provider with embeddings (openai, google, ollama).", code="embed_unsupported")
+        return await self._call(request, lambda: inner.embed(request))
+
+    async def _call(self, request: LLMRequest | EmbedRequest, send: Callable[[], Awaitable[R]]) -> R:
         call = CallInfo(request)
         token = current_call.set(call)
         try:
             with self.session.patched():
-                response = await self.inner.complete(request)
+                response = await send()
         except Exception as exc:
             if call.mismatch is not None:
                 raise call.mismatch from exc
