@@ -329,6 +329,17 @@ class EmbedStep(_StepBase):
     inputs: str | list[str] = Field(min_length=1)
     model: str | None = None
 
+    @model_validator(mode="after")
+    def _paths(self) -> EmbedStep:
+        from .paths import parse_path
+
+        for path in self.input_paths():
+            if "{" in path or "}" in path:
+                bare = path.strip("{} ")
+                raise ValueError(f"inputs are state paths, not templates: write '{bare}', not '{path}'")
+            parse_path(path.removeprefix("state."))  # its ValueError names the path and the position
+        return self
+
     def input_paths(self) -> list[str]:
         return [self.inputs] if isinstance(self.inputs, str) else list(self.inputs)
 

@@ -128,3 +128,15 @@ def test_a_callable_script_sees_the_request_and_runs_are_deterministic() -> None
 def test_a_chat_reply_scripted_for_an_embed_step_is_an_error_naming_the_fix() -> None:
     result = run(flow("docs"), Scripted({"vec": "some text"}))
     assert result.status.value == "failed" and "embedding([[0.1, 0.2]])" in failure(result)
+
+
+@pytest.mark.parametrize(("inputs", "expected"), [
+    ('"{state.docs}"', "inputs are state paths, not templates: write 'state.docs', not '{state.docs}'"),
+    ('"docs..x"', "invalid state path 'docs..x'"),
+])
+def test_inputs_that_are_templates_or_bad_paths_fail_at_load(inputs: str, expected: str) -> None:
+    from pytest_agentloom.errors import WorkflowError
+
+    with pytest.raises(WorkflowError) as caught:
+        flow(inputs)
+    assert expected in str(caught.value) and "vec" in str(caught.value)
