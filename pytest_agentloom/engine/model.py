@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from ..providers.types import Thinking
 
@@ -329,16 +329,17 @@ class EmbedStep(_StepBase):
     inputs: str | list[str] = Field(min_length=1)
     model: str | None = None
 
-    @model_validator(mode="after")
-    def _paths(self) -> EmbedStep:
+    @field_validator("inputs")
+    @classmethod
+    def _paths(cls, inputs: str | list[str]) -> str | list[str]:
         from .paths import parse_path
 
-        for path in self.input_paths():
+        for path in [inputs] if isinstance(inputs, str) else inputs:
             if "{" in path or "}" in path:
                 bare = path.strip("{} ")
                 raise ValueError(f"inputs are state paths, not templates: write '{bare}', not '{path}'")
             parse_path(path.removeprefix("state."))  # its ValueError names the path and the position
-        return self
+        return inputs
 
     def input_paths(self) -> list[str]:
         return [self.inputs] if isinstance(self.inputs, str) else list(self.inputs)

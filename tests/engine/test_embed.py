@@ -139,4 +139,4 @@ def test_inputs_that_are_templates_or_bad_paths_fail_at_load(inputs: str, expect
 
     with pytest.raises(WorkflowError) as caught:
         flow(inputs)
-    assert expected in str(caught.value) and "vec" in str(caught.value)
+    assert expected in str(caught.value) and "step: vec" in str(caught.value) and "field: inputs" in str(caught.value)
