@@ -77,7 +77,8 @@ def test_anthropic_is_refused_clearly_and_nothing_is_sent(fake_llm) -> None:
     anthropic = AnthropicProvider(api_key="k", base_url=fake_llm.url)
     result = run_workflow(flow("text-embedding-3-small"), provider=anthropic, clock=VirtualClock())
     error = result.steps["vec"].error or ""
-    assert result.status.value == "failed" and "provider anthropic cannot embed" in error and "How to fix" in error
+    assert result.status.value == "failed" and "How to fix" in error
+    assert "provider anthropic cannot embed (Anthropic has no embeddings API)" in error
     assert fake_llm.requests == []
 
 

@@ -70,8 +70,9 @@ async def run_embed(step: EmbedStep, ctx: StepContext) -> StepOutcome:
     embed = getattr(ctx.provider, "embed", None)
     if not callable(embed) or not inspect.iscoroutinefunction(embed):
         name = getattr(ctx.provider, "name", type(ctx.provider).__name__)
+        why = " (Anthropic has no embeddings API)" if name == "anthropic" else ""
         raise StepError(
-            f"embed '{step.id}': provider {name} cannot embed. How to fix: use a provider with embeddings "
+            f"embed '{step.id}': provider {name} cannot embed{why}. How to fix: use a provider with embeddings "
             "(openai, google, ollama, a gateway of them, or Scripted with embedding(...)).",
             code="embed_unsupported",
         )
