@@ -12,20 +12,17 @@ import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ProviderError
 from .common import (
     LoopLocal,
-    MidStreamError,
     Setting,
     check_params,
     dump_arguments,
     named_tool_choice,
-    our_error_inside,
     parse_arguments,
+    sdk_errors,
     sdk_http_client,
     speaker_prefixed,
     thinking_of,
-    transport_errors,
 )
 from .types import Attachment, LLMRequest, LLMResponse, Message, ToolCall, Usage, emit_text, refuse_attachments
 
@@ -42,31 +39,8 @@ def anthropic_errors(provider: str, *, streaming_started: list[bool] | None = No
     """Translate every ``anthropic`` SDK error (and a raw httpx one from a stream) to :class:`ProviderError`."""
     import anthropic
 
-    timeouts, transport = transport_errors()
-
-    def error(message: str, status: int | None) -> ProviderError:
-        kind = MidStreamError if streaming_started and streaming_started[0] else ProviderError
-        return kind(f"{provider}: {message}", status=status, provider=provider)
-
-    try:
+    with sdk_errors(anthropic, provider, _status_message, streaming_started=streaming_started):
         yield
-    except anthropic.APIStatusError as exc:
-        raise error(_status_message(exc), exc.status_code) from exc
-    except anthropic.APITimeoutError as exc:
-        raise error(f"request timed out ({exc})", None) from exc
-    except anthropic.APIConnectionError as exc:
-        ours = our_error_inside(exc)
-        if ours is not None:
-            raise ours from exc
-        raise error(f"connection failed ({exc})", None) from exc
-    except anthropic.APIResponseValidationError as exc:
-        raise error(f"response did not match the API's shape ({exc})", exc.status_code) from exc
-    except anthropic.APIError as exc:
-        raise error(f"API error ({exc})", None) from exc
-    except timeouts as exc:
-        raise error(f"request timed out ({exc!r})", None) from exc
-    except transport as exc:
-        raise error(f"connection failed ({exc!r})", None) from exc
 
 
 def _status_message(exc: Any) -> str:

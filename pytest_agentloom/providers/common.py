@@ -7,9 +7,10 @@ call, never in a constructor, so building a provider has no side effects.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from ..errors import AgentloomError, ProviderError, StepError
@@ -26,6 +27,7 @@ __all__ = [
     "named_tool_choice",
     "our_error_inside",
     "parse_arguments",
+    "sdk_errors",
     "sdk_http_client",
     "shared_ssl_context",
     "speaker_prefixed",
@@ -235,3 +237,41 @@ def sdk_http_client(default_client: type[T], timeout: float) -> T:
     if library is None:  # pragma: no cover - an SDK on another HTTP library: its own defaults
         return factory(timeout=timeout)
     return factory(timeout=timeout, verify=shared_ssl_context(library))
+
+
+@contextlib.contextmanager
+def sdk_errors(
+    sdk: Any, provider: str, status_message: Callable[[Any], str], *, streaming_started: list[bool] | None = None
+) -> Iterator[None]:
+    """Translate the errors of a Stainless-built SDK (``openai``, ``anthropic``) to :class:`ProviderError`.
+
+    Both SDKs share one exception tree, so one mapping serves both. Most specific
+    first: a status error keeps its HTTP status; a timeout or a dropped connection
+    has none, so the engine retries it. ``streaming_started`` marks errors after
+    the first chunk, which the gateway must not fall back on.
+    """
+    timeouts, transport = transport_errors()
+
+    def error(message: str, status: int | None) -> ProviderError:
+        kind = MidStreamError if streaming_started and streaming_started[0] else ProviderError
+        return kind(f"{provider}: {message}", status=status, provider=provider)
+
+    try:
+        yield
+    except sdk.APIStatusError as exc:
+        raise error(status_message(exc), exc.status_code) from exc
+    except sdk.APITimeoutError as exc:
+        raise error(f"request timed out ({exc})", None) from exc
+    except sdk.APIConnectionError as exc:
+        ours = our_error_inside(exc)
+        if ours is not None:
+            raise ours from exc
+        raise error(f"connection failed ({exc})", None) from exc
+    except sdk.APIResponseValidationError as exc:
+        raise error(f"response did not match the API's shape ({exc})", exc.status_code) from exc
+    except sdk.APIError as exc:
+        raise error(f"API error ({exc})", None) from exc
+    except timeouts as exc:
+        raise error(f"request timed out ({exc!r})", None) from exc
+    except transport as exc:
+        raise error(f"connection failed ({exc!r})", None) from exc

@@ -16,14 +16,12 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ProviderError
 from .common import (
     LoopLocal,
-    MidStreamError,
     Setting,
     check_params,
     named_tool_choice,
-    our_error_inside,
+    sdk_errors,
     sdk_http_client,
     thinking_of,
-    transport_errors,
 )
 from .types import (
     Attachment,
@@ -63,31 +61,8 @@ def openai_errors(provider: str, *, streaming_started: list[bool] | None = None)
     """
     import openai
 
-    timeouts, transport = transport_errors()
-
-    def error(message: str, status: int | None) -> ProviderError:
-        kind = MidStreamError if streaming_started and streaming_started[0] else ProviderError
-        return kind(f"{provider}: {message}", status=status, provider=provider)
-
-    try:
+    with sdk_errors(openai, provider, _status_message, streaming_started=streaming_started):
         yield
-    except openai.APIStatusError as exc:
-        raise error(_status_message(exc), exc.status_code) from exc
-    except openai.APITimeoutError as exc:
-        raise error(f"request timed out ({exc})", None) from exc
-    except openai.APIConnectionError as exc:
-        ours = our_error_inside(exc)
-        if ours is not None:
-            raise ours from exc
-        raise error(f"connection failed ({exc})", None) from exc
-    except openai.APIResponseValidationError as exc:
-        raise error(f"response did not match the API's shape ({exc})", exc.status_code) from exc
-    except openai.APIError as exc:
-        raise error(f"API error ({exc})", None) from exc
-    except timeouts as exc:
-        raise error(f"request timed out ({exc!r})", None) from exc
-    except transport as exc:
-        raise error(f"connection failed ({exc!r})", None) from exc
 
 
 def _status_message(exc: Any) -> str:
