@@ -45,13 +45,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import AgentloomError, ProviderError, ScriptError, StepError
+from ..errors import StepError
 from ..providers.types import LLMRequest, LLMResponse, Message, ToolCall, ToolSpec, Usage
 from ..tools.registry import Tool, as_tool
 from ..tools.schema import validate_against
 from .model import AgentDefinition, AgentStep, ToolDeclaration
 from .pricing import cost_of
-from .steps.base import StepContext, StepOutcome
+from .steps.base import StepContext, StepOutcome, classify_call_failure
 from .templates import render
 from .tool_loop import execute_call, parse_arguments
 
@@ -313,22 +313,8 @@ class AgentLoop:
             try:
                 response = await ctx.within(self.step.timeout, lambda a=attempt: ctx.provider.complete(  # type: ignore
                     request.model_copy(update={"attempt": a})))
-            except ScriptError as exc:
-                raise StepError(str(exc), code="script_exhausted") from exc
-            except ProviderError as exc:
-                retryable = exc.status is None or exc.status in policy.retryable_status_codes
-                error: Exception = exc
-            except StepError as exc:
-                retryable, error = exc.retryable, exc
-            except (ConnectionError, TimeoutError) as exc:
-                retryable, error = True, exc
-            except AgentloomError:
-                raise
-            except Exception as exc:  # a provider bug (or a scripted callable's) fails the step, not the run
-                raise StepError(
-                    f"provider {type(ctx.provider).__name__} raised {type(exc).__name__}: {exc} (not retried; "
-                    "a bug in the provider or in a scripted callable)", code="provider_crashed",
-                ) from exc
+            except Exception as exc:
+                error, retryable = classify_call_failure(exc, policy, ctx.provider)
             else:
                 self._count(response, attempt)
                 return response

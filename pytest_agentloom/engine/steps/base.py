@@ -13,13 +13,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from ...errors import StepError
+from ...errors import AgentloomError, ProviderError, ScriptError, StepError
 from ...providers.types import Provider, Usage
 from ..clock import Clock
 from ..model import RetryPolicy, Workflow
 from ..templates import missing_key_message
 
-__all__ = ["StepContext", "StepOutcome", "ToolFunction"]
+__all__ = ["StepContext", "StepOutcome", "ToolFunction", "classify_call_failure"]
 
 log = logging.getLogger("pytest_agentloom.templates")
 ToolFunction = Callable[..., Any]
@@ -92,3 +92,26 @@ class StepContext:
         if self.clock.now() - started > timeout:
             raise StepError(f"timed out after {timeout:g}s", code="timeout", retryable=True)
         return result
+
+
+def classify_call_failure(exc: Exception, policy: RetryPolicy, provider: object) -> tuple[Exception, bool]:
+    """``(error, retryable)`` for a failed model call, per the retry table of 003.
+
+    Failures that must never be retried are raised instead: an exhausted script,
+    our own errors (a cassette mismatch keeps its code), and any other exception,
+    which is a bug in the provider or in a scripted callable (``provider_crashed``).
+    """
+    if isinstance(exc, ScriptError):
+        raise StepError(str(exc), code="script_exhausted") from exc
+    if isinstance(exc, ProviderError):
+        return exc, exc.status is None or exc.status in policy.retryable_status_codes
+    if isinstance(exc, StepError):
+        return exc, exc.retryable
+    if isinstance(exc, (ConnectionError, TimeoutError)):
+        return exc, True
+    if isinstance(exc, AgentloomError):
+        raise exc
+    raise StepError(
+        f"provider {type(provider).__name__} raised {type(exc).__name__}: {exc} (not retried; this is a bug in the "
+        "provider or in a scripted callable, not a provider error)", code="provider_crashed",
+    ) from exc

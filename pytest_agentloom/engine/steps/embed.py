@@ -15,12 +15,12 @@ import inspect
 from collections.abc import Mapping
 from typing import Any
 
-from ...errors import AgentloomError, ProviderError, ScriptError, StepError
+from ...errors import StepError
 from ...providers.types import EmbedRequest, EmbedResponse
 from ..model import EmbedStep
 from ..paths import MISSING, get_path, parse_path
 from ..pricing import cost_of
-from .base import StepContext, StepOutcome
+from .base import StepContext, StepOutcome, classify_call_failure
 from .llm_call import _give_up_unless
 
 __all__ = ["embed_texts", "run_embed"]
@@ -83,22 +83,8 @@ async def run_embed(step: EmbedStep, ctx: StepContext) -> StepOutcome:
         call = functools.partial(embed, request.model_copy(update={"attempt": attempt}))
         try:
             response = await ctx.within(step.timeout, call)
-        except ScriptError as exc:
-            raise StepError(str(exc), code="script_exhausted") from exc
-        except ProviderError as exc:
-            error: Exception = exc
-            retryable = exc.status is None or exc.status in policy.retryable_status_codes
-        except StepError as exc:
-            error, retryable = exc, exc.retryable
-        except (ConnectionError, TimeoutError) as exc:
-            error, retryable = exc, True
-        except AgentloomError:
-            raise
         except Exception as exc:
-            raise StepError(
-                f"provider {type(ctx.provider).__name__} raised {type(exc).__name__}: {exc} (not retried; a bug in "
-                "the provider or in a scripted callable)", code="provider_crashed",
-            ) from exc
+            error, retryable = classify_call_failure(exc, policy, ctx.provider)
         else:
             return _succeed(ctx, step, response, attempt, model, len(texts))
         _give_up_unless(retryable, attempt, policy, error)

@@ -13,13 +13,13 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from ...errors import AgentloomError, ProviderError, ScriptError, StepError
+from ...errors import ProviderError, StepError
 from ...providers.types import AttachmentRefused, LLMRequest, LLMResponse, Message, text_listener
 from ..clock import Clock
 from ..model import LLMCallStep, RetryPolicy
 from ..pricing import cost_of
 from ..templates import render
-from .base import StepContext, StepOutcome
+from .base import StepContext, StepOutcome, classify_call_failure
 
 
 async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
@@ -76,25 +76,10 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
         watched = functools.partial(_watching, watch, call)
         try:
             response: LLMResponse | StepOutcome = await ctx.within(step.timeout, watched)
-        except ScriptError as exc:
-            raise StepError(str(exc), code="script_exhausted") from exc
         except AttachmentRefused as exc:  # no provider for the model can take it: nothing was sent, no retry
             raise StepError(f"llm_call '{step.id}': {exc}", code="attachment_unsupported") from exc
-        except ProviderError as exc:
-            error: Exception = exc
-            retryable = exc.status is None or exc.status in policy.retryable_status_codes
-        except StepError as exc:
-            error, retryable = exc, exc.retryable
-        except (ConnectionError, TimeoutError) as exc:
-            error, retryable = exc, True
-        except AgentloomError:  # our own failures (a replay miss of a tool, a cassette mismatch) keep their code
-            raise
-        except Exception as exc:  # a provider bug (or a scripted callable's) fails the step, never the whole run
-            provider = type(ctx.provider).__name__
-            raise StepError(
-                f"provider {provider} raised {type(exc).__name__}: {exc} (not retried; this is a bug in the "
-                "provider or in a scripted callable, not a provider error)", code="provider_crashed",
-            ) from exc
+        except Exception as exc:
+            error, retryable = classify_call_failure(exc, policy, ctx.provider)
         else:
             ttft = watch.seconds() if request.stream else None
             if isinstance(response, StepOutcome):  # a tool loop (or a structured reply) counted its own calls
