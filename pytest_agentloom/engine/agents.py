@@ -47,13 +47,13 @@ from typing import Any
 
 from ..errors import StepError
 from ..providers.types import LLMRequest, LLMResponse, Message, ToolCall, ToolSpec, Usage
-from ..tools.registry import Tool, as_tool
+from ..tools.registry import Tool
 from ..tools.schema import validate_against
 from .model import AgentDefinition, AgentStep, ToolDeclaration
 from .pricing import cost_of
 from .steps.base import StepContext, StepOutcome, classify_call_failure
 from .templates import render
-from .tool_loop import execute_call, parse_arguments
+from .tool_loop import declared_tools, execute_call, parse_arguments
 
 __all__ = [
     "BUDGET_REASONS",
@@ -186,16 +186,7 @@ class AgentLoop:
                 "How to fix: register them (run_workflow(tools=[...]) or the agentloom fixture), or remove them "
                 "from the agent's 'tools:'.", code="unknown_tool",
             )
-        specs, tools = [], {}
-        for item in declared:
-            made = as_tool(registry[item.name], item.name)
-            tools[item.name] = made
-            specs.append(ToolSpec(
-                name=item.name,
-                description=item.description if item.description is not None else made.description,
-                parameters=item.parameters if item.parameters is not None else made.parameters,
-            ))
-        return tuple(specs), tools
+        return declared_tools(declared, registry)
 
     def _first_messages(self) -> list[Message]:
         state, missing = self.ctx.state, self.ctx.missing_key

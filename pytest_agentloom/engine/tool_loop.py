@@ -27,7 +27,7 @@ from typing import Any
 from ..errors import AgentloomError, StepError
 from ..providers.types import LLMRequest, LLMResponse, Message, ToolCall, ToolSpec
 from ..tools.registry import Tool, as_tool
-from .model import LLMCallStep, NamedToolChoice
+from .model import LLMCallStep, NamedToolChoice, ToolDeclaration
 from .pricing import cost_of
 from .result import to_plain
 from .steps.base import StepContext, StepOutcome
@@ -102,8 +102,6 @@ def step_tools(step: LLMCallStep, registry: Mapping[str, Any]) -> tuple[tuple[To
 
     A declaration without ``description`` or ``parameters`` takes the registered tool's own.
     """
-    specs = []
-    reachable: dict[str, Tool] = {}
     missing = [declared.name for declared in step.tools if declared.name not in registry]
     if missing:
         known = ", ".join(sorted(registry)) or "none"
@@ -113,7 +111,19 @@ def step_tools(step: LLMCallStep, registry: Mapping[str, Any]) -> tuple[tuple[To
             "or the agentloom fixture's tools=.",
             code="unknown_tool",
         )
-    for declared in step.tools:
+    return declared_tools(step.tools, registry)
+
+
+def declared_tools(
+    declarations: Sequence[ToolDeclaration], registry: Mapping[str, Any]
+) -> tuple[tuple[ToolSpec, ...], dict[str, Tool]]:
+    """Specs for the model and the reachable tools, for declarations whose names are all registered.
+
+    A declaration without ``description`` or ``parameters`` takes the registered tool's own.
+    """
+    specs = []
+    reachable: dict[str, Tool] = {}
+    for declared in declarations:
         registered = as_tool(registry[declared.name], declared.name)
         reachable[declared.name] = registered
         specs.append(ToolSpec(
