@@ -35,9 +35,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .core.clock import random_run_id
 from .engine.checkpoints import CheckpointError, list_checkpoints, resume_workflow
 from .engine.checkpoints import default_checkpoint_dir as _default_checkpoint_dir
-from .engine.clock import random_run_id
 from .engine.loader import load_workflow
 from .engine.model import Workflow
 from .engine.records import resolve_runs_dir
@@ -249,7 +249,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     cassette_path = args.replay or args.record
     if cassette_path:
         session = _cassette(cassette_path, record=bool(args.record), workflow_file=args.file)
-        from .tools import ToolTape, tape_path
+        from .replay.tool_tape import ToolTape, tape_path
 
         tape = ToolTape(tape_path(cassette_path), recording=bool(args.record), scrub=session.scrub_text)
         common["tools"] = tape.wrap_run_tools(workflow, tools)
@@ -279,7 +279,7 @@ def _cmd_run_showing_text(args: argparse.Namespace) -> int:
     """
     if not args.stream or args.json:
         return _cmd_run(args)
-    from .providers.types import text_listener
+    from .core.types import text_listener
 
     last = [""]
 

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 from .._lazy import attach
 
 if TYPE_CHECKING:
+    from ..core.clock import Clock, SystemClock, VirtualClock, derived_run_id, random_run_id
     from .checkpoints import CheckpointError, aresume_workflow, resume_workflow
-    from .clock import Clock, SystemClock, VirtualClock, derived_run_id, random_run_id
     from .loader import load_workflow, parse_workflow
     from .model import Workflow, WorkflowConfig
     from .redaction import Redactor
@@ -45,11 +45,11 @@ _EXPORTS = {
     "CheckpointError": ".checkpoints",
     "aresume_workflow": ".checkpoints",
     "resume_workflow": ".checkpoints",
-    "Clock": ".clock",
-    "SystemClock": ".clock",
-    "VirtualClock": ".clock",
-    "derived_run_id": ".clock",
-    "random_run_id": ".clock",
+    "Clock": "..core.clock",
+    "SystemClock": "..core.clock",
+    "VirtualClock": "..core.clock",
+    "derived_run_id": "..core.clock",
+    "random_run_id": "..core.clock",
     "load_workflow": ".loader",
     "parse_workflow": ".loader",
     "Workflow": ".model",

@@ -45,8 +45,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.types import LLMRequest, LLMResponse, Message, ToolCall, ToolSpec, Usage
 from ..errors import StepError
-from ..providers.types import LLMRequest, LLMResponse, Message, ToolCall, ToolSpec, Usage
 from ..tools.registry import Tool
 from ..tools.schema import validate_against
 from .model import AgentDefinition, AgentStep, ToolDeclaration

@@ -32,8 +32,8 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+from ..core.types import Attachment
 from ..errors import AgentloomError, StepError
-from ..providers.types import Attachment
 from .model import AttachmentSpec, LLMCallStep
 from .templates import render
 
@@ -139,7 +139,7 @@ def _read_file(where: str, source: str, ctx: Any) -> bytes:
     sandbox = Sandbox(config, base_dir=ctx.workflow.base_dir)
     path = sandbox.resolve(source)
     if sandbox.enabled:
-        roots = sandbox._roots([*config.readable_paths, *config.allowed_paths])
+        roots = sandbox.roots([*config.readable_paths, *config.allowed_paths])
         if not any(path.is_relative_to(root) for root in roots):
             raise _Refused(
                 f"{where}: sandbox refused reading '{source}' ({path}): it is outside config.sandbox.readable_paths "

@@ -37,17 +37,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.files import write_json_atomic
+from ..core.plain import to_plain
 from ..errors import AgentloomError, UsageError
 from .model import RouterStep, Workflow
-from .records import build_record, iso_time, list_records, resolve_runs_dir, write_json_atomic, write_record
+from .records import build_record, iso_time, list_records, resolve_runs_dir, write_record
 from .redaction import MARKER_PATTERN, Redactor
-from .result import RunStatus, StepResult, StepStatus, WorkflowResult, to_plain
+from .result import RunStatus, StepResult, StepStatus, WorkflowResult
 from .steps.approval_gate import PendingApproval
 from .trace import Trace, TraceEvent
 
 if TYPE_CHECKING:
-    from ..providers.types import Provider
-    from .clock import Clock
+    from ..core.clock import Clock
+    from ..core.types import Provider
     from .steps.base import ToolFunction
 
 __all__ = [
@@ -532,7 +534,7 @@ async def aresume_workflow(
     env: Mapping[str, str] | None = None,
 ) -> WorkflowResult:
     """Continue a saved run. See :func:`resume_workflow`."""
-    from .clock import SystemClock
+    from ..core.clock import SystemClock
     from .runner import _check_tools_argument, _Run, _tool_registry
 
     document, where = _locate(checkpoint, checkpoint_dir=checkpoint_dir, runs_dir=runs_dir, env=env)

@@ -38,8 +38,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..core.types import LLMRequest, Message, Usage
 from ..errors import ProviderError, StepError
-from ..providers.types import LLMRequest, Message, Usage
 from .paths import MISSING, get_path, parse_path
 from .pricing import cost_of
 from .templates import render

@@ -8,7 +8,6 @@ reported, each naming the file, the step id and the field.
 
 from __future__ import annotations
 
-import difflib
 import types
 import typing
 from collections.abc import Iterable
@@ -18,6 +17,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from ..core.suggest import did_you_mean
 from ..errors import TemplateError, WorkflowError
 from .expressions import ExpressionSyntaxError, compile_expression
 from .model import (
@@ -130,7 +130,7 @@ def _check_step_types(data: dict[str, Any], file: str) -> dict[int, WorkflowErro
             message, hint = "Step has no 'type'", f"add 'type:' with one of: {', '.join(STEP_TYPES)}."
         else:
             message = f"Unknown step type '{kind}'"
-            hint = _did_you_mean(str(kind), STEP_TYPES) or f"use one of: {', '.join(STEP_TYPES)}."
+            hint = did_you_mean(str(kind), STEP_TYPES) or f"use one of: {', '.join(STEP_TYPES)}."
         problems[index] = WorkflowError(message, file=file, step_id=step_id, field="type", hint=hint)
     return problems
 
@@ -216,7 +216,7 @@ def _translate(error: Any, data: dict[str, Any], file: str) -> WorkflowError:
         key = str(loc[-1])
         known = _known_keys(error["loc"])
         message = f"Unknown key '{key}'"
-        hint = _did_you_mean(key, known) or (f"known keys here: {', '.join(sorted(known))}." if known else None)
+        hint = did_you_mean(key, known) or (f"known keys here: {', '.join(sorted(known))}." if known else None)
     elif error["type"] == "missing":
         message = f"Missing required key '{loc[-1]}'"
         inner = _format_loc(loc[:-1])
@@ -275,11 +275,6 @@ def _inner_model(annotation: Any, loc: tuple[Any, ...]) -> Any:
     return None
 
 
-def _did_you_mean(word: str, choices: Iterable[str]) -> str | None:
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f"did you mean '{close[0]}'?" if close else None
-
-
 def _combine(problems: list[WorkflowError], file: str) -> WorkflowError:
     if len(problems) == 1:
         return problems[0]
@@ -318,7 +313,7 @@ def _check_references(workflow: Workflow, file: str) -> list[WorkflowError]:
             if dep not in ids:
                 problems.append(WorkflowError(
                     f"Step '{step.id}' depends on unknown step '{dep}'", file=file, step_id=step.id,
-                    field=f"depends_on[{position}]", hint=_did_you_mean(dep, ids) or f"known steps: {', '.join(ids)}.",
+                    field=f"depends_on[{position}]", hint=did_you_mean(dep, ids) or f"known steps: {', '.join(ids)}.",
                 ))
             elif dep == step.id:
                 problems.append(WorkflowError(
@@ -345,7 +340,7 @@ def _check_router_targets(step: RouterStep, ids: list[str], file: str) -> list[W
         if target not in ids:
             problems.append(WorkflowError(
                 f"Router '{step.id}' targets unknown step '{target}'", file=file, step_id=step.id, field=field,
-                hint=_did_you_mean(target, ids) or f"known steps: {', '.join(ids)}.",
+                hint=did_you_mean(target, ids) or f"known steps: {', '.join(ids)}.",
             ))
         elif target == step.id:
             problems.append(WorkflowError(
@@ -584,7 +579,7 @@ def _check_tool_calling(workflow: Workflow, file: str) -> list[WorkflowError]:
             problems.append(WorkflowError(
                 f"llm_call '{step.id}' sets tool_choice to '{choice.name}', which the step does not declare",
                 file=file, step_id=step.id, field="tool_choice.name",
-                hint=_did_you_mean(choice.name, names) or (
+                hint=did_you_mean(choice.name, names) or (
                     f"declared tools: {', '.join(names)}." if names else "add the tool under 'tools:'."),
             ))
         elif choice == "required" and not names:
@@ -654,7 +649,7 @@ def _check_agents(workflow: Workflow, file: str) -> list[WorkflowError]:
                 problems.append(WorkflowError(
                     f"agent '{name}' requires approval for '{tool}', which is not in its tools", file=file,
                     field=f"agents.{name}.approval_required[{index}]",
-                    hint=_did_you_mean(tool, allowed) or "add the tool to the agent's 'tools:' list.",
+                    hint=did_you_mean(tool, allowed) or "add the tool to the agent's 'tools:' list.",
                 ))
         for index, tool in enumerate(allowed):
             if tool in allowed[:index]:
@@ -677,7 +672,7 @@ def _check_agents(workflow: Workflow, file: str) -> list[WorkflowError]:
             known = list(workflow.agents)
             problems.append(WorkflowError(
                 f"agent step '{step.id}' runs unknown agent '{step.agent}'", file=file, step_id=step.id,
-                field="agent", hint=_did_you_mean(step.agent, known) or (
+                field="agent", hint=did_you_mean(step.agent, known) or (
                     f"defined agents: {', '.join(known)}." if known else "define it under top-level 'agents:'."),
             ))
         problems.extend(_template_problem(step.prompt, file, step.id, "prompt"))

@@ -14,7 +14,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from ..providers.types import Thinking
+from ..core.types import Thinking
+from ..tools.sandbox import SandboxConfig
 
 __all__ = [
     "DEFAULT_RETRYABLE_STATUS_CODES",
@@ -30,7 +31,6 @@ __all__ = [
     "ResponseSchema",
     "RetryPolicy",
     "RouterStep",
-    "SandboxConfig",
     "StateKeySchema",
     "Step",
     "SubworkflowStep",
@@ -66,31 +66,6 @@ class RetryPolicy(_Strict):
         """Seconds to wait before retry number ``retry_number`` (1 for the first retry)."""
         raw = self.backoff_seconds * self.backoff_multiplier ** (retry_number - 1)
         return min(raw, self.max_backoff_seconds)
-
-
-class SandboxConfig(_Strict):
-    """What the built-in tools may touch (``config.sandbox``). Closed unless opened here.
-
-    With ``enabled: false`` nothing is checked. Otherwise ``shell_command``
-    runs only the programs in ``allowed_commands``; ``file_read`` reads only
-    under ``readable_paths`` (and the writable ones); ``file_write`` writes
-    only under ``writable_paths`` (``allowed_paths`` is the same list under
-    its older name), at most ``max_write_bytes`` per call; ``http_request``
-    needs ``allow_network`` and, when ``allowed_domains`` is not empty, a
-    host in it (subdomains included). Relative paths are resolved against
-    the workflow file's folder.
-    """
-
-    enabled: bool = True
-    allowed_commands: list[str] = Field(default_factory=list)
-    readable_paths: list[str] = Field(default_factory=list)
-    writable_paths: list[str] = Field(default_factory=list)
-    allowed_paths: list[str] = Field(default_factory=list)
-    allow_network: bool = False
-    allowed_domains: list[str] = Field(default_factory=list)
-    max_write_bytes: int = Field(default=1_000_000, ge=0)
-    #: approval-gate webhooks (and other engine HTTP) may reach private, loopback and link-local addresses
-    allow_internal_targets: bool = False
 
 
 ProviderName = Literal["openai", "anthropic", "google", "ollama", "generic_openai"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..providers.types import Usage
+from ..core.types import Usage
 
 __all__ = ["PRICES", "Price", "cost_of", "price_for"]
 

@@ -17,10 +17,11 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ..core.files import write_json_atomic
 
 if TYPE_CHECKING:
     from .result import WorkflowResult
@@ -32,7 +33,6 @@ __all__ = [
     "iso_time",
     "list_records",
     "resolve_runs_dir",
-    "write_json_atomic",
     "write_record",
 ]
 
@@ -59,22 +59,6 @@ def iso_time(seconds: float) -> str:
     """A wall-clock reading as ISO 8601 UTC, to the microsecond: ``2026-01-02T03:04:05.000000Z``."""
     moment = _dt.datetime.fromtimestamp(seconds, tz=_dt.UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def write_json_atomic(path: Path, data: Any) -> Path:
-    """Write ``data`` as indented, sorted JSON through a temporary file and ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(data, sort_keys=True, ensure_ascii=False, indent=2) + "\n"
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", text=True)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
-    return path
 
 
 def build_record(

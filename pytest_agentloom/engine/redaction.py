@@ -88,7 +88,7 @@ def _canonical(value: Any) -> str:
     """The text a value is hashed as: strings as themselves, anything else as canonical JSON."""
     if isinstance(value, str):
         return value
-    from .result import to_plain
+    from ..core.plain import to_plain
 
     return json.dumps(to_plain(value), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.plain import to_plain
 from .trace import Trace
 
-__all__ = ["RunStatus", "StepResult", "StepStatus", "TerminationReason", "WorkflowResult", "to_plain"]
+__all__ = ["RunStatus", "StepResult", "StepStatus", "TerminationReason", "WorkflowResult"]
 
 
 class RunStatus(enum.StrEnum):
@@ -189,26 +189,3 @@ class WorkflowResult:
 
     def __repr__(self) -> str:
         return f"<WorkflowResult {self.workflow!r} status={self.status.value} reason={self.reason.value}>"
-
-
-def to_plain(value: Any) -> Any:
-    """``value`` as JSON-ready data: models and dataclasses as dicts, sets sorted, tuples as lists."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if isinstance(value, enum.Enum):
-        return to_plain(value.value)
-    if isinstance(value, dict):
-        return {str(key): to_plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_plain(item) for item in value]
-    if isinstance(value, (set, frozenset)):
-        return sorted((to_plain(item) for item in value), key=lambda item: json.dumps(item, sort_keys=True))
-    if hasattr(value, "model_dump"):
-        return to_plain(value.model_dump(mode="json"))
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return to_plain(dataclasses.asdict(value))
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    return str(value)

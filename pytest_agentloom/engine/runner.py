@@ -22,14 +22,15 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..core.clock import Clock, RunIdSource, SystemClock, derived_run_id, set_current_clock
+from ..core.plain import to_plain
+from ..core.types import Provider
 from ..errors import AgentloomError, StepError, UsageError
-from ..providers.types import Provider
 from .checkpoints import Persistence
-from .clock import Clock, RunIdSource, SystemClock, derived_run_id, set_current_clock
 from .loader import dependency_graph, load_workflow
 from .model import AgentStep, ApprovalGateStep, EmbedStep, LLMCallStep, RouterStep, SubworkflowStep, ToolStep, Workflow
 from .paths import OutputPathError, parse_path, set_path
-from .result import RunStatus, StepResult, StepStatus, TerminationReason, WorkflowResult, to_plain
+from .result import RunStatus, StepResult, StepStatus, TerminationReason, WorkflowResult
 from .steps.agent import run_agent
 from .steps.approval_gate import PauseOutcome, PendingApproval, run_approval_gate
 from .steps.base import StepContext, StepOutcome, ToolFunction
@@ -90,7 +91,7 @@ async def arun_workflow(
 
     ``state`` adds or replaces top-level keys of the file's ``state:``;
     ``tools`` maps tool names to callables (sync or async). Without ``clock``
-    real time is used; pass a :class:`~pytest_agentloom.engine.clock.VirtualClock`
+    real time is used; pass a :class:`~pytest_agentloom.core.clock.VirtualClock`
     for runs whose output is identical byte for byte. Without ``run_id`` the id
     is derived from the workflow and the inputs, so it is repeatable too.
 
@@ -332,7 +333,7 @@ class _Run:
         except AgentloomError as exc:
             return StepError(str(exc), code=exc.code)
         finally:
-            from .clock import _current
+            from ..core.clock import _current
 
             _current.reset(token)
 

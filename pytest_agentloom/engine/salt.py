@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import os
 import secrets
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+
+from ..core.files import write_text_atomic
 
 __all__ = ["SALT_ENV", "SALT_FILE", "find_project_root", "load_salt"]
 
@@ -66,21 +67,8 @@ def load_salt(start: Path | None = None, *, env: Mapping[str, str] | None = None
 
 
 def _create(path: Path) -> bytes:
-    """Write a fresh salt atomically; if another process won the race, use its salt."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write a fresh salt; if another process created the file first, use its salt."""
     value = secrets.token_hex(32)
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".salt-", text=True)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(value + "\n")
-        try:
-            os.link(temp, path)  # fails if the file appeared meanwhile, unlike os.replace
-        except FileExistsError:
-            return path.read_text(encoding="utf-8").strip().encode("utf-8")
-        except OSError:  # file systems without hard links
-            os.replace(temp, path)
-            temp = ""
-    finally:
-        if temp and os.path.exists(temp):
-            os.unlink(temp)
+    if not write_text_atomic(path, value + "\n", exclusive=True):
+        return path.read_text(encoding="utf-8").strip().encode("utf-8")
     return value.encode("utf-8")

@@ -32,8 +32,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from ..core.types import LLMRequest, LLMResponse, Message
 from ..errors import StepError
-from ..providers.types import LLMRequest, LLMResponse, Message
 from ..tools.schema import validate_against
 from .model import LLMCallStep, ResponseSchema
 from .pricing import cost_of

@@ -41,8 +41,8 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.types import LLMRequest, LLMResponse, Usage
 from ..errors import StepError, WorkflowError
-from ..providers.types import LLMRequest, LLMResponse, Usage
 from .model import AgentStep, ApprovalGateStep, SubworkflowStep, Workflow
 from .result import RunStatus
 from .templates import render_args

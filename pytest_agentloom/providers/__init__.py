@@ -13,6 +13,17 @@ from typing import TYPE_CHECKING
 from .._lazy import attach
 
 if TYPE_CHECKING:
+    from ..core.types import (
+        EmbedRequest,
+        EmbedResponse,
+        LLMRequest,
+        LLMResponse,
+        Message,
+        Provider,
+        ToolCall,
+        ToolSpec,
+        Usage,
+    )
     from .anthropic_provider import AnthropicProvider
     from .gateway import CircuitBreaker, Gateway
     from .generic_openai import GenericOpenAIProvider
@@ -34,17 +45,6 @@ if TYPE_CHECKING:
         reply,
         tool_call,
         tool_calls,
-    )
-    from .types import (
-        EmbedRequest,
-        EmbedResponse,
-        LLMRequest,
-        LLMResponse,
-        Message,
-        Provider,
-        ToolCall,
-        ToolSpec,
-        Usage,
     )
 
 __all__ = [
@@ -104,14 +104,14 @@ _EXPORTS = {
     "reply": ".scripted",
     "tool_call": ".scripted",
     "tool_calls": ".scripted",
-    "EmbedRequest": ".types",
-    "EmbedResponse": ".types",
-    "LLMRequest": ".types",
-    "LLMResponse": ".types",
-    "Message": ".types",
-    "Provider": ".types",
-    "ToolCall": ".types",
-    "ToolSpec": ".types",
-    "Usage": ".types",
+    "EmbedRequest": "..core.types",
+    "EmbedResponse": "..core.types",
+    "LLMRequest": "..core.types",
+    "LLMResponse": "..core.types",
+    "Message": "..core.types",
+    "Provider": "..core.types",
+    "ToolCall": "..core.types",
+    "ToolSpec": "..core.types",
+    "Usage": "..core.types",
 }
 __getattr__, __dir__ = attach(__name__, _EXPORTS)

@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..core.types import Attachment, LLMRequest, LLMResponse, Message, ToolCall, Usage, emit_text, refuse_attachments
 from .common import (
     LoopLocal,
     Setting,
@@ -24,7 +25,6 @@ from .common import (
     speaker_prefixed,
     thinking_of,
 )
-from .types import Attachment, LLMRequest, LLMResponse, Message, ToolCall, Usage, emit_text, refuse_attachments
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic

@@ -13,8 +13,8 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
+from ..core.types import LLMRequest, Thinking, ToolCall
 from ..errors import AgentloomError, ProviderError, StepError
-from .types import LLMRequest, Thinking, ToolCall
 
 __all__ = [
     "KNOWN_PARAMS",

@@ -20,12 +20,12 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from ..core.types import AttachmentRefused, EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
 from ..errors import ProviderError, StepError, UsageError
 from .common import MidStreamError
-from .types import AttachmentRefused, EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
 
 if TYPE_CHECKING:
-    from ..engine.clock import Clock
+    from ..core.clock import Clock
 
 __all__ = ["DEFAULT_ROUTES", "PROVIDER_ALIASES", "CircuitBreaker", "Gateway"]
 
@@ -176,7 +176,7 @@ class Gateway:
 
     async def _route(self, request: LLMRequest | EmbedRequest, names: list[str],
                      call: Callable[[str], Awaitable[R]]) -> R:
-        from ..engine.clock import current_clock  # lazily: the engine imports this package's types
+        from ..core.clock import current_clock
 
         clock = self._clock or current_clock()
         last: ProviderError | None = None

@@ -10,17 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .common import (
-    Setting,
-    check_params,
-    dump_arguments,
-    parse_arguments,
-    shared_ssl_context,
-    speaker_prefixed,
-    thinking_of,
-)
-from .http import HTTPStatusFailure, http_errors
-from .types import (
+from ..core.types import (
     EmbedRequest,
     EmbedResponse,
     LLMRequest,
@@ -31,6 +21,16 @@ from .types import (
     emit_text,
     refuse_attachments,
 )
+from .common import (
+    Setting,
+    check_params,
+    dump_arguments,
+    parse_arguments,
+    shared_ssl_context,
+    speaker_prefixed,
+    thinking_of,
+)
+from .http import HTTPStatusFailure, http_errors
 
 __all__ = ["OllamaProvider"]
 

@@ -13,17 +13,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ProviderError
-from .common import (
-    LoopLocal,
-    Setting,
-    check_params,
-    named_tool_choice,
-    sdk_errors,
-    sdk_http_client,
-    thinking_of,
-)
-from .types import (
+from ..core.types import (
     Attachment,
     EmbedRequest,
     EmbedResponse,
@@ -34,6 +24,16 @@ from .types import (
     Usage,
     emit_text,
     refuse_attachments,
+)
+from ..errors import ProviderError
+from .common import (
+    LoopLocal,
+    Setting,
+    check_params,
+    named_tool_choice,
+    sdk_errors,
+    sdk_http_client,
+    thinking_of,
 )
 
 if TYPE_CHECKING:

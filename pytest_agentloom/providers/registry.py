@@ -6,13 +6,13 @@ import importlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..core.types import Provider
 from ..errors import UsageError
 from .common import PLACEHOLDER_API_KEY
 from .gateway import PROVIDER_ALIASES, Gateway
-from .types import Provider
 
 if TYPE_CHECKING:
-    from ..engine.clock import Clock
+    from ..core.clock import Clock
     from ..engine.model import WorkflowConfig
 
 __all__ = ["PROVIDERS", "create_provider", "default_gateway"]

@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, ToolCall, Usage
 from ..errors import ProviderError, ScriptError
-from .types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, ToolCall, Usage
 
 __all__ = [
     "Scripted",

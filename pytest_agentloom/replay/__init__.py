@@ -6,6 +6,7 @@ only when a cassette is opened, a mismatch is explained, or a provider called.
 - :class:`CassetteSession`, :class:`CassetteConfig`: one test's cassette.
 - :class:`ReplayProvider`: a provider whose calls go through a cassette.
 - :class:`RecordMode`, :func:`parse_record_mode`: ``none``/``once``/``new_episodes``/``all``.
+- :class:`ToolTape`: recorded results of tools with side effects, replayed beside the cassette.
 - :mod:`.matchers`, :mod:`.scrub`, :mod:`.serializer`, :mod:`.provenance`: the parts.
 """
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     )
     from .modes import RecordMode, parse_record_mode
     from .provenance import Provenance, workflow_hash
+    from .tool_tape import TAPE_FORMAT_VERSION, ToolReplayMissError, ToolTape, tape_path
 
 __all__ = [
     "CallInfo",
@@ -40,9 +42,13 @@ __all__ = [
     "RecordingRefusedError",
     "ReplayError",
     "ReplayProvider",
+    "TAPE_FORMAT_VERSION",
+    "ToolReplayMissError",
+    "ToolTape",
     "UnusedInteractionsError",
     "current_call",
     "parse_record_mode",
+    "tape_path",
     "workflow_hash",
 ]
 
@@ -62,5 +68,9 @@ _EXPORTS = {
     "parse_record_mode": ".modes",
     "Provenance": ".provenance",
     "workflow_hash": ".provenance",
+    "TAPE_FORMAT_VERSION": ".tool_tape",
+    "ToolReplayMissError": ".tool_tape",
+    "ToolTape": ".tool_tape",
+    "tape_path": ".tool_tape",
 }
 __getattr__, __dir__ = attach(__name__, _EXPORTS)

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..providers.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
+from ..core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
 from .errors import CassetteMismatchError, CassetteNotFoundError, UnusedInteractionsError, render_message
 from .matchers import DEFAULT_MATCH_ON, body_data, body_diff, resolve_matchers
 from .modes import RecordMode

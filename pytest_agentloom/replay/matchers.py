@@ -32,6 +32,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
+from ..core.diffs import path_diff
+
 if TYPE_CHECKING:
     from vcr.request import Request
 
@@ -159,40 +161,6 @@ def resolve_matchers(names: Sequence[str | Callable[[Any, Any], None]]) -> list[
 # -- diffs -------------------------------------------------------------------------------------------------
 
 
-def _render_path(parts: Sequence[Any]) -> str:
-    text = "body"
-    for part in parts:
-        text += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return text
-
-
-def _short(value: Any, width: int = 70) -> str:
-    text = repr(value)
-    return text if len(text) <= width else text[: width - 3] + "..."
-
-
 def body_diff(recorded: Any, requested: Any, *, limit: int = 12) -> list[str]:
-    """Lines ``body.path: recorded -> requested`` (deepdiff), at most ``limit``, sorted by path."""
-    if recorded == requested:
-        return []
-    if not isinstance(recorded, dict | list) or not isinstance(requested, dict | list):
-        return [f"body: {_short(recorded)} -> {_short(requested)}"]
-    from deepdiff import DeepDiff
-
-    tree = DeepDiff(recorded, requested, view="tree", verbose_level=2)
-    lines: list[tuple[str, str]] = []
-    for kind, items in tree.items():
-        for item in items:
-            parts = item.path(output_format="list")
-            where = _render_path(parts)
-            if kind in ("dictionary_item_added", "iterable_item_added"):
-                lines.append((where, f"{where}: added {_short(item.t2)}"))
-            elif kind in ("dictionary_item_removed", "iterable_item_removed"):
-                lines.append((where, f"{where}: removed (was {_short(item.t1)})"))
-            else:
-                lines.append((where, f"{where}: {_short(item.t1)} -> {_short(item.t2)}"))
-    lines.sort()
-    shown = [line for _, line in lines[:limit]]
-    if len(lines) > limit:
-        shown.append(f"... and {len(lines) - limit} more differences")
-    return shown
+    """Lines ``body.path: recorded -> requested``, sorted by path, at most ``limit`` (see :mod:`..core.diffs`)."""
+    return path_diff(recorded, requested, root="body", limit=limit, width=70)

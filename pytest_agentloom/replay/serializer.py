@@ -30,13 +30,12 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from ..core.files import write_text_atomic
 from .errors import CassetteFormatError
 from .provenance import Provenance
 
@@ -226,16 +225,5 @@ def read_cassette(path: str | Path) -> tuple[Provenance | None, list[Request], l
 
 
 def write_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    """Write a cassette's ``text`` to ``path`` atomically and durably (see :mod:`pytest_agentloom.core.files`)."""
+    write_text_atomic(Path(path), text, durable=True)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.diffs import MAX_DIFF_LINES, path_diff
 from ..engine.result import WorkflowResult
-from .snapshots import MAX_DIFF_LINES, diff_lines, snapshot_data
+from .snapshots import snapshot_data
 
 __all__ = ["explain_comparison"]
 
@@ -21,11 +22,11 @@ def explain_comparison(op: str, left: Any, right: Any, *, verbose: int = 0) -> l
         return None
     limit = MAX_DIFF_LINES if verbose < 2 else 10_000
     if isinstance(left, WorkflowResult) and isinstance(right, WorkflowResult):
-        lines = diff_lines(snapshot_data(left), snapshot_data(right), limit=limit)
+        lines = path_diff(snapshot_data(left), snapshot_data(right), limit=limit)
         head = f"{left!r} == {right!r}"
         return [head, f"The runs differ in {_count(lines)} (left -> right):", *[f"  {line}" for line in lines]]
     if isinstance(left, dict) and isinstance(right, dict) and _looks_like_state(left, right):
-        lines = diff_lines(left, right, limit=limit)
+        lines = path_diff(left, right, limit=limit)
         head = f"{_brief(left)} == {_brief(right)}"
         return [head, f"The states differ in {_count(lines)} (left -> right):", *[f"  {line}" for line in lines]]
     return None

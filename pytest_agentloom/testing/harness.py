@@ -1,6 +1,6 @@
 """The object behind the ``agentloom`` fixture: load, run, script and snapshot workflows in one test.
 
-Every run gets a :class:`~pytest_agentloom.engine.clock.VirtualClock` and a run
+Every run gets a :class:`~pytest_agentloom.core.clock.VirtualClock` and a run
 id derived from the test's node id, so the same test gives the same result byte
 for byte. Files the engine writes go under :attr:`AgentloomHarness.tmp_path`.
 """
@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, final
 
-from ..engine.clock import VirtualClock, derived_run_id
+from ..core.clock import VirtualClock, derived_run_id
 from ..engine.loader import load_workflow
 from ..engine.model import Workflow
 from ..engine.runner import run_workflow
@@ -20,9 +20,9 @@ from ..providers.scripted import Scripted
 from .snapshots import SnapshotSession, sanitize
 
 if TYPE_CHECKING:
+    from ..core.types import Provider
     from ..engine.result import WorkflowResult
-    from ..providers.types import Provider
-    from ..replay.plugin_support import TestCassette
+    from .cassettes import TestCassette
 
 __all__ = ["TEST_EPOCH", "AgentloomHarness", "virtual_wall_clock"]
 
@@ -221,8 +221,8 @@ class AgentloomHarness:
 
 def _check_overrides(overrides: Mapping[str, Any], nodeid: str) -> None:
     """Refuse a keyword of ``run()`` that is no ``config`` field, naming it and the closest field."""
+    from ..core.suggest import did_you_mean
     from ..engine.model import WorkflowConfig
-    from .settings import did_you_mean
 
     known = list(WorkflowConfig.model_fields)
     for key in overrides:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..engine.clock import VirtualClock
+from ..core.clock import VirtualClock
 from ..errors import UsageError
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ def files_written(harness: AgentloomHarness) -> list[Path]:
     cassette = getattr(harness, "_cassette", None)  # an existing cassette (an earlier recording) is searched;
     cassette_path = getattr(cassette, "path", None)  # what this test records is searched by pending_writes()
     if cassette_path is not None:
-        from ..tools.tape import tape_path
+        from ..replay.tool_tape import tape_path
 
         files.extend(path for path in (Path(cassette_path), tape_path(cassette_path)) if path.is_file())
     if harness.snapshot_dir.is_dir():  # <test>.yaml and <test>.<name>.yaml; a parameter id's [...] is no glob

@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.suggest import did_you_mean
 from ..providers.scripted import Scripted, error, reply, tool_call
-from .settings import did_you_mean
 
 if TYPE_CHECKING:
     from ..engine.result import WorkflowResult
@@ -128,8 +128,8 @@ class Scenario:
         result = agentloom.run(workflow, state=self.state, provider=self.provider(), **self.config)
         if self.resume is None or result.status.value != "paused":
             return result
+        from ..core.clock import VirtualClock
         from ..engine.checkpoints import resume_workflow
-        from ..engine.clock import VirtualClock
         from .harness import virtual_wall_clock
 
         clock = VirtualClock()

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..replay.plugin_support import ReplaySettings, ReplaySummary, TestCassette
+from .cassettes import ReplaySettings, ReplaySummary, TestCassette
 from .settings import marker_defaults, read_setting
 from .snapshots import SnapshotSession, sanitize
 

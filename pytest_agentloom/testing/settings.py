@@ -11,10 +11,11 @@ key (``[tool.pytest.ini_options]`` or ``pytest.ini``). Later issues add rows to
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
+
+from ..core.suggest import did_you_mean
 
 if TYPE_CHECKING:
     import pytest
@@ -24,7 +25,6 @@ __all__ = [
     "OPTIONS",
     "MarkerError",
     "Option",
-    "did_you_mean",
     "marker_defaults",
     "read_setting",
 ]
@@ -195,8 +195,3 @@ def marker_defaults(markers: Iterable[Any], where: str) -> dict[str, Any]:
                     f"on {where}."
                 )
     return merged
-
-
-def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f"did you mean '{close[0]}'?" if close else None

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from ..engine.result import to_plain
+from ..core.diffs import path_diff
+from ..core.files import write_text_atomic
+from ..core.plain import to_plain
 
 if TYPE_CHECKING:
     from ..engine.result import WorkflowResult
@@ -29,14 +30,12 @@ if TYPE_CHECKING:
 __all__ = [
     "FORMAT_VERSION",
     "SnapshotSession",
-    "diff_lines",
     "dump_yaml",
     "sanitize",
     "snapshot_data",
 ]
 
 FORMAT_VERSION = 1
-MAX_DIFF_LINES = 20
 
 
 # -- what goes in -----------------------------------------------------------------------------------------
@@ -114,61 +113,7 @@ def sanitize(name: str, limit: int = 120) -> str:
     return safe
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write through a temporary file in the same folder and ``os.replace``: readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as file:
-            file.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
 # -- how a change is explained ---------------------------------------------------------------------------
-
-
-def _path(parts: list[Any]) -> str:
-    text = ""
-    for part in parts:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        else:
-            key = str(part)
-            text += f".{key}" if text and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", key) else (
-                key if not text else f"[{key!r}]")
-    return text or "(root)"
-
-
-def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def diff_lines(expected: Any, actual: Any, *, limit: int = MAX_DIFF_LINES) -> list[str]:
-    """Path-level differences, sorted: ``state.answer: 'x' -> 'y'``, ``+ steps.new: ...``, ``- state.old: ...``."""
-    from deepdiff import DeepDiff  # imported here: loading the plugin must stay light
-
-    tree = DeepDiff(expected, actual, view="tree", verbose_level=2)
-    lines: list[str] = []
-    for report, levels in tree.items():
-        for level in levels:
-            where = _path(level.path(output_format="list"))
-            if report in ("values_changed", "type_changes"):
-                lines.append(f"{where}: {_short(level.t1)} -> {_short(level.t2)}")
-            elif report.endswith("_added"):
-                lines.append(f"{where}: added {_short(level.t2)}")
-            elif report.endswith("_removed"):
-                lines.append(f"{where}: removed {_short(level.t1)}")
-            else:
-                lines.append(f"{where}: {report.replace('_', ' ')}")
-    lines.sort()
-    if len(lines) > limit:
-        rest = len(lines) - limit + 1
-        lines = [*lines[: limit - 1], f"... and {rest} more difference{'s' if rest > 1 else ''}"]
-    return lines
 
 
 def update_hint(nodeid: str, *, missing: bool = False) -> str:
@@ -206,7 +151,7 @@ class SnapshotSession:
         shown = _display(path)
         if not path.exists():
             if self.update:
-                write_atomic(path, text)
+                write_text_atomic(path, text, durable=True)
                 self.written.add(str(path))
                 return
             raise AssertionError(
@@ -223,10 +168,10 @@ class SnapshotSession:
         if stored == fresh:
             return
         if self.update:
-            write_atomic(path, text)
+            write_text_atomic(path, text, durable=True)
             self.written.add(str(path))
             return
-        lines = diff_lines(stored, fresh)
+        lines = path_diff(stored, fresh)
         count = len(lines)
         body = "\n".join(f"  {line}" for line in lines)
         raise AssertionError(

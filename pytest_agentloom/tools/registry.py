@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from ..core.types import ToolSpec
 from ..errors import UsageError
-from ..providers.types import ToolSpec
 from .schema import schema_for_function
 
 __all__ = ["BaseTool", "Tool", "ToolRegistry", "as_tool", "is_tool_like", "tool"]

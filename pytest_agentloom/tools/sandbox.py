@@ -12,17 +12,45 @@ resolved from a host name, unless ``allow_internal_targets`` is true.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..engine.model import SandboxConfig
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..core.addresses import is_internal_address, is_internal_host, is_ip_literal, resolve_host
 from ..errors import ToolError
 
-__all__ = ["Sandbox", "SandboxRefusal"]
+__all__ = ["Sandbox", "SandboxConfig", "SandboxRefusal"]
+
+
+class SandboxConfig(BaseModel):
+    """What the built-in tools may touch (``config.sandbox``). Closed unless opened here.
+
+    With ``enabled: false`` nothing is checked. Otherwise ``shell_command``
+    runs only the programs in ``allowed_commands``; ``file_read`` reads only
+    under ``readable_paths`` (and the writable ones); ``file_write`` writes
+    only under ``writable_paths`` (``allowed_paths`` is the same list under
+    its older name), at most ``max_write_bytes`` per call; ``http_request``
+    needs ``allow_network`` and, when ``allowed_domains`` is not empty, a
+    host in it (subdomains included). Relative paths are resolved against
+    the workflow file's folder.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    allowed_commands: list[str] = Field(default_factory=list)
+    readable_paths: list[str] = Field(default_factory=list)
+    writable_paths: list[str] = Field(default_factory=list)
+    allowed_paths: list[str] = Field(default_factory=list)
+    allow_network: bool = False
+    allowed_domains: list[str] = Field(default_factory=list)
+    max_write_bytes: int = Field(default=1_000_000, ge=0)
+    #: approval-gate webhooks (and other engine HTTP) may reach private, loopback and link-local addresses
+    allow_internal_targets: bool = False
 
 
 class SandboxRefusal(ToolError):
@@ -47,7 +75,8 @@ class Sandbox:
     def enabled(self) -> bool:
         return self.config.enabled
 
-    def _roots(self, entries: Sequence[str]) -> list[Path]:
+    def roots(self, entries: Sequence[str]) -> list[Path]:
+        """The folders ``entries`` name, resolved like any path of the workflow."""
         return [self.resolve(entry) for entry in entries]
 
     def resolve(self, path: str | os.PathLike[str]) -> Path:
@@ -76,7 +105,7 @@ class Sandbox:
         target = self.resolve(path)
         if not self.enabled:
             return target
-        roots = self._roots([*self.config.readable_paths, *self.config.writable_paths, *self.config.allowed_paths])
+        roots = self.roots([*self.config.readable_paths, *self.config.writable_paths, *self.config.allowed_paths])
         if not any(target.is_relative_to(root) for root in roots):
             raise SandboxRefusal(
                 "file_read", "readable_paths",
@@ -89,7 +118,7 @@ class Sandbox:
         target = self.resolve(path)
         if not self.enabled:
             return target
-        roots = self._roots([*self.config.writable_paths, *self.config.allowed_paths])
+        roots = self.roots([*self.config.writable_paths, *self.config.allowed_paths])
         if not any(target.is_relative_to(root) for root in roots):
             raise SandboxRefusal(
                 "file_write", "writable_paths",
@@ -108,7 +137,7 @@ class Sandbox:
         """Refuse a host *name* that resolves to an internal address, unless internal targets are allowed."""
         parts = urlsplit(url)
         host = (parts.hostname or "").lower().rstrip(".")
-        if not self.enabled or self.config.allow_internal_targets or not host or _is_ip(host):
+        if not self.enabled or self.config.allow_internal_targets or not host or is_ip_literal(host):
             return
         try:
             addresses = await (resolve or resolve_host)(host, parts.port or (443 if parts.scheme == "https" else 80))
@@ -116,7 +145,7 @@ class Sandbox:
             raise SandboxRefusal("http_request", "url", f"'{host}' could not be resolved ({exc})",
                                  "check the host name") from None
         for address in addresses:
-            if _is_internal(address):
+            if is_internal_address(address):
                 raise SandboxRefusal(
                     "http_request", "allow_internal_targets",
                     f"'{host}' resolves to {address}, a private, loopback or link-local address",
@@ -143,42 +172,12 @@ class Sandbox:
                 f"'{host}' is not in config.sandbox.allowed_domains ({', '.join(domains)})",
                 f"add '{host}' to config.sandbox.allowed_domains",
             )
-        if _is_internal(host) and not self.config.allow_internal_targets:
+        if is_internal_host(host) and not self.config.allow_internal_targets:
             raise SandboxRefusal(
                 "http_request", "allow_internal_targets",
                 f"'{host}' is a private, loopback or link-local address",
                 "set config.sandbox.allow_internal_targets: true if the workflow may reach local services",
             )
-
-
-async def resolve_host(host: str, port: int) -> list[str]:
-    """The addresses ``host`` resolves to (the system resolver, off the event loop)."""
-    import asyncio
-    import socket
-
-    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return [str(info[4][0]) for info in infos]
-
-
-def _is_internal(host: str) -> bool:
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        address = ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return False
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return any((address.is_private, address.is_loopback, address.is_link_local, address.is_reserved,
-                address.is_unspecified, address.is_multicast))
-
-
-def _is_ip(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return False
-    return True
 
 
 def _shown(roots: list[Path]) -> str:

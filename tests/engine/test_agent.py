@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from pytest_agentloom import Scripted, VirtualClock, WorkflowError, error, reply, run_workflow, tool_call
+from pytest_agentloom.core.clock import current_clock
+from pytest_agentloom.core.types import LLMRequest
 from pytest_agentloom.engine.agents import STOP_REASONS, AgentSnapshot, estimate_tokens
 from pytest_agentloom.engine.checkpoints import resume_workflow
-from pytest_agentloom.engine.clock import current_clock
 from pytest_agentloom.engine.loader import parse_workflow
 from pytest_agentloom.providers.scripted import (
     calls_unknown_tool,
@@ -23,7 +24,6 @@ from pytest_agentloom.providers.scripted import (
     repeats,
     tool_calls,
 )
-from pytest_agentloom.providers.types import LLMRequest
 from pytest_agentloom.tools import tool
 
 TICKETS = {
@@ -264,7 +264,7 @@ def test_arguments_in_another_order_are_still_a_repeat() -> None:
 
 
 def _call(call_id: str, name: str, arguments: str) -> Any:
-    from pytest_agentloom.providers.types import ToolCall
+    from pytest_agentloom.core.types import ToolCall
 
     return ToolCall(id=call_id, name=name, arguments=arguments)
 

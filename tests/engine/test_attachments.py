@@ -232,8 +232,9 @@ def test_a_redirect_into_an_internal_address_is_refused(tmp_path, server, monkey
     # the first hop is local (allowed for the test server), the second is checked again and refused
     from pytest_agentloom.tools import sandbox as sandbox_module
 
-    real = sandbox_module._is_internal
-    monkeypatch.setattr(sandbox_module, "_is_internal", lambda host: host != "127.0.0.1" and real(host))
+    real_address, real_host = sandbox_module.is_internal_address, sandbox_module.is_internal_host
+    monkeypatch.setattr(sandbox_module, "is_internal_address", lambda host: host != "127.0.0.1" and real_address(host))
+    monkeypatch.setattr(sandbox_module, "is_internal_host", lambda host: host != "127.0.0.1" and real_host(host))
     config = "sandbox: {enabled: false, allow_network: true}"
     result, _ = run(workflow_file(tmp_path, [{"source": f"{base}/hop"}], config=config))
     assert result.steps["ask"].error_code == "attachment_refused"

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_agentloom import Scripted, VirtualClock, Workflow, error, reply, run_workflow
-from pytest_agentloom.engine.clock import current_clock
+from pytest_agentloom.core.clock import current_clock
 from pytest_agentloom.engine.loader import parse_workflow
 from pytest_agentloom.engine.trace import EVENT_KINDS
 

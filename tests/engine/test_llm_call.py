@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pytest_agentloom import LLMRequest, Scripted, VirtualClock, Workflow, error, reply, run_workflow
-from pytest_agentloom.engine.clock import current_clock
+from pytest_agentloom.core.clock import current_clock
 from pytest_agentloom.engine.loader import parse_workflow
 
 STATE: dict[str, Any] = {

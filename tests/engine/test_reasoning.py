@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from pytest_agentloom import Scripted, VirtualClock, WorkflowError, reply, run_workflow
-from pytest_agentloom.engine.clock import current_clock
+from pytest_agentloom.core.clock import current_clock
+from pytest_agentloom.core.types import LLMRequest, Thinking, Usage, text_listener
 from pytest_agentloom.engine.loader import parse_workflow
 from pytest_agentloom.engine.pricing import cost_of
 from pytest_agentloom.engine.redaction import MARKER_PATTERN
-from pytest_agentloom.providers.types import LLMRequest, Thinking, Usage, text_listener
 
 
 def flow(text: str):

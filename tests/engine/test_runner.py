@@ -19,7 +19,7 @@ from pytest_agentloom import (
     reply,
     run_workflow,
 )
-from pytest_agentloom.engine.clock import current_clock
+from pytest_agentloom.core.clock import current_clock
 from pytest_agentloom.engine.loader import parse_workflow
 
 WORKFLOWS = Path(__file__).parent / "workflows"

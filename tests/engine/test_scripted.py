@@ -20,9 +20,9 @@ from pytest_agentloom import (
     run_workflow,
     tool_call,
 )
+from pytest_agentloom.core.types import Message, ToolCall, Usage
 from pytest_agentloom.engine.loader import parse_workflow
 from pytest_agentloom.providers.scripted import ErrorSpec, ReplySpec
-from pytest_agentloom.providers.types import Message, ToolCall, Usage
 
 
 def request(step_id: str = "ask", *, attempt: int = 1, content: str = "hi", **params: Any) -> LLMRequest:

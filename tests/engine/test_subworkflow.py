@@ -111,7 +111,7 @@ def test_the_steps_timeout_caps_the_child(tmp_path: Path) -> None:
     path = parent(tmp_path, "{id: sub, type: subworkflow, workflow: child.yaml, timeout: 5}")
 
     async def wait() -> str:
-        from pytest_agentloom.engine.clock import current_clock
+        from pytest_agentloom.core.clock import current_clock
 
         await current_clock().sleep(6)
         return "done"

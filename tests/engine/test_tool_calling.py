@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from pytest_agentloom import Scripted, VirtualClock, WorkflowError, error, reply, run_workflow, tool_call
+from pytest_agentloom.core.types import ToolCall
 from pytest_agentloom.engine.loader import parse_workflow
-from pytest_agentloom.providers.types import ToolCall
 from pytest_agentloom.tools import tool
 
 LOOKUP_SCHEMA = {"type": "object", "properties": {"ticket_id": {"type": "string"}}, "required": ["ticket_id"]}

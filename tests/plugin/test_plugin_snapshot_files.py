@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_agentloom.testing.snapshots import SnapshotSession, diff_lines, dump_yaml, sanitize, write_atomic
+from pytest_agentloom.core.diffs import path_diff
+from pytest_agentloom.core.files import write_text_atomic
+from pytest_agentloom.testing.snapshots import SnapshotSession, dump_yaml, sanitize
 
 
 def test_sanitize_keeps_brackets_and_replaces_the_rest() -> None:
@@ -25,7 +27,7 @@ def test_multiline_strings_are_literal_blocks_and_order_is_kept() -> None:
 
 def test_atomic_write_leaves_no_temporary_file_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     target = tmp_path / "deep" / "snap.yaml"
-    write_atomic(target, "a: 1\n")
+    write_text_atomic(target, "a: 1\n")
     assert target.read_text() == "a: 1\n"
 
     def boom(src: str, dst: str) -> None:
@@ -33,7 +35,7 @@ def test_atomic_write_leaves_no_temporary_file_behind(tmp_path: Path, monkeypatc
 
     monkeypatch.setattr("os.replace", boom)
     with pytest.raises(OSError, match="disk full"):
-        write_atomic(target, "a: 2\n")
+        write_text_atomic(target, "a: 2\n")
     assert target.read_text() == "a: 1\n"
     assert sorted(p.name for p in target.parent.iterdir()) == ["snap.yaml"]
 
@@ -41,14 +43,14 @@ def test_atomic_write_leaves_no_temporary_file_behind(tmp_path: Path, monkeypatc
 def test_diff_lines_are_sorted_paths_and_cut_at_the_limit() -> None:
     old = {"state": {"b": 1, "a": "x", "gone": True, "items": [1, 2]}}
     new = {"state": {"b": 2, "a": "y", "new": None, "items": [1, 2, 3]}}
-    assert diff_lines(old, new) == [
+    assert path_diff(old, new) == [
         "state.a: 'x' -> 'y'",
         "state.b: 1 -> 2",
         "state.gone: removed True",
         "state.items[2]: added 3",
         "state.new: added None",
     ]
-    many = diff_lines({f"k{i:02d}": i for i in range(30)}, {f"k{i:02d}": -i for i in range(1, 30)}, limit=5)
+    many = path_diff({f"k{i:02d}": i for i in range(30)}, {f"k{i:02d}": -i for i in range(1, 30)}, limit=5)
     assert many == ["k00: removed 0", "k01: 1 -> -1", "k02: 2 -> -2", "k03: 3 -> -3", "... and 26 more differences"]
 
 

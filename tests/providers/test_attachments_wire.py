@@ -16,6 +16,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from pytest_agentloom import VirtualClock, run_workflow
+from pytest_agentloom.core.types import Attachment, AttachmentRefused, LLMRequest, Message, Provider
 from pytest_agentloom.engine.loader import load_workflow
 from pytest_agentloom.providers import (
     AnthropicProvider,
@@ -25,7 +26,6 @@ from pytest_agentloom.providers import (
     OpenAIProvider,
 )
 from pytest_agentloom.providers.gateway import Gateway
-from pytest_agentloom.providers.types import Attachment, AttachmentRefused, LLMRequest, Message, Provider
 from tests.servers.fake_llm import text
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(40))

@@ -6,7 +6,8 @@ import asyncio
 
 import pytest
 
-from pytest_agentloom.engine.clock import VirtualClock
+from pytest_agentloom.core.clock import VirtualClock
+from pytest_agentloom.core.types import LLMRequest, LLMResponse
 from pytest_agentloom.engine.model import WorkflowConfig
 from pytest_agentloom.errors import ProviderError, StepError, UsageError
 from pytest_agentloom.providers import (
@@ -19,7 +20,6 @@ from pytest_agentloom.providers import (
     default_gateway,
 )
 from pytest_agentloom.providers.common import PLACEHOLDER_API_KEY, MidStreamError
-from pytest_agentloom.providers.types import LLMRequest, LLMResponse
 from tests.providers.helpers import complete, request
 from tests.servers.fake_llm import drop, fail, text
 
@@ -180,7 +180,7 @@ def test_429_never_opens_the_breaker(fake_llm):
 
 
 def test_breaker_uses_the_running_steps_clock_when_none_is_given(fake_llm):
-    from pytest_agentloom.engine.clock import set_current_clock
+    from pytest_agentloom.core.clock import set_current_clock
 
     clock = VirtualClock(start=100)
     gw = Gateway(

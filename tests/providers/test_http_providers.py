@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from pytest_agentloom.core.types import Message
 from pytest_agentloom.errors import ProviderError, StepError
 from pytest_agentloom.providers import GoogleProvider, OllamaProvider
-from pytest_agentloom.providers.types import Message
 from tests.providers.helpers import LOOKUP, complete, request
 from tests.servers.fake_llm import drop, fail, text, tool_calls
 

@@ -16,7 +16,7 @@ INNER = textwrap.dedent('''\
     import os
 
     from pytest_agentloom import tool
-    from pytest_agentloom.engine.clock import current_clock
+    from pytest_agentloom.core.clock import current_clock
     from pytest_agentloom.engine.loader import parse_workflow
 
 

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 import yaml
 
+from pytest_agentloom.core.types import LLMRequest, LLMResponse, Message, ToolSpec
 from pytest_agentloom.providers.anthropic_provider import AnthropicProvider
 from pytest_agentloom.providers.common import PLACEHOLDER_API_KEY
 from pytest_agentloom.providers.google import GoogleProvider
 from pytest_agentloom.providers.ollama import OllamaProvider
 from pytest_agentloom.providers.openai_provider import OpenAIProvider
-from pytest_agentloom.providers.types import LLMRequest, LLMResponse, Message, ToolSpec
 from pytest_agentloom.replay import (
     CassetteConfig,
     CassetteMismatchError,
@@ -317,7 +317,7 @@ def test_a_dropped_connection_is_recorded_and_fails_the_same_way_on_replay(tmp_p
 
 
 def test_a_fallback_after_a_dropped_connection_replays_through_the_same_providers(tmp_path: Path) -> None:
-    from pytest_agentloom.engine.clock import VirtualClock
+    from pytest_agentloom.core.clock import VirtualClock
     from pytest_agentloom.providers.gateway import Gateway
     from pytest_agentloom.providers.generic_openai import GenericOpenAIProvider
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from pytest_agentloom.engine.model import SandboxConfig
 from pytest_agentloom.tools import BUILTIN_TOOL_NAMES, Sandbox, SandboxRefusal, Tool, builtin_tools
+from pytest_agentloom.tools.sandbox import SandboxConfig
 
 
 def tools(tmp_path: Path, **config: Any) -> dict[str, Tool]:

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...core.types import emit_text
 from ...errors import StepError
-from ...providers.types import emit_text
 from ..agents import AgentLoop, AgentPaused, AgentSnapshot
 from ..model import AgentStep
 from .approval_gate import PauseOutcome

@@ -22,15 +22,13 @@ so DNS rebinding (a public answer, then an internal one) is not prevented.
 
 from __future__ import annotations
 
-import asyncio
-import ipaddress
 import json
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from ...core.addresses import is_internal_address, is_ip_literal, resolve_host
 from ...errors import StepError
 from ..model import ApprovalGateStep, WebhookNotify
 from ..redaction import Redactor
@@ -159,26 +157,15 @@ async def check_webhook_target(url: str, *, allow_internal: bool, step_id: str =
         return
     host = parts.hostname
     try:
-        addresses = [ipaddress.ip_address(host)]
-    except ValueError:
-        try:
-            infos = await asyncio.get_running_loop().getaddrinfo(host, parts.port or 443, type=socket.SOCK_STREAM)
-        except OSError as exc:
-            raise StepError(f"approval gate '{step_id}': cannot resolve webhook host {host!r}: {exc}",
-                            code="webhook_failed") from exc
-        addresses = [ipaddress.ip_address(info[4][0]) for info in infos]
+        addresses = [host] if is_ip_literal(host) else await resolve_host(host, parts.port or 443)
+    except OSError as exc:
+        raise StepError(f"approval gate '{step_id}': cannot resolve webhook host {host!r}: {exc}",
+                        code="webhook_failed") from exc
     for address in addresses:
-        if _internal(address):
+        if is_internal_address(address):
             raise StepError(
                 f"approval gate '{step_id}': webhook host {host!r} is an internal address ({address}); refused. "
                 "How to fix: use a public URL, or set config.sandbox.allow_internal_targets: true if this "
                 "workflow is meant to call a service on your own network.",
                 code="webhook_refused",
             )
-
-
-def _internal(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return (address.is_private or address.is_loopback or address.is_link_local or address.is_reserved
-            or address.is_multicast or address.is_unspecified)

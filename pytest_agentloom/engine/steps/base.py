@@ -13,9 +13,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from ...core.clock import Clock
+from ...core.types import Provider, Usage
 from ...errors import AgentloomError, ProviderError, ScriptError, StepError
-from ...providers.types import Provider, Usage
-from ..clock import Clock
 from ..model import RetryPolicy, Workflow
 from ..templates import missing_key_message
 

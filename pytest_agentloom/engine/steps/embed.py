@@ -15,8 +15,8 @@ import inspect
 from collections.abc import Mapping
 from typing import Any
 
+from ...core.types import EmbedRequest, EmbedResponse
 from ...errors import StepError
-from ...providers.types import EmbedRequest, EmbedResponse
 from ..model import EmbedStep
 from ..paths import MISSING, get_path, parse_path
 from ..pricing import cost_of

@@ -13,9 +13,9 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+from ...core.clock import Clock
+from ...core.types import AttachmentRefused, LLMRequest, LLMResponse, Message, text_listener
 from ...errors import ProviderError, StepError
-from ...providers.types import AttachmentRefused, LLMRequest, LLMResponse, Message, text_listener
-from ..clock import Clock
 from ..model import LLMCallStep, RetryPolicy
 from ..pricing import cost_of
 from ..templates import render

@@ -27,15 +27,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
-from .errors import RecordingRefusedError, UnusedInteractionsError, render_message
-from .modes import RecordMode, parse_record_mode
+from ..replay.errors import RecordingRefusedError, UnusedInteractionsError, render_message
+from ..replay.modes import RecordMode, parse_record_mode
 
 if TYPE_CHECKING:
     import pytest
 
+    from ..core.types import Provider
     from ..engine.model import Workflow
-    from ..providers.types import Provider
-    from .cassette import CassetteSession
+    from ..replay.cassette import CassetteSession
 
 __all__ = ["MODEL_STEP_TYPES", "ReplaySettings", "ReplaySummary", "TestCassette", "ci_is_set"]
 
@@ -68,7 +68,7 @@ class ReplaySettings:
         """Read the options; raises ``pytest.UsageError`` for a bad mode or recording refused under CI."""
         import pytest
 
-        from ..testing.settings import read_setting
+        from .settings import read_setting
 
         rootdir = Path(config.rootpath)
         folder = Path(os.fspath(read_setting(config, "cassette_dir") or "cassettes")).expanduser()
@@ -93,7 +93,7 @@ class ReplaySettings:
 
     def cassette_path(self, item: pytest.Item) -> Path:
         """``<cassette dir>/<test file relative to the rootdir>/<test name>[<param id>].yaml``."""
-        from .cassette import cassette_name
+        from ..replay.cassette import cassette_name
 
         try:
             relative = Path(item.path).resolve().relative_to(self.rootdir.resolve())
@@ -123,7 +123,7 @@ class TestCassette:
 
     def _session(self) -> CassetteSession:
         if self.session is None:
-            from .cassette import CassetteConfig, CassetteSession
+            from ..replay.cassette import CassetteConfig, CassetteSession
 
             config = CassetteConfig(
                 path=self.path, mode=self.settings.mode, test_id=self.item.nodeid,
@@ -151,7 +151,8 @@ class TestCassette:
         recording (``<cassette>.tools.yaml``): run and recorded while the cassette records, replayed from
         the recording (not run) while it replays.
         """
-        from ..tools import Sandbox, ToolRegistry, ToolTape, builtin_tools, tape_path
+        from ..replay.tool_tape import ToolTape, tape_path
+        from ..tools import Sandbox, ToolRegistry, builtin_tools
 
         if self.tape is None:
             replaying = self.settings.mode is RecordMode.NONE or (

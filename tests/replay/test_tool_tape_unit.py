@@ -11,7 +11,8 @@ import pytest
 
 from pytest_agentloom import Scripted, VirtualClock, run_workflow, tool_call
 from pytest_agentloom.engine.loader import parse_workflow
-from pytest_agentloom.tools import ToolReplayMissError, ToolTape, tape_path, tool
+from pytest_agentloom.replay.tool_tape import ToolReplayMissError, ToolTape, tape_path
+from pytest_agentloom.tools import tool
 from pytest_agentloom.tools.registry import Tool
 
 

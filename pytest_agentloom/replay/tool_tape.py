@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..core.files import write_text_atomic
 from ..errors import AgentloomError, StepError, ToolError
-from .registry import Tool, ToolRegistry, as_tool
+from ..tools.registry import Tool, ToolRegistry, as_tool
 
 __all__ = ["TAPE_FORMAT_VERSION", "ToolReplayMissError", "ToolTape", "tape_path"]
 
@@ -58,7 +58,7 @@ def _key(name: str, arguments: Mapping[str, Any]) -> str:
 
 
 def _plain(value: Any) -> Any:
-    from ..engine.result import to_plain
+    from ..core.plain import to_plain
 
     return to_plain(value)
 
@@ -109,8 +109,8 @@ class ToolTape:
     def wrap_run_tools(self, workflow: Any, tools: Any = None) -> ToolRegistry:
         """A run's tools as the runner would register them (the built-ins bound to ``workflow``'s sandbox,
         then ``tools``), those with side effects going through this tape."""
-        from .builtins import builtin_tools
-        from .sandbox import Sandbox
+        from ..tools.builtins import builtin_tools
+        from ..tools.sandbox import Sandbox
 
         registry = ToolRegistry(builtin_tools(Sandbox(workflow.config.sandbox, base_dir=workflow.base_dir)))
         registry.update(tools or {})
@@ -203,11 +203,7 @@ class ToolTape:
         text = self.pending_text()
         if text is None:
             return None
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, self.path)
+        write_text_atomic(self.path, text, durable=True)
         return self.path
 
     def pending_text(self) -> str | None:

@@ -1,0 +1,83 @@
+"""Writing files so that nothing a user keeps is ever half written.
+
+Every file the package writes (snapshots, cassettes, tool recordings,
+checkpoints, run records, the salt) goes through :func:`write_text_atomic`:
+the text goes to a temporary file in the same folder, which then replaces the
+target in one ``os.replace``. A reader (or a crash) sees the old file or the
+new one, never a torn one, and the temporary file is removed when the write
+fails. ``tempfile.mkstemp`` creates files readable by the owner only; the
+result is given the permissions an ordinary ``open()`` would (``0o666`` less
+the umask), since these files are meant to be committed and shared.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+__all__ = ["current_umask", "write_json_atomic", "write_text_atomic"]
+
+_UMASK_LOCK = threading.Lock()
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it where the system allows (Linux ``/proc``)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _UMASK_LOCK:  # elsewhere: set and restore it, under a lock against our own threads
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+def write_text_atomic(path: Path, text: str, *, exclusive: bool = False, durable: bool = False) -> bool:
+    """Write ``text`` (UTF-8, ``\\n`` line ends) to ``path`` atomically, creating its folder.
+
+    With ``exclusive`` the file is only created, never replaced: the answer is ``False``
+    (and nothing is written) when ``path`` already exists, so two processes racing to create
+    it agree on one content. Otherwise the answer is ``True``. ``durable`` flushes the bytes to
+    the disk before the rename (files a user keeps: snapshots, cassettes, tool recordings).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+            if durable:
+                stream.flush()
+                os.fsync(stream.fileno())
+        os.chmod(temporary, 0o666 & ~current_umask())
+        if exclusive:
+            return _create(Path(temporary), path)
+        os.replace(temporary, path)
+        return True
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+
+
+def _create(temporary: Path, path: Path) -> bool:
+    try:
+        os.link(temporary, path)  # unlike os.replace, fails when the file appeared meanwhile
+    except FileExistsError:
+        return False
+    except OSError:  # a file system without hard links: replace, accepting the (tiny) race
+        if path.exists():
+            return False
+        os.replace(temporary, path)
+    return True
+
+
+def write_json_atomic(path: Path, data: Any) -> Path:
+    """Write ``data`` as indented JSON with sorted keys (stable bytes for stable data); return ``path``."""
+    write_text_atomic(path, json.dumps(data, sort_keys=True, ensure_ascii=False, indent=2) + "\n")
+    return path
