@@ -36,12 +36,13 @@ from pathlib import Path
 from typing import Any
 
 from .core.clock import random_run_id
-from .engine.checkpoints import CheckpointError, list_checkpoints, resume_workflow
+from .engine.checkpoints import CheckpointError, list_checkpoints
 from .engine.checkpoints import default_checkpoint_dir as _default_checkpoint_dir
 from .engine.loader import load_workflow
 from .engine.model import Workflow
 from .engine.records import resolve_runs_dir
 from .engine.result import RunStatus, WorkflowResult
+from .engine.resume import resume_workflow
 from .engine.runner import run_workflow
 from .errors import AgentloomError, UsageError, WorkflowError
 

@@ -14,11 +14,12 @@ latest fork (``join``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import hashlib
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Protocol, runtime_checkable
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "current_clock",
     "derived_run_id",
     "random_run_id",
+    "use_clock",
 ]
 
 
@@ -104,8 +106,14 @@ def current_clock() -> Clock:
     return _current.get() or SystemClock()
 
 
-def set_current_clock(clock: Clock) -> contextvars.Token[Clock | None]:
-    return _current.set(clock)
+@contextlib.contextmanager
+def use_clock(clock: Clock) -> Iterator[Clock]:
+    """Make ``clock`` the current clock (:func:`current_clock`) inside the block: the run sets each step's."""
+    token = _current.set(clock)
+    try:
+        yield clock
+    finally:
+        _current.reset(token)
 
 
 RunIdSource = Callable[[], str]

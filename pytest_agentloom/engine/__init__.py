@@ -8,11 +8,12 @@ from .._lazy import attach
 
 if TYPE_CHECKING:
     from ..core.clock import Clock, SystemClock, VirtualClock, derived_run_id, random_run_id
-    from .checkpoints import CheckpointError, aresume_workflow, resume_workflow
+    from .checkpoints import CheckpointError
     from .loader import load_workflow, parse_workflow
     from .model import Workflow, WorkflowConfig
     from .redaction import Redactor
     from .result import RunStatus, StepResult, StepStatus, TerminationReason, WorkflowResult
+    from .resume import aresume_workflow, resume_workflow
     from .runner import arun_workflow, run_workflow
     from .trace import Trace, TraceEvent
 
@@ -43,8 +44,8 @@ __all__ = [
 
 _EXPORTS = {
     "CheckpointError": ".checkpoints",
-    "aresume_workflow": ".checkpoints",
-    "resume_workflow": ".checkpoints",
+    "aresume_workflow": ".resume",
+    "resume_workflow": ".resume",
     "Clock": "..core.clock",
     "SystemClock": "..core.clock",
     "VirtualClock": "..core.clock",

@@ -9,13 +9,17 @@ the step and the field.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from ..core.types import Thinking
 from ..tools.sandbox import SandboxConfig
+
+if TYPE_CHECKING:
+    from .expressions import Expression
 
 __all__ = [
     "DEFAULT_RETRYABLE_STATUS_CODES",
@@ -23,7 +27,9 @@ __all__ = [
     "STEP_TYPES",
     "AgentDefinition",
     "AgentStep",
+    "AnyStep",
     "ApprovalGateStep",
+    "Compiled",
     "Condition",
     "EmbedStep",
     "LLMCallStep",
@@ -330,6 +336,20 @@ STEP_TYPES: dict[str, type[_StepBase]] = {
 FUTURE_STEP_TYPES: tuple[str, ...] = ()
 
 
+@dataclass
+class Compiled:
+    """What the loader works out once for a workflow, so running it never parses text again.
+
+    ``conditions`` holds each router's compiled condition expressions, in order;
+    ``children`` each subworkflow step's loaded child workflow. A ``Workflow``
+    built in Python without the loader starts with both empty; the steps then
+    compile or load what they need themselves.
+    """
+
+    conditions: dict[str, tuple[Expression, ...]] = field(default_factory=dict)
+    children: dict[str, Workflow] = field(default_factory=dict)
+
+
 class Workflow(_Strict):
     """A whole workflow file. ``source`` is where it was loaded from, if anywhere."""
 
@@ -343,11 +363,22 @@ class Workflow(_Strict):
     steps: list[Step] = Field(min_length=1)
 
     _source: Path | None = PrivateAttr(default=None)
-    _compiled: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _compiled: Compiled = PrivateAttr(default_factory=Compiled)
+    _positions: dict[str, int] = PrivateAttr(default_factory=dict)
 
     @property
     def source(self) -> Path | None:
+        """The file this workflow was read from (``None`` when built from text or in Python)."""
         return self._source
+
+    @source.setter
+    def source(self, path: Path | None) -> None:
+        self._source = path
+
+    @property
+    def compiled(self) -> Compiled:
+        """Router expressions and child workflows, filled in by the loader."""
+        return self._compiled
 
     @property
     def base_dir(self) -> Path:
@@ -360,10 +391,18 @@ class Workflow(_Strict):
         return path if path.is_absolute() else (self.base_dir / path).resolve()
 
     def step(self, step_id: str) -> AnyStep:
-        for step in self.steps:
-            if step.id == step_id:
-                return step
-        raise KeyError(step_id)
+        """The step called ``step_id`` (``KeyError`` if there is none).
+
+        A dict lookup of the step's position, checked against ``steps`` on every call, so a
+        copy with other steps (``model_copy(update={"steps": ...})``) never sees stale ones.
+        """
+        position = self._positions.get(step_id)
+        if position is None or position >= len(self.steps) or self.steps[position].id != step_id:
+            self._positions = {}
+            for index, step in enumerate(self.steps):
+                self._positions.setdefault(step.id, index)
+            position = self._positions[step_id]
+        return self.steps[position]
 
     def with_config(self, **overrides: Any) -> Workflow:
         """A copy with some ``config`` fields replaced, validated like the file's own."""

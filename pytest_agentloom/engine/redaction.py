@@ -29,6 +29,7 @@ The state in memory is never changed: redaction always returns copies.
 
 from __future__ import annotations
 
+import copy
 import fnmatch
 import hashlib
 import hmac
@@ -36,10 +37,15 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.plain import to_plain
+from .paths import parse_path
+from .result import StepResult, WorkflowResult
 from .salt import load_salt
+from .trace import Trace, TraceEvent
 
 if TYPE_CHECKING:
     from .model import Workflow
@@ -76,10 +82,8 @@ def env_patterns(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
 
 def _own_patterns(workflow: Workflow) -> list[str]:
     """``workflow``'s ``redact: true`` keys, then its subworkflows' (a child's secret stays one in the parent)."""
-    from .subworkflow import subworkflows
-
     own = [key for key, schema in workflow.state_schema.items() if schema.redact]
-    for child in subworkflows(workflow):
+    for child in workflow.compiled.children.values():
         own.extend(_own_patterns(child))
     return own
 
@@ -88,8 +92,6 @@ def _canonical(value: Any) -> str:
     """The text a value is hashed as: strings as themselves, anything else as canonical JSON."""
     if isinstance(value, str):
         return value
-    from ..core.plain import to_plain
-
     return json.dumps(to_plain(value), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -342,14 +344,47 @@ class Redactor:
                 value, name, secrets)
         return out
 
+    # -- results and traces ---------------------------------------------------------------------------------
+
+    def redact_result(self, result: WorkflowResult, secrets: list[str]) -> WorkflowResult:
+        """The result as it may leave the process: state, step outputs, errors and trace redacted (copies)."""
+        if not self.active:
+            return replace(result, state=copy.deepcopy(result.state))
+        return replace(
+            result,
+            state=self.redact_state(result.state),
+            steps={sid: self.redact_step(step, secrets) for sid, step in result.steps.items()},
+            trace=self.redact_trace(result.trace, secrets),
+        )
+
+    def redact_step(self, result: StepResult, secrets: list[str]) -> StepResult:
+        """A step's result with its output redacted like state, its error and reasoning scrubbed."""
+        output = self.redact_output(result.step_id, result.output, secrets)
+        error = self.scrub_text(result.error, secrets) if result.error else result.error
+        reasoning = result.reasoning_content
+        if reasoning is not None and self.active:  # the reasoning text is redacted whenever the output is
+            reasoning = self.redact_output(result.step_id, reasoning, secrets)
+        return replace(result, output=output, error=error, reasoning_content=reasoning)
+
+    def redact_trace(self, trace: Trace, secrets: list[str]) -> Trace:
+        """A copy of ``trace`` with tool arguments matched by key and every string scrubbed of secret values."""
+        events = []
+        for event in trace:
+            data = {}
+            for key, value in event.data.items():
+                if key == "args" and isinstance(value, Mapping):
+                    data[key] = self.redact_mapping(value, secrets)
+                else:
+                    data[key] = self.scrub(value, secrets)
+            events.append(TraceEvent(event.seq, event.time, event.kind, event.step_id, event.attempt, data))
+        return Trace(events)
+
     def __repr__(self) -> str:
         return f"Redactor(patterns={list(self.patterns)!r})"
 
 
 def _output_names(path: str) -> tuple[str, str]:
     """The last key name and the dotted path (list positions dropped) of an ``output`` path."""
-    from .paths import parse_path
-
     try:
         segments = [segment for segment in parse_path(path) if isinstance(segment, str)]
     except ValueError:

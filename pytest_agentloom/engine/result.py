@@ -114,8 +114,10 @@ class WorkflowResult:
     checkpoint_path: Path | None = field(default=None, repr=False, compare=False)
     #: the run record written for this run, if records are on
     record_path: Path | None = field(default=None, repr=False, compare=False)
-    # the unredacted final state, for in-process use only: never printed, compared or serialised
-    _raw_state: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
+    #: the final state before redaction, for in-process use only: never printed, compared or serialised
+    unredacted_state: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    #: the paused run this one resumed (set by the ``agentloom`` fixture's ``resume``), so checks can see both
+    resumed_from: WorkflowResult | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     )
     from .modes import RecordMode, parse_record_mode
     from .provenance import Provenance, workflow_hash
-    from .tool_tape import TAPE_FORMAT_VERSION, ToolReplayMissError, ToolTape, tape_path
+    from .tool_tape import ToolReplayMissError, ToolTape, tape_path
 
 __all__ = [
     "CallInfo",
@@ -42,7 +42,6 @@ __all__ = [
     "RecordingRefusedError",
     "ReplayError",
     "ReplayProvider",
-    "TAPE_FORMAT_VERSION",
     "ToolReplayMissError",
     "ToolTape",
     "UnusedInteractionsError",
@@ -68,7 +67,6 @@ _EXPORTS = {
     "parse_record_mode": ".modes",
     "Provenance": ".provenance",
     "workflow_hash": ".provenance",
-    "TAPE_FORMAT_VERSION": ".tool_tape",
     "ToolReplayMissError": ".tool_tape",
     "ToolTape": ".tool_tape",
     "tape_path": ".tool_tape",

@@ -14,9 +14,12 @@ from typing import TYPE_CHECKING, Any, Literal, final
 from ..core.clock import VirtualClock, derived_run_id
 from ..engine.loader import load_workflow
 from ..engine.model import Workflow
+from ..engine.resume import resume_workflow
 from ..engine.runner import run_workflow
 from ..errors import UsageError
 from ..providers.scripted import Scripted
+from ..tools.registry import tools_by_name
+from .secrets import check_no_secrets, files_written, pending_writes
 from .snapshots import SnapshotSession, sanitize
 
 if TYPE_CHECKING:
@@ -119,7 +122,7 @@ class AgentloomHarness:
         if config:
             workflow = workflow.with_config(**config)
         merged_state = {**self._defaults.get("state", {}), **dict(state or {})}
-        merged_tools = {**self._defaults.get("tools", {}), **_tool_mapping(tools)}
+        merged_tools = {**self._defaults.get("tools", {}), **tools_by_name(tools)}
         if provider is None:
             provider = self._default_provider(workflow, merged_state)
             if self._cassette is not None:  # tools with side effects are replayed with the model calls
@@ -143,13 +146,25 @@ class AgentloomHarness:
         ``approve=True``/``False`` (or ``"approved"``/``"rejected"``) approves or rejects the call or gate
         it waits at; ``"cancelled"`` cancels it (an agent stops as ``cancelled``, the run is cancelled);
         ``None`` resumes without a decision. ``state`` puts values back, e.g. a redacted secret a later
-        step (or a paused agent's conversation) needs.
+        step (or a paused agent's conversation) needs. The run goes on with the workflow, provider and tools
+        of the run that paused (``provider=`` replaces the provider), on a fresh virtual clock.
         """
-        from .persistence import resume_in_test
-
-        resumed = resume_in_test(self, result, approve=approve, state=state, provider=provider)
+        if result.checkpoint is None and result.checkpoint_path is None:
+            raise UsageError(
+                f"agentloom.resume() got run '{result.run_id}' (status {result.status.value}), which has no "
+                "checkpoint.\nHow to fix: resume a run that paused at an approval gate, or run with config "
+                "checkpoint: true."
+            )
+        inputs = self._run_inputs.get(result.run_id, {})
+        clock = VirtualClock()
+        resumed = resume_workflow(
+            result, decision=approve, state=state, tools=inputs.get("tools"), workflow=inputs.get("workflow"),
+            provider=provider if provider is not None else inputs.get("provider"), clock=clock,
+            runs_dir=self.run_dir, wall_clock=virtual_wall_clock(clock),
+        )
+        resumed.resumed_from = result
         self.results.append(resumed)
-        self._run_inputs[resumed.run_id] = self._run_inputs.get(result.run_id, {})
+        self._run_inputs[resumed.run_id] = inputs
         return resumed
 
     def assert_no_secrets(self, *values: Any) -> None:
@@ -159,11 +174,10 @@ class AgentloomHarness:
         as it will be written.
         """
         __tracebackhide__ = True
-        from .persistence import check_no_secrets, files_written, pending_writes
-
         printed = {f"result {i + 1} ({r.run_id}) as printed": f"{r!r}\n{r.to_json(indent=2)}"
                    for i, r in enumerate(self.results)}
-        check_no_secrets(values, files_written(self), {**pending_writes(self), **printed})
+        files = files_written(self.tmp_path, self.snapshot_dir, self.snapshot_name, self._cassette)
+        check_no_secrets(values, files, {**pending_writes(self._cassette), **printed})
 
     def _workflow(self, workflow_or_path: Workflow | str | Path | None) -> Workflow:
         if isinstance(workflow_or_path, Workflow):
@@ -236,12 +250,3 @@ def _check_overrides(overrides: Mapping[str, Any], nodeid: str) -> None:
             )
 
 
-def _tool_mapping(tools: Any) -> dict[str, Any]:
-    """``tools=`` as name -> tool: a mapping as it is, a list of tools (``@tool``, tool classes) by their names."""
-    if tools is None:
-        return {}
-    if isinstance(tools, Mapping):
-        return dict(tools)
-    from ..tools import ToolRegistry
-
-    return dict(ToolRegistry(tools))

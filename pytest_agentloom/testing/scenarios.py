@@ -128,22 +128,9 @@ class Scenario:
         result = agentloom.run(workflow, state=self.state, provider=self.provider(), **self.config)
         if self.resume is None or result.status.value != "paused":
             return result
-        from ..core.clock import VirtualClock
-        from ..engine.checkpoints import resume_workflow
-        from .harness import virtual_wall_clock
-
-        clock = VirtualClock()
-        loaded = agentloom._workflow(workflow)
-        config = {**agentloom._defaults.get("config", {}), **self.config}
         script = self.resume.get("script") or {}
-        resumed = resume_workflow(
-            result, decision=self.resume["decision"], workflow=loaded.with_config(**config) if config else loaded,
-            provider=Scripted({step: _replies(value) for step, value in script.items()}),
-            tools=agentloom._defaults.get("tools", {}), clock=clock, runs_dir=agentloom.run_dir,
-            wall_clock=virtual_wall_clock(clock),
-        )
-        resumed.__dict__["resumed_from"] = result  # so expect.tool_calls sees the calls made before the pause
-        return resumed
+        provider = Scripted({step: _replies(value) for step, value in script.items()})
+        return agentloom.resume(result, self.resume["decision"], provider=provider)
 
     def check(self, result: WorkflowResult, agentloom: AgentloomHarness | None = None) -> None:
         """Check every expectation of the row; one AssertionError lists all that failed.
@@ -228,13 +215,13 @@ def mismatches(expect: Mapping[str, Any], result: WorkflowResult) -> list[str]:
 
 def _decisions(result: WorkflowResult, step_id: str) -> list[str]:
     """An agent step's decisions, those before a pause first when the run was resumed."""
-    earlier = result.__dict__.get("resumed_from")
+    earlier = result.resumed_from
     return [*(_decisions(earlier, step_id) if earlier is not None else []), *result.trace.decisions(step_id)]
 
 
 def _tool_events(result: WorkflowResult) -> list[Any]:
     """The tool calls of a run, those before a pause first when it was resumed."""
-    earlier = result.__dict__.get("resumed_from")
+    earlier = result.resumed_from
     return [*(_tool_events(earlier) if earlier is not None else []), *result.trace.events("tool_call")]
 
 

@@ -4,8 +4,8 @@ Recorded results of tools with side effects (the tool tape) belong to record and
 :mod:`pytest_agentloom.replay.tool_tape`.
 """
 
-from .builtins import BUILTIN_TOOL_NAMES, builtin_tools
-from .registry import BaseTool, Tool, ToolRegistry, as_tool, tool
+from .builtins import BUILTIN_TOOL_NAMES, builtin_tools, run_tools
+from .registry import BaseTool, Tool, ToolRegistry, as_tool, tool, tools_by_name
 from .sandbox import Sandbox, SandboxConfig, SandboxRefusal
 from .schema import schema_for_function, schema_for_type, validate_against
 
@@ -19,8 +19,10 @@ __all__ = [
     "ToolRegistry",
     "as_tool",
     "builtin_tools",
+    "run_tools",
     "schema_for_function",
     "schema_for_type",
     "tool",
+    "tools_by_name",
     "validate_against",
 ]

@@ -10,15 +10,24 @@ from __future__ import annotations
 
 import asyncio
 import shlex
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Literal
 
-from .registry import Tool, tool
-from .sandbox import Sandbox
+from .registry import Tool, ToolRegistry, tool
+from .sandbox import Sandbox, SandboxConfig
 
-__all__ = ["BUILTIN_TOOL_NAMES", "builtin_tools"]
+__all__ = ["BUILTIN_TOOL_NAMES", "builtin_tools", "run_tools"]
 
 BUILTIN_TOOL_NAMES = ("http_request", "shell_command", "file_read", "file_write")
 _MAX_OUTPUT_CHARS = 100_000
+
+
+def run_tools(sandbox: SandboxConfig, base_dir: Path, tools: Mapping[str, Any] | None = None) -> ToolRegistry:
+    """The tools of one run: the four built-ins bound to ``sandbox``, then ``tools``, which win on a name."""
+    registry = ToolRegistry(builtin_tools(Sandbox(sandbox, base_dir=base_dir)))
+    registry.update(tools or {})
+    return registry
 
 
 def builtin_tools(sandbox: Sandbox) -> list[Tool]:

@@ -25,7 +25,7 @@ from ..core.types import ToolSpec
 from ..errors import UsageError
 from .schema import schema_for_function
 
-__all__ = ["BaseTool", "Tool", "ToolRegistry", "as_tool", "is_tool_like", "tool"]
+__all__ = ["BaseTool", "Tool", "ToolRegistry", "as_tool", "is_tool_like", "tool", "tools_by_name"]
 
 
 @dataclass(frozen=True)
@@ -191,3 +191,25 @@ class ToolRegistry(Mapping[str, Tool]):
 
     def __repr__(self) -> str:
         return f"<ToolRegistry {sorted(self._tools)}>"
+
+
+def tools_by_name(tools: Any) -> dict[str, Any]:
+    """A ``tools=`` argument as name -> tool: a mapping as it is, a list of named tools by their names.
+
+    The one check of every API that takes ``tools=`` (runs, resumes, the fixture, markers): a
+    list may only hold tools that name themselves (``@tool`` functions, tool classes or instances).
+    """
+    if tools is None:
+        return {}
+    if isinstance(tools, Mapping):
+        return dict(tools)
+    if isinstance(tools, (list, tuple)):
+        nameless = [item for item in tools if not is_tool_like(item)]
+        if nameless:
+            shown = getattr(nameless[0], "__name__", repr(nameless[0]))
+            raise UsageError(
+                f"tools must map tool names to callables, got list with {shown}, which is not a tool. "
+                f"How to fix: pass tools={{'{shown}': {shown}}}, or decorate it with @pytest_agentloom.tools.tool."
+            )
+        return dict(ToolRegistry(tools))
+    raise UsageError(f"tools must map tool names to callables, got {type(tools).__name__}")

@@ -20,7 +20,7 @@ import typing
 from collections.abc import Callable
 from typing import Any, Literal
 
-__all__ = ["schema_for_function", "schema_for_type", "validate_against"]
+__all__ = ["find_additional_properties_true", "schema_for_function", "schema_for_type", "validate_against"]
 
 _SIMPLE: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object",
                            list: "array", type(None): "null"}
@@ -166,3 +166,20 @@ def _validate_object(schema: dict[str, Any], value: dict[str, Any], path: str) -
         elif isinstance(extra, dict):
             problems.extend(validate_against(extra, item, f"{path}.{name}"))
     return problems
+
+
+def find_additional_properties_true(schema: Any, path: str = "schema") -> str | None:
+    """The path of the first ``additionalProperties: true`` in ``schema``, if any: response schemas refuse it."""
+    if isinstance(schema, dict):
+        if schema.get("additionalProperties") is True:
+            return f"{path}.additionalProperties"
+        for key, value in schema.items():
+            found = find_additional_properties_true(value, f"{path}.{key}")
+            if found:
+                return found
+    elif isinstance(schema, list):
+        for index, value in enumerate(schema):
+            found = find_additional_properties_true(value, f"{path}[{index}]")
+            if found:
+                return found
+    return None

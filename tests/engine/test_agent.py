@@ -12,9 +12,9 @@ import pytest
 from pytest_agentloom import Scripted, VirtualClock, WorkflowError, error, reply, run_workflow, tool_call
 from pytest_agentloom.core.clock import current_clock
 from pytest_agentloom.core.types import LLMRequest
-from pytest_agentloom.engine.agents import STOP_REASONS, AgentSnapshot, estimate_tokens
-from pytest_agentloom.engine.checkpoints import resume_workflow
 from pytest_agentloom.engine.loader import parse_workflow
+from pytest_agentloom.engine.resume import resume_workflow
+from pytest_agentloom.engine.steps.agent_loop import STOP_REASONS, AgentSnapshot, estimate_tokens
 from pytest_agentloom.providers.scripted import (
     calls_unknown_tool,
     claims_done,

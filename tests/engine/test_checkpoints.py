@@ -104,8 +104,8 @@ def test_result_state_outputs_and_json_are_redacted(tmp_path):
     assert result.state["max_tokens"] == m(99)  # a state key of the workflow's own is its data: it matches
     text = result.to_json()
     assert CANARY not in text and NESTED_CANARY not in text and "tok-abcdef-123456" not in text
-    assert result._raw_state is not None and result._raw_state["api_key"] == CANARY
-    assert "_raw_state" not in text and CANARY not in repr(result)
+    assert result.unredacted_state is not None and result.unredacted_state["api_key"] == CANARY
+    assert "unredacted_state" not in text and CANARY not in repr(result)
 
 
 def test_env_patterns_apply_to_every_run(tmp_path, monkeypatch):

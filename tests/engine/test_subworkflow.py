@@ -298,7 +298,7 @@ def test_a_parent_pattern_redacts_a_child_value_on_the_way_out(tmp_path: Path) -
     assert result.status == "success"
     assert result.state["child"]["api_key"].startswith("<REDACTED:sha256=")
     assert result.steps["sub"].output["api_key"].startswith("<REDACTED:sha256=")
-    assert result._raw_state["child"]["api_key"] == "sk-very-secret-1234"  # in memory, plain
+    assert result.unredacted_state["child"]["api_key"] == "sk-very-secret-1234"  # in memory, plain
     call = result.trace.calls(step="sub/call")[0]
     assert call.data["args"]["key"].startswith("<REDACTED:sha256=")
     saved = Path(result.checkpoint_path).read_text()

@@ -180,7 +180,7 @@ def test_429_never_opens_the_breaker(fake_llm):
 
 
 def test_breaker_uses_the_running_steps_clock_when_none_is_given(fake_llm):
-    from pytest_agentloom.core.clock import set_current_clock
+    from pytest_agentloom.core.clock import use_clock
 
     clock = VirtualClock(start=100)
     gw = Gateway(
@@ -189,8 +189,7 @@ def test_breaker_uses_the_running_steps_clock_when_none_is_given(fake_llm):
     fake_llm.plan("openai", drop())
 
     async def call() -> None:
-        set_current_clock(clock)
-        with pytest.raises(ProviderError):
+        with use_clock(clock), pytest.raises(ProviderError):
             await gw.complete(request())
 
     asyncio.run(call())

@@ -1,39 +1,32 @@
-"""The ``agent`` step: run an agent of the top-level ``agents:`` (see :mod:`..agents`)."""
+"""The ``agent`` step: run an agent of the top-level ``agents:``; the loop itself is in :mod:`.agent_loop`."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from ...core.types import emit_text
 from ...errors import StepError
-from ..agents import AgentLoop, AgentPaused, AgentSnapshot
+from ..conversation import agent_turn, close_turn, open_turn
 from ..model import AgentStep
-from .approval_gate import PauseOutcome
-from .base import StepContext, StepOutcome
+from ..redaction import MARKER_PATTERN, Redactor
+from .agent_loop import AgentLoop, AgentPaused, AgentSnapshot
+from .base import PauseOutcome, StepContext, StepOutcome
 
-__all__ = ["AgentPauseOutcome", "run_agent"]
-
-
-@dataclass
-class AgentPauseOutcome(PauseOutcome):
-    """The agent proposed a call that needs approval: the run pauses, the loop's state goes in ``detail``."""
-
-    detail: dict[str, Any] = field(default_factory=dict)
+__all__ = ["run_agent"]
 
 
-async def run_agent(
-    step: AgentStep, ctx: StepContext, *, snapshot: Mapping[str, Any] | None = None, decision: str | None = None,
-    redactor: Any = None,
-) -> StepOutcome:
-    """Run the step's agent; with ``snapshot`` (from a checkpoint) continue it, settling ``decision``.
+async def run_agent(step: AgentStep, ctx: StepContext) -> StepOutcome:
+    """Run the step's agent; resumed at a call that waited for approval, continue it with the decision.
 
-    The checkpoint holds the loop scrubbed of secret values. With ``redactor``, each marker whose value
-    the resumed run's state has again (``state=`` on resume) is put back, so the model, the pending
-    call and the repeat check see the real value; markers that stay are traced (``agent_redacted``).
+    The checkpoint holds the loop scrubbed of secret values. Each marker whose value the resumed
+    run's state has again (``state=`` on resume) is put back, so the model, the pending call and
+    the repeat check see the real value; markers that stay are traced (``agent_redacted``).
     """
+    awaiting = ctx.run.awaiting(step.id)
+    snapshot = awaiting.pending.detail.get("loop") if awaiting and awaiting.pending.detail is not None else None
+    decision = awaiting.decision if awaiting else None
     agent = ctx.workflow.agents.get(step.agent)
     if agent is None:  # the loader refuses this; a Workflow built in Python may still have it
         known = ", ".join(ctx.workflow.agents) or "none"
@@ -43,35 +36,28 @@ async def run_agent(
     turn = None
     model = agent.model or ctx.workflow.config.model
     if step.conversation is not None and snapshot is None and model:  # 003: the agent speaks in it by its name
-        from ..conversation import agent_turn, open_turn
-
         turn = await open_turn(agent_turn(step, agent), ctx, model)
     loop = AgentLoop(step, ctx, agent, first_messages=turn.messages if turn is not None else None)
     if snapshot is not None:
-        if redactor is not None:
-            snapshot = _restore_secrets(snapshot, redactor, ctx)
+        snapshot = _restore_secrets(snapshot, ctx.run.redactor, ctx)
         result = await loop.resume(AgentSnapshot.from_dict(snapshot), decision)
     else:
         result = await loop.run()
     if isinstance(result, AgentPaused):
         snap = result.snapshot
-        return AgentPauseOutcome(
+        return PauseOutcome(
             value=None, finish_reason="needs_approval", usage=snap.usage, cost_usd=snap.cost_usd,
             detail={"agent": step.agent, "call": result.call.model_dump(), "loop": snap.to_dict()},
         )
     if ctx.workflow.config.stream and isinstance(result.value, str):  # 003: agent turns don't stream; the
         emit_text(result.value)  # answer reaches the stream (agentloom run --stream) whole, at the end
     if turn is not None:
-        from ..conversation import close_turn
-
         return close_turn(turn, result, spend_counted=False, text=loop.snapshot.last_text)
     return result
 
 
-def _restore_secrets(snapshot: Mapping[str, Any], redactor: Any, ctx: StepContext) -> Mapping[str, Any]:
+def _restore_secrets(snapshot: Mapping[str, Any], redactor: Redactor, ctx: StepContext) -> Mapping[str, Any]:
     """``snapshot`` with the markers of secrets the state holds again replaced by their values."""
-    from ..redaction import MARKER_PATTERN
-
     secrets = {*redactor.secret_values(ctx.state), *redactor.secret_values(ctx.workflow.state)}
     values = {redactor.marker(secret): secret for secret in secrets}
 

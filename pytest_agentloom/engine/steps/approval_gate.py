@@ -23,67 +23,32 @@ so DNS rebinding (a public answer, then an internal one) is not prevented.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from ...core.addresses import is_internal_address, is_ip_literal, resolve_host
 from ...errors import StepError
 from ..model import ApprovalGateStep, WebhookNotify
-from ..redaction import Redactor
 from ..templates import render, render_args
-from .base import StepContext, StepOutcome
+from .base import PauseOutcome, StepContext, StepOutcome
 
-__all__ = ["DECISIONS", "PauseOutcome", "PendingApproval", "check_webhook_target", "run_approval_gate"]
+__all__ = ["DECISIONS", "check_webhook_target", "run_approval_gate"]
 
 DECISIONS = ("approved", "rejected")
 _ON_TIMEOUT = {"approve": "approved", "reject": "rejected"}
 
 
-@dataclass
-class PauseOutcome(StepOutcome):
-    """Not a result: the gate asks the runner to pause the run here."""
-
-
-@dataclass(frozen=True)
-class PendingApproval:
-    """What a checkpoint remembers about the gate the run paused at."""
-
-    step_id: str
-    clock: float  # the run clock's reading at the pause
-    wall: float  # the wall clock's reading at the pause
-    detail: dict[str, Any] | None = None  # an agent step's loop state and the call awaiting approval
-
-    def to_dict(self) -> dict[str, Any]:
-        data = {"step_id": self.step_id, "clock": self.clock, "wall": self.wall}
-        return {**data, "detail": self.detail} if self.detail is not None else data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PendingApproval:
-        detail = data.get("detail")
-        return cls(str(data["step_id"]), float(data["clock"]), float(data["wall"]),
-                   dict(detail) if isinstance(detail, dict) else None)
-
-
-async def run_approval_gate(
-    step: ApprovalGateStep,
-    ctx: StepContext,
-    *,
-    pending: PendingApproval | None,
-    decision: str | None,
-    wall_clock: Callable[[], float],
-    redactor: Redactor,
-    run_id: str,
-) -> StepOutcome:
+async def run_approval_gate(step: ApprovalGateStep, ctx: StepContext) -> StepOutcome:
     """Pause (first visit, or a resume without a decision), or settle the gate's decision."""
     ctx.attempts = 1
-    if pending is None:
+    awaiting = ctx.run.awaiting(step.id)
+    if awaiting is None:
         ctx.event("approval_requested", message=step.message, timeout_seconds=step.timeout_seconds)
         if step.notify is not None:
-            await _notify(step, step.notify, ctx, redactor, run_id)
+            await _notify(step, step.notify, ctx)
         return PauseOutcome(value=None)
-    waited = ctx.clock.now() - pending.clock if ctx.clock.is_virtual else wall_clock() - pending.wall
+    pending, decision = awaiting.pending, awaiting.decision
+    waited = ctx.clock.now() - pending.clock if ctx.clock.is_virtual else ctx.run.wall_time() - pending.wall
     if step.timeout_seconds is not None and waited >= step.timeout_seconds:
         data: dict[str, Any] = {"waited": round(waited, 6), "on_timeout": step.on_timeout}
         if decision:
@@ -109,15 +74,14 @@ async def run_approval_gate(
     return StepOutcome(value=decision)
 
 
-async def _notify(step: ApprovalGateStep, notify: WebhookNotify, ctx: StepContext, redactor: Redactor,
-                  run_id: str) -> None:
+async def _notify(step: ApprovalGateStep, notify: WebhookNotify, ctx: StepContext) -> None:
     allow_internal = ctx.workflow.config.sandbox.allow_internal_targets
     await check_webhook_target(notify.url, allow_internal=allow_internal, step_id=step.id)
-    redacted_state = redactor.redact_state(ctx.state)
+    redacted_state = ctx.run.redactor.redact_state(ctx.state)
     if notify.body_template is not None:
         body = render(notify.body_template, redacted_state, on_missing=ctx.missing_key)
     else:
-        body = json.dumps({"run_id": run_id, "workflow": ctx.workflow.name, "step_id": step.id,
+        body = json.dumps({"run_id": ctx.run.run_id, "workflow": ctx.workflow.name, "step_id": step.id,
                            "message": step.message}, sort_keys=True)
     headers = {str(key): str(value) for key, value in render_args(notify.headers, ctx.state,
                                                                   on_missing=ctx.missing_key).items()}

@@ -1,8 +1,11 @@
-"""What every step implementation receives, and what it hands back to the runner.
+"""What every step implementation receives, and what it hands back to the run.
 
 A step never writes to the state itself: it returns a :class:`StepOutcome`
-and the runner applies the writes of a whole layer in file order. That is what
-makes concurrent steps deterministic.
+and the run applies the writes of a whole layer in file order. That is what
+makes concurrent steps deterministic. What a step may ask of the run it is
+part of (its id, the redactor, what is left of the budget, a decision it was
+resumed with, a child run) goes through :class:`RunServices`, a protocol the
+run implements, so no step module imports the run.
 """
 
 from __future__ import annotations
@@ -11,15 +14,29 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ...core.clock import Clock
 from ...core.types import Provider, Usage
-from ...errors import AgentloomError, ProviderError, ScriptError, StepError
+from ...errors import StepError
 from ..model import RetryPolicy, Workflow
 from ..templates import missing_key_message
 
-__all__ = ["StepContext", "StepOutcome", "ToolFunction", "classify_call_failure"]
+if TYPE_CHECKING:
+    from ..redaction import Redactor
+    from ..result import WorkflowResult
+
+__all__ = [
+    "Awaiting",
+    "ChildRun",
+    "PauseOutcome",
+    "PendingApproval",
+    "RunServices",
+    "StepContext",
+    "StepOutcome",
+    "StepRunner",
+    "ToolFunction",
+]
 
 log = logging.getLogger("pytest_agentloom.templates")
 ToolFunction = Callable[..., Any]
@@ -45,8 +62,87 @@ class StepOutcome:
 
 
 @dataclass
+class PauseOutcome(StepOutcome):
+    """Not a result: the step asks the run to pause here and wait for a person's decision.
+
+    ``detail`` is what the step needs to go on after the pause (an agent's loop
+    state and the call awaiting approval); it is saved in the checkpoint.
+    """
+
+    detail: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class PendingApproval:
+    """What a checkpoint remembers about the step the run paused at."""
+
+    step_id: str
+    clock: float  # the run clock's reading at the pause
+    wall: float  # the wall clock's reading at the pause
+    detail: dict[str, Any] | None = None  # an agent step's loop state and the call awaiting approval
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {"step_id": self.step_id, "clock": self.clock, "wall": self.wall}
+        return {**data, "detail": self.detail} if self.detail is not None else data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PendingApproval:
+        detail = data.get("detail")
+        return cls(str(data["step_id"]), float(data["clock"]), float(data["wall"]),
+                   dict(detail) if isinstance(detail, dict) else None)
+
+
+@dataclass(frozen=True)
+class Awaiting:
+    """A resumed run's pause at this step: when it began waiting, and the decision it was resumed with."""
+
+    pending: PendingApproval
+    decision: str | None
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    """A finished child run: its result (unredacted), its start on the clock, and the redactor it used."""
+
+    result: WorkflowResult
+    started: float
+    redactor: Redactor
+
+
+class RunServices(Protocol):
+    """What a step may ask of the run it belongs to. The run implements it."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def redactor(self) -> Redactor: ...
+
+    def wall_time(self) -> float:
+        """The wall clock's reading (seconds since the epoch), for dating what outlives the process."""
+        ...
+
+    def budget_left(self) -> float | None:
+        """Dollars left of ``config.budget_usd`` (``None``: no budget)."""
+        ...
+
+    def time_left(self) -> float | None:
+        """Seconds left of ``config.timeout`` on the run's clock (``None``: no timeout)."""
+        ...
+
+    def awaiting(self, step_id: str) -> Awaiting | None:
+        """The pause this step is being resumed from, if the run was resumed at it."""
+        ...
+
+    async def run_child(self, workflow: Workflow, state: dict[str, Any], *, step_id: str, clock: Clock,
+                        provider: Provider | None) -> ChildRun:
+        """Run ``workflow`` as a child of this run (a subworkflow step): no files, its own redactor."""
+        ...
+
+
+@dataclass
 class StepContext:
-    """The world as one step sees it: a read-only state snapshot and its own clock."""
+    """The world as one step sees it: a read-only state snapshot, its own clock, and the run's services."""
 
     workflow: Workflow
     state: Mapping[str, Any]
@@ -54,13 +150,14 @@ class StepContext:
     provider: Provider | None
     tools: Mapping[str, ToolFunction]
     step_id: str
+    run: RunServices
     events: list[tuple[float, str, str | None, int | None, dict[str, Any]]] = field(default_factory=list)
     attempts: int = 0
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
 
     def event(self, kind: str, attempt: int | None = None, **data: Any) -> None:
-        """Buffer a trace event; the runner merges buffers in file order."""
+        """Buffer a trace event; the run merges buffers in file order."""
         self.events.append((self.clock.now(), kind, self.step_id, attempt, data))
 
     def missing_key(self, name: str) -> None:
@@ -94,24 +191,4 @@ class StepContext:
         return result
 
 
-def classify_call_failure(exc: Exception, policy: RetryPolicy, provider: object) -> tuple[Exception, bool]:
-    """``(error, retryable)`` for a failed model call, per the retry table of 003.
-
-    Failures that must never be retried are raised instead: an exhausted script,
-    our own errors (a cassette mismatch keeps its code), and any other exception,
-    which is a bug in the provider or in a scripted callable (``provider_crashed``).
-    """
-    if isinstance(exc, ScriptError):
-        raise StepError(str(exc), code="script_exhausted") from exc
-    if isinstance(exc, ProviderError):
-        return exc, exc.status is None or exc.status in policy.retryable_status_codes
-    if isinstance(exc, StepError):
-        return exc, exc.retryable
-    if isinstance(exc, (ConnectionError, TimeoutError)):
-        return exc, True
-    if isinstance(exc, AgentloomError):
-        raise exc
-    raise StepError(
-        f"provider {type(provider).__name__} raised {type(exc).__name__}: {exc} (not retried; this is a bug in the "
-        "provider or in a scripted callable, not a provider error)", code="provider_crashed",
-    ) from exc
+StepRunner = Callable[[Any, StepContext], Awaitable[StepOutcome]]

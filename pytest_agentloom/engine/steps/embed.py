@@ -5,12 +5,11 @@ the same key. Each must hold a string or a list of strings; the texts are sent
 in the order of ``inputs`` (a list's items in their own order), and ``output``
 receives a list with one vector (a list of floats) per text, even when there
 is a single string. A missing path fails the step at once, before any call.
-Retries follow the ``llm_call`` retry table (:mod:`.llm_call`).
+Retries follow the retry table of model calls (:mod:`.retry`).
 """
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Mapping
 from typing import Any
@@ -20,8 +19,8 @@ from ...errors import StepError
 from ..model import EmbedStep
 from ..paths import MISSING, get_path, parse_path
 from ..pricing import cost_of
-from .base import StepContext, StepOutcome, classify_call_failure
-from .llm_call import _give_up_unless
+from .base import StepContext, StepOutcome
+from .retry import call_with_retries
 
 __all__ = ["embed_texts", "run_embed"]
 
@@ -77,21 +76,12 @@ async def run_embed(step: EmbedStep, ctx: StepContext) -> StepOutcome:
             code="embed_unsupported",
         )
     request = EmbedRequest(step_id=step.id, model=model, texts=tuple(texts), provider=ctx.workflow.config.provider)
-    policy = ctx.retry_policy(step.retry)
-    for attempt in range(1, policy.max_retries + 2):
-        ctx.attempts = attempt
-        call = functools.partial(embed, request.model_copy(update={"attempt": attempt}))
-        try:
-            response = await ctx.within(step.timeout, call)
-        except Exception as exc:
-            error, retryable = classify_call_failure(exc, policy, ctx.provider)
-        else:
-            return _succeed(ctx, step, response, attempt, model, len(texts))
-        _give_up_unless(retryable, attempt, policy, error)
-        delay = policy.delay(attempt)
-        ctx.event("retry", attempt, error=str(error), status=getattr(error, "status", None), delay=delay)
-        await ctx.clock.sleep(delay)
-    raise AssertionError("unreachable")
+
+    async def attempt_call(attempt: int) -> Any:
+        return await embed(request.model_copy(update={"attempt": attempt}))
+
+    response, attempt = await call_with_retries(ctx, ctx.retry_policy(step.retry), step.timeout, attempt_call)
+    return _succeed(ctx, step, response, attempt, model, len(texts))
 
 
 def _succeed(ctx: StepContext, step: EmbedStep, response: EmbedResponse, attempt: int, model: str,

@@ -1,10 +1,9 @@
-"""The ``llm_call`` step: render the prompt, call the model, retry what the table says to retry.
+"""The ``llm_call`` step: render the prompt, call the model, retry what the retry table says to retry.
 
-Retry table (003): a provider error whose status is in
-``retry.retryable_status_codes`` (429, 500, 502, 503, 504 by default), or an
-error with no status at all (a dropped connection, a timeout), is retried with
-backoff on the step's clock. Any other status fails at once, and so do
-template errors and a scripted provider with no reply left.
+One attempt is a plain call, a whole tool loop (:mod:`.tool_loop`) or a
+structured reply with its re-asks (:mod:`.structured`); the attempts are
+driven by :func:`.retry.call_with_retries`. Conversations, attachments and
+streaming are handled around the attempts.
 """
 
 from __future__ import annotations
@@ -14,15 +13,53 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from ...core.clock import Clock
-from ...core.types import AttachmentRefused, LLMRequest, LLMResponse, Message, text_listener
-from ...errors import ProviderError, StepError
-from ..model import LLMCallStep, RetryPolicy
+from ...core.types import LLMRequest, LLMResponse, Message, text_listener
+from ...errors import StepError
+from ..attachments import resolve_attachments
+from ..conversation import close_turn, open_turn
+from ..model import LLMCallStep
 from ..pricing import cost_of
 from ..templates import render
-from .base import StepContext, StepOutcome, classify_call_failure
+from .base import StepContext, StepOutcome
+from .retry import call_with_retries
+from .structured import resolve_shape, run_structured
+from .tool_loop import run_tool_loop, step_tools
+
+__all__ = ["run_llm_call"]
 
 
 async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
+    model = _checked_model(step, ctx)
+    turn = None
+    if step.conversation is not None:  # conversations: the stored turns, trimmed, are the messages sent
+        turn = await open_turn(step, ctx, model)
+    request = _build_request(step, ctx, model, turn.messages if turn is not None else None)
+    if step.attachments and step.prompt is not None:  # with this step's user turn only, never stored
+        request = await _attach(step, ctx, request)
+    wants_stream = request.stream  # a step with tools still sends its answer to the stream, in one piece
+    if ctx.workflow.config.capture_prompts:  # redacted on the way out, like every other trace field
+        ctx.event("prompt", messages=[message.to_dict() for message in request.messages])
+    attempt_call = _attempt_call(step, ctx, request)
+    (response, watch), attempt = await call_with_retries(ctx, ctx.retry_policy(step.retry), step.timeout, attempt_call)
+    ttft = watch.seconds() if request.stream and not step.tools else None  # a tool loop never streams
+    if isinstance(response, StepOutcome):  # a tool loop (or a structured reply) counted its own calls
+        response.time_to_first_token = ttft
+        if not _keeps_reasoning(step):
+            response.reasoning_content = None
+        outcome = response
+    else:
+        outcome = _succeed(ctx, response, attempt, model, step, ttft)
+    if wants_stream and watch.first is None:  # nothing streamed: the text reaches the stream whole
+        whole = outcome.raw if outcome.raw is not None else outcome.value
+        if isinstance(whole, str) and (listener := text_listener.get()) is not None and whole:
+            listener(whole)
+    if turn is not None:  # the reply joins the conversation, written with output
+        outcome = close_turn(turn, outcome, spend_counted=isinstance(response, StepOutcome))
+    return outcome
+
+
+def _checked_model(step: LLMCallStep, ctx: StepContext) -> str:
+    """The step's model; a step that could never call one fails before anything is sent."""
     if step.prompt is None and step.conversation is None:  # the loader refuses this; a Python-built Workflow may not
         raise StepError(
             f"llm_call '{step.id}' has neither 'prompt' nor 'conversation'; the provider was not called. "
@@ -37,72 +74,37 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
     if ctx.provider is None:
         raise StepError("no provider was given for this run. How to fix: pass provider=Scripted({...}).",
                         code="no_provider")
-    turn = None
-    if step.conversation is not None:  # 003 conversations: the stored turns, trimmed, are the messages sent
-        from ..conversation import open_turn
+    return model
 
-        turn = await open_turn(step, ctx, model)
-    request = _build_request(step, ctx, model, turn.messages if turn is not None else None)
-    if step.attachments and step.prompt is not None:  # 003: with this step's user turn only, never stored
-        request = await _attach(step, ctx, request)
-    wants_stream = request.stream  # a step with tools still sends its answer to the stream, in one piece
-    if ctx.workflow.config.capture_prompts:  # the result and every file get it redacted (engine/checkpoints.py)
-        ctx.event("prompt", messages=[message.to_dict() for message in request.messages])
-    reachable = None
-    if step.tools:  # 003 tool calling: the whole loop is one attempt, and a retry runs it again
-        from ..tool_loop import run_tool_loop, step_tools
 
+Answer = LLMResponse | StepOutcome
+
+
+def _attempt_call(step: LLMCallStep, ctx: StepContext,
+                  request: LLMRequest) -> Callable[[int], Awaitable[tuple[Answer, _FirstText]]]:
+    """One attempt of the step: a plain call, a whole tool loop, or a structured reply with its re-asks."""
+    provider = ctx.provider
+    assert provider is not None
+    if step.tools:  # tool calling: the whole loop is one attempt, and a retry runs it again
         specs, reachable = step_tools(step, ctx.tools)
         request = request.model_copy(update={"tools": specs, "stream": False})
-    shape = None
-    if step.response_schema is not None:  # 003 structured output: validated, re-asked within an attempt
-        from ..structured import resolve_shape, run_structured
+    shape = resolve_shape(step) if step.response_schema is not None else None
+    reasks = 0 if request.stream else ctx.retry_policy(step.retry).max_retries
 
-        shape = resolve_shape(step)
-    policy = ctx.retry_policy(step.retry)
-    for attempt in range(1, policy.max_retries + 2):
-        ctx.attempts = attempt
-        call: Callable[[], Awaitable[LLMResponse | StepOutcome]]
-        call = functools.partial(  # type: ignore[assignment]  # partial loses the awaitable's type
-            ctx.provider.complete, request.model_copy(update={"attempt": attempt}))
-        if reachable is not None:
+    async def attempt_call(attempt: int) -> tuple[Answer, _FirstText]:
+        call: Callable[[], Awaitable[Answer]]
+        if step.tools:
             call = functools.partial(run_tool_loop, step, ctx, request, reachable, attempt=attempt,
-                                     call_model=ctx.provider.complete)
+                                     call_model=provider.complete)
         elif shape is not None:
-            call = functools.partial(run_structured, step, ctx, request, shape, attempt=attempt,
-                                     reasks=0 if request.stream else policy.max_retries,
-                                     call_model=ctx.provider.complete)
-        watch = _FirstText(ctx.clock)
-        watched = functools.partial(_watching, watch, call)
-        try:
-            response: LLMResponse | StepOutcome = await ctx.within(step.timeout, watched)
-        except AttachmentRefused as exc:  # no provider for the model can take it: nothing was sent, no retry
-            raise StepError(f"llm_call '{step.id}': {exc}", code="attachment_unsupported") from exc
-        except Exception as exc:
-            error, retryable = classify_call_failure(exc, policy, ctx.provider)
+            call = functools.partial(run_structured, step, ctx, request, shape, attempt=attempt, reasks=reasks,
+                                     call_model=provider.complete)
         else:
-            ttft = watch.seconds() if request.stream else None
-            if isinstance(response, StepOutcome):  # a tool loop (or a structured reply) counted its own calls
-                response.time_to_first_token = ttft
-                if not _keeps_reasoning(step):
-                    response.reasoning_content = None
-                outcome = response
-            else:
-                outcome = _succeed(ctx, response, attempt, model, step, ttft)
-            if wants_stream and watch.first is None:  # nothing streamed: the text reaches the stream whole
-                whole = outcome.raw if outcome.raw is not None else outcome.value
-                if isinstance(whole, str) and (listener := text_listener.get()) is not None and whole:
-                    listener(whole)
-            if turn is not None:  # the reply joins the conversation, written with output
-                from ..conversation import close_turn
+            call = functools.partial(provider.complete, request.model_copy(update={"attempt": attempt}))
+        watch = _FirstText(ctx.clock)
+        return await _watching(watch, call), watch
 
-                outcome = close_turn(turn, outcome, spend_counted=isinstance(response, StepOutcome))
-            return outcome
-        _give_up_unless(retryable, attempt, policy, error)
-        delay = policy.delay(attempt)
-        ctx.event("retry", attempt, error=str(error), status=getattr(error, "status", None), delay=delay)
-        await ctx.clock.sleep(delay)
-    raise AssertionError("unreachable")
+    return attempt_call
 
 
 def _build_request(step: LLMCallStep, ctx: StepContext, model: str,
@@ -129,8 +131,6 @@ def _build_request(step: LLMCallStep, ctx: StepContext, model: str,
 
 async def _attach(step: LLMCallStep, ctx: StepContext, request: LLMRequest) -> LLMRequest:
     """The step's attachments on the request's last user turn (the one its prompt made); the trace gets summaries."""
-    from ..attachments import resolve_attachments
-
     items = await resolve_attachments(step, ctx)
     ctx.event("attachments", items=[item.summary() for item in items])
     messages = list(request.messages)
@@ -170,17 +170,6 @@ async def _watching(
         return await call()
     finally:
         text_listener.reset(token)
-
-
-def _give_up_unless(retryable: bool, attempt: int, policy: RetryPolicy, error: Exception) -> None:
-    code = "provider_error" if isinstance(error, ProviderError) else getattr(error, "code", "provider_error")
-    if not retryable:
-        raise StepError(f"{error} (not retryable, attempt {attempt})", code=code) from error
-    if attempt > policy.max_retries:
-        retries = "retry" if policy.max_retries == 1 else "retries"
-        raise StepError(
-            f"{error} (gave up after {attempt} attempts: {policy.max_retries} {retries})", code=code
-        ) from error
 
 
 def _succeed(ctx: StepContext, response: LLMResponse, attempt: int, model: str, step: LLMCallStep,

@@ -3,15 +3,27 @@
 from __future__ import annotations
 
 from ...errors import StepError
-from ..expressions import EvaluationError, compile_expression
-from ..model import RouterStep
+from ..expressions import EvaluationError, Expression, compile_expression
+from ..model import RouterStep, Workflow
 from .base import StepContext, StepOutcome
+
+__all__ = ["conditions_of", "run_router"]
+
+
+def conditions_of(workflow: Workflow, step: RouterStep) -> tuple[Expression, ...]:
+    """The router's compiled conditions: the loader's, or compiled now for a workflow built in Python."""
+    compiled = workflow.compiled.conditions.get(step.id)
+    sources = [condition.expression for condition in step.conditions]
+    if compiled is None or [expression.source for expression in compiled] != sources:  # a copy with other steps
+        compiled = tuple(compile_expression(condition.expression) for condition in step.conditions)
+        workflow.compiled.conditions[step.id] = compiled
+    return compiled
 
 
 async def run_router(step: RouterStep, ctx: StepContext) -> StepOutcome:
     ctx.attempts = 1
-    for index, condition in enumerate(step.conditions):
-        expression = ctx.workflow._compiled.get(f"{step.id}/{index}") or compile_expression(condition.expression)
+    for index, (condition, expression) in enumerate(zip(step.conditions, conditions_of(ctx.workflow, step),
+                                                        strict=True)):
         try:
             matched = bool(expression.evaluate(ctx.state))
         except EvaluationError as exc:

@@ -32,33 +32,16 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from ..core.types import LLMRequest, LLMResponse, Message
-from ..errors import StepError
-from ..tools.schema import validate_against
-from .model import LLMCallStep, ResponseSchema
-from .pricing import cost_of
-from .steps.base import StepContext, StepOutcome
+from ...core.types import LLMRequest, LLMResponse, Message
+from ...errors import StepError
+from ...tools.schema import find_additional_properties_true, validate_against
+from ..model import LLMCallStep, ResponseSchema
+from ..pricing import cost_of
+from .base import StepContext, StepOutcome
 
-__all__ = ["Shape", "extract_json", "find_additional_properties_true", "resolve_shape", "run_structured"]
+__all__ = ["Shape", "extract_json", "resolve_shape", "run_structured"]
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
-
-
-def find_additional_properties_true(schema: Any, path: str = "schema") -> str | None:
-    """The path of the first ``additionalProperties: true`` in ``schema``, if any (003 refuses it)."""
-    if isinstance(schema, dict):
-        if schema.get("additionalProperties") is True:
-            return f"{path}.additionalProperties"
-        for key, value in schema.items():
-            found = find_additional_properties_true(value, f"{path}.{key}")
-            if found:
-                return found
-    elif isinstance(schema, list):
-        for index, value in enumerate(schema):
-            found = find_additional_properties_true(value, f"{path}[{index}]")
-            if found:
-                return found
-    return None
 
 
 class Shape:

@@ -24,13 +24,13 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.plain import to_plain
-from ..core.types import LLMRequest, LLMResponse, Message, ToolCall, ToolSpec
-from ..errors import AgentloomError, StepError
-from ..tools.registry import Tool, as_tool
-from .model import LLMCallStep, NamedToolChoice, ToolDeclaration
-from .pricing import cost_of
-from .steps.base import StepContext, StepOutcome
+from ...core.plain import to_plain
+from ...core.types import LLMRequest, LLMResponse, Message, ToolCall, ToolSpec
+from ...errors import AgentloomError, StepError
+from ...tools.registry import Tool, as_tool
+from ..model import LLMCallStep, NamedToolChoice, ToolDeclaration
+from ..pricing import cost_of
+from .base import StepContext, StepOutcome
 
 __all__ = [
     "ToolRun",

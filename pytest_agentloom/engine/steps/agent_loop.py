@@ -45,14 +45,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.types import LLMRequest, LLMResponse, Message, ToolCall, ToolSpec, Usage
-from ..errors import StepError
-from ..tools.registry import Tool
-from ..tools.schema import validate_against
-from .model import AgentDefinition, AgentStep, ToolDeclaration
-from .pricing import cost_of
-from .steps.base import StepContext, StepOutcome, classify_call_failure
-from .templates import render
+from ...core.types import LLMRequest, LLMResponse, Message, ToolCall, ToolSpec, Usage
+from ...errors import StepError
+from ...tools.registry import Tool
+from ...tools.schema import validate_against
+from ..model import AgentDefinition, AgentStep, RetryPolicy, ToolDeclaration
+from ..pricing import cost_of
+from ..templates import render
+from .base import StepContext, StepOutcome
+from .retry import call_with_retries
 from .tool_loop import declared_tools, execute_call, parse_arguments
 
 __all__ = [
@@ -296,26 +297,20 @@ class AgentLoop:
 
     async def _call(self, request: LLMRequest) -> LLMResponse:
         """One model call, retried per the step's retry policy (the loop itself is never re-run)."""
-        ctx = self.ctx
-        policy = ctx.retry_policy(self.step.retry)
-        assert ctx.provider is not None
-        for attempt in range(1, policy.max_retries + 2):
-            ctx.attempts = max(ctx.attempts, attempt)
-            try:
-                response = await ctx.within(self.step.timeout, lambda a=attempt: ctx.provider.complete(  # type: ignore
-                    request.model_copy(update={"attempt": a})))
-            except Exception as exc:
-                error, retryable = classify_call_failure(exc, policy, ctx.provider)
-            else:
-                self._count(response, attempt)
-                return response
-            if not retryable or attempt > policy.max_retries:
-                raise StepError(f"{error} (model call {self.snapshot.steps}, attempt {attempt})",
-                                code=getattr(error, "code", "provider_error")) from error
-            delay = policy.delay(attempt)
-            ctx.event("retry", attempt, error=str(error), status=getattr(error, "status", None), delay=delay)
-            await ctx.clock.sleep(delay)
-        raise AssertionError("unreachable")
+        provider = self.ctx.provider
+        assert provider is not None
+
+        async def attempt_call(attempt: int) -> LLMResponse:
+            return await provider.complete(request.model_copy(update={"attempt": attempt}))
+
+        def give_up(error: Exception, attempt: int, policy: RetryPolicy, retryable: bool) -> StepError:
+            return StepError(f"{error} (model call {self.snapshot.steps}, attempt {attempt})",
+                             code=getattr(error, "code", "provider_error"))
+
+        policy = self.ctx.retry_policy(self.step.retry)
+        response, attempt = await call_with_retries(self.ctx, policy, self.step.timeout, attempt_call, give_up=give_up)
+        self._count(response, attempt)
+        return response
 
     def _count(self, response: LLMResponse, attempt: int) -> None:
         model = response.model or self.model

@@ -1,0 +1,110 @@
+"""The workflow as a graph: each step's dependencies, and the checks that ids, references and cycles are sound.
+
+A router adds an implicit edge to each of its targets: a target runs after the
+router that may choose it. The checks take any object with ``steps`` (a loaded
+:class:`Workflow`, or the raw steps of a file whose schema is still broken), so
+a file with several kinds of problems hears about all of them at once.
+"""
+
+from __future__ import annotations
+
+from ..core.suggest import did_you_mean
+from ..errors import WorkflowError
+from .model import RouterStep, Workflow
+
+__all__ = ["check_cycles", "check_ids", "check_references", "dependency_graph"]
+
+
+def dependency_graph(workflow: Workflow) -> dict[str, list[str]]:
+    """Each step's dependencies, with the implicit edge from a router to each of its targets."""
+    graph = {step.id: list(dict.fromkeys(step.depends_on)) for step in workflow.steps}
+    for step in workflow.steps:
+        if isinstance(step, RouterStep):
+            for target in step.targets():
+                if target in graph and step.id not in graph[target]:
+                    graph[target].append(step.id)
+    return graph
+
+
+def check_ids(workflow: Workflow, file: str) -> list[WorkflowError]:
+    seen: set[str] = set()
+    problems = []
+    for index, step in enumerate(workflow.steps):
+        if step.id in seen:
+            problems.append(WorkflowError(
+                f"Duplicate step id '{step.id}'", file=file, step_id=step.id, field=f"steps[{index}].id",
+                hint="give every step its own id.",
+            ))
+        seen.add(step.id)
+    return problems
+
+
+def check_references(workflow: Workflow, file: str) -> list[WorkflowError]:
+    ids = list(dict.fromkeys(step.id for step in workflow.steps))
+    problems = []
+    for step in workflow.steps:
+        for position, dep in enumerate(step.depends_on):
+            if dep not in ids:
+                problems.append(WorkflowError(
+                    f"Step '{step.id}' depends on unknown step '{dep}'", file=file, step_id=step.id,
+                    field=f"depends_on[{position}]", hint=did_you_mean(dep, ids) or f"known steps: {', '.join(ids)}.",
+                ))
+            elif dep == step.id:
+                problems.append(WorkflowError(
+                    f"Step '{step.id}' depends on itself", file=file, step_id=step.id, field=f"depends_on[{position}]",
+                ))
+        if isinstance(step, RouterStep):
+            problems.extend(_check_router_targets(step, ids, file))
+    return problems
+
+
+def _check_router_targets(step: RouterStep, ids: list[str], file: str) -> list[WorkflowError]:
+    fields = [(f"conditions[{i}].target", c.target) for i, c in enumerate(step.conditions)]
+    if step.default is not None:
+        fields.append(("default", step.default))
+    problems = []
+    if not fields:
+        problems.append(WorkflowError(
+            f"Router '{step.id}' has no conditions and no default", file=file, step_id=step.id,
+            field="conditions", hint="add at least one condition or a default target.",
+        ))
+    for field, target in fields:
+        if not isinstance(target, str):
+            continue  # a raw condition without a valid target: already a schema problem
+        if target not in ids:
+            problems.append(WorkflowError(
+                f"Router '{step.id}' targets unknown step '{target}'", file=file, step_id=step.id, field=field,
+                hint=did_you_mean(target, ids) or f"known steps: {', '.join(ids)}.",
+            ))
+        elif target == step.id:
+            problems.append(WorkflowError(
+                f"Router '{step.id}' targets itself", file=file, step_id=step.id, field=field,
+            ))
+    return problems
+
+
+def check_cycles(workflow: Workflow, file: str) -> list[WorkflowError]:
+    graph = dependency_graph(workflow)
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for dep in graph[node]:
+            if state.get(dep) == 1:
+                return [*stack[stack.index(dep):], dep]
+            if dep not in state and (cycle := visit(dep)):
+                return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for step in workflow.steps:
+        if step.id not in state and (cycle := visit(step.id)):
+            shown = " -> ".join(reversed(cycle))
+            return [WorkflowError(
+                f"Dependency cycle: {shown}", file=file, step_id=cycle[-1], field="depends_on",
+                hint="remove one of these dependencies (a router's targets depend on the router implicitly).",
+            )]
+    return []

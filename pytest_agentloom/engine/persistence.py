@@ -1,0 +1,125 @@
+"""What a top-level run leaves behind: checkpoints, the redacted result, the run record.
+
+:class:`Persistence` implements the run's hooks (:class:`~.run.RunHooks`):
+after each layer it saves a checkpoint when checkpointing is on; at the end it
+saves the last checkpoint (always when the run paused), redacts the result
+(:meth:`~.redaction.Redactor.redact_result`) and writes the run record
+(:mod:`.records`). This is the one place that decides what a run writes to
+disk, and everything it writes goes through the redactor first.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from ..core.files import write_json_atomic
+from .checkpoints import checkpoint_document, default_checkpoint_dir, workflow_file, workflow_hash
+from .model import Workflow
+from .records import build_record, resolve_runs_dir, write_record
+from .redaction import Redactor
+from .result import RunStatus, WorkflowResult
+from .run import ResumePoint, Run
+
+__all__ = ["Persistence"]
+
+
+class Persistence:
+    """Redaction, checkpoints and the run record of one run. Build it with :meth:`for_run`."""
+
+    def __init__(
+        self,
+        workflow: Workflow,
+        *,
+        redactor: Redactor,
+        checkpoint_dir: Path,
+        checkpoint_every_layer: bool,
+        runs_dir: Path | None,
+        wall_clock: Callable[[], float],
+        resume: ResumePoint | None = None,
+    ) -> None:
+        self.workflow = workflow
+        self._redactor = redactor
+        self.checkpoint_dir = checkpoint_dir
+        self.checkpoint_every_layer = checkpoint_every_layer
+        self.runs_dir = runs_dir
+        self.wall_clock = wall_clock
+        self.resume = resume
+        self.hash = workflow_hash(workflow, redactor)
+        self.started_wall = wall_clock()
+        self.checkpoint: dict[str, object] | None = None
+        self.checkpoint_path: Path | None = None
+
+    @classmethod
+    def for_run(
+        cls,
+        workflow: Workflow,
+        *,
+        checkpoint_dir: str | Path | None = None,
+        runs_dir: str | Path | bool | None = None,
+        redaction_salt: bytes | str | None = None,
+        wall_clock: Callable[[], float] | None = None,
+        env: Mapping[str, str] | None = None,
+        resume: ResumePoint | None = None,
+    ) -> Persistence:
+        """Resolve the folders: ``checkpoint_dir`` turns checkpointing on; ``runs_dir=False`` turns records off."""
+        records = resolve_runs_dir(runs_dir, env)
+        every_layer = checkpoint_dir is not None or workflow.config.checkpoint
+        if checkpoint_dir is not None:
+            folder = Path(checkpoint_dir).expanduser().resolve()
+        elif workflow.config.checkpoint_dir:
+            folder = workflow.resolve_path(workflow.config.checkpoint_dir)
+        else:
+            folder = default_checkpoint_dir(records, env)
+        return cls(
+            workflow, redactor=Redactor.from_workflow(workflow, env=env, salt=redaction_salt),
+            checkpoint_dir=folder, checkpoint_every_layer=every_layer, runs_dir=records,
+            wall_clock=wall_clock or time.time, resume=resume,
+        )
+
+    # -- the run's hooks --------------------------------------------------------------------------------
+
+    @property
+    def redactor(self) -> Redactor:
+        return self._redactor
+
+    def wall_time(self) -> float:
+        return self.wall_clock()
+
+    def after_layer(self, run: Run) -> None:
+        if self.checkpoint_every_layer and not run.paused_step:
+            self._save(run, status="running")
+
+    def finish(self, run: Run, result: WorkflowResult) -> WorkflowResult:
+        """Save the last checkpoint, redact the result, write the record; return the public result."""
+        if result.status is RunStatus.PAUSED or self.checkpoint_every_layer or self.resume is not None:
+            self._save(run, status=result.status.value)  # a resumed run marks its checkpoint as settled
+        public = self.redactor.redact_result(result, self.redactor.secret_values(run.state))
+        public.checkpoint = copy.deepcopy(self.checkpoint)
+        public.checkpoint_path = self.checkpoint_path
+        public.unredacted_state = result.state  # in-process only; never serialised
+        if self.runs_dir is not None:
+            public.record_path = write_record(self.runs_dir, build_record(
+                public, workflow_hash=self.hash, workflow_file=workflow_file(self.workflow),
+                started_at=self.started_wall, duration=run.now(), steps_executed=run.trace.step_ids(),
+                checkpoint=_under(self.checkpoint_path, self.runs_dir) if self.checkpoint_path else None,
+                resumes=self.resume.resumes if self.resume else 0,
+            ))
+        return public
+
+    def _save(self, run: Run, *, status: str) -> None:
+        document = checkpoint_document(run, status=status, redactor=self.redactor, hash=self.hash,
+                                       saved_at=self.wall_clock())
+        self.checkpoint_path = write_json_atomic(self.checkpoint_dir / f"{run.run_id}.json", document)
+        self.checkpoint = document
+        run.event("checkpoint_saved", status=status)
+
+
+def _under(path: Path, folder: Path) -> str:
+    """``path`` relative to ``folder`` (POSIX form) when inside it, so a record does not name a temporary folder."""
+    try:
+        return path.resolve().relative_to(folder.resolve()).as_posix()
+    except ValueError:
+        return str(path)

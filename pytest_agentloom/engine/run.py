@@ -1,0 +1,428 @@
+"""One run of a workflow: layers of ready steps, run concurrently, written in file order.
+
+A run goes like this (:meth:`Run.execute`):
+
+1. Find the layer: every pending step whose dependencies are all finished.
+   Steps whose dependencies were all skipped are skipped too.
+2. Before starting it, stop if the budget is spent or the run timed out.
+3. Take one snapshot of the state; run the layer's steps concurrently against
+   it, each with its own fork of the clock and its own event buffer.
+4. Apply the writes and merge the events in the order the steps appear in the
+   file, so neither depends on which coroutine finished first.
+5. A failed step stops the run after its layer; the remaining steps are
+   skipped with an error naming the failure.
+
+What a run leaves behind is not its business: it calls its :class:`RunHooks`
+after each layer and at the end. :class:`~.persistence.Persistence` (checkpoints,
+run records, redaction) implements them for a top-level run, :class:`ChildHooks`
+for a subworkflow's child run, which leaves nothing behind. A run resumed from a
+checkpoint starts from a :class:`ResumePoint`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..core.clock import Clock, use_clock
+from ..core.types import Provider
+from ..errors import AgentloomError, StepError
+from .graph import dependency_graph
+from .model import ApprovalGateStep, RouterStep, Workflow
+from .paths import OutputPathError, parse_path, set_path
+from .redaction import Redactor
+from .result import RunStatus, StepResult, StepStatus, TerminationReason, WorkflowResult
+from .steps.base import Awaiting, ChildRun, PauseOutcome, PendingApproval, StepContext, StepOutcome, ToolFunction
+from .steps.runners import STEP_RUNNERS
+from .trace import Trace
+
+__all__ = ["ChildHooks", "ResumePoint", "Run", "RunHooks"]
+
+
+class RunHooks(Protocol):
+    """Where a run meets the world: its redactor and wall clock, and what happens after each layer and at the end.
+
+    ``finish`` returns the result the caller gets (a top-level run's is redacted, and
+    carries its checkpoint and run record).
+    """
+
+    @property
+    def redactor(self) -> Redactor: ...
+
+    def wall_time(self) -> float: ...
+
+    def after_layer(self, run: Run) -> None: ...
+
+    def finish(self, run: Run, result: WorkflowResult) -> WorkflowResult: ...
+
+
+class ChildHooks:
+    """The hooks of a subworkflow's child run: no checkpoint, no run record, the result stays plain."""
+
+    def __init__(self, redactor: Redactor, wall_time: Callable[[], float]) -> None:
+        self._redactor = redactor
+        self._wall_time = wall_time
+
+    @property
+    def redactor(self) -> Redactor:
+        return self._redactor
+
+    def wall_time(self) -> float:
+        return self._wall_time()
+
+    def after_layer(self, run: Run) -> None:
+        return None
+
+    def finish(self, run: Run, result: WorkflowResult) -> WorkflowResult:
+        return result
+
+
+@dataclass
+class ResumePoint:
+    """What a resumed run starts from: the finished steps, the pause, the decision, the time already spent."""
+
+    checkpoint: dict[str, Any]
+    results: dict[str, StepResult]
+    pending: PendingApproval | None
+    decision: str | None
+    resumes: int
+    elapsed: float
+    warnings: list[str]
+
+
+class Run:
+    """The bookkeeping of one run; :meth:`execute` drives it layer by layer.
+
+    Steps reach the run through the :class:`~.steps.base.RunServices` it implements
+    (``run_id``, ``redactor``, ``wall_time``, ``budget_left``, ``time_left``,
+    ``awaiting``, ``run_child``). Hooks read ``state``, ``results``, ``trace`` and the
+    status fields, and may add trace events with :meth:`event`.
+    """
+
+    def __init__(self, workflow: Workflow, state: dict[str, Any], *, provider: Provider | None,
+                 tools: Mapping[str, ToolFunction], clock: Clock, run_id: str, hooks: RunHooks,
+                 resume: ResumePoint | None = None) -> None:
+        self.workflow = workflow
+        self.state = state
+        self.provider = provider
+        self.tools = tools
+        self.clock = clock
+        self.run_id = run_id
+        self.hooks = hooks
+        self.resume = resume
+        self.graph = dependency_graph(workflow)
+        self.routers_of: dict[str, list[str]] = {}  # step id -> the routers that may choose it, in file order
+        for step in workflow.steps:
+            if isinstance(step, RouterStep):
+                for target in step.targets():
+                    self.routers_of.setdefault(target, []).append(step.id)
+        self.order = [step.id for step in workflow.steps]
+        self.results: dict[str, StepResult] = {}
+        self.trace = Trace()
+        self.start = clock.now()
+        self.status = RunStatus.SUCCESS
+        self.reason = TerminationReason.COMPLETED
+        self.failed_step: str | None = None
+        self.paused_step: str | None = None
+        self.pending_approval: PendingApproval | None = None  # the pause a resumed run starts at, then this run's
+        self.approval_decision: str | None = None
+
+    # -- what steps may ask (RunServices) -----------------------------------------------------------------
+
+    @property
+    def redactor(self) -> Redactor:
+        return self.hooks.redactor
+
+    def wall_time(self) -> float:
+        return self.hooks.wall_time()
+
+    def now(self) -> float:
+        """Seconds since the run started, on its clock (a resumed run counts the time before its pause)."""
+        return self.clock.now() - self.start
+
+    def spent(self) -> float:
+        return sum(result.cost_usd for result in self.results.values())
+
+    def budget_left(self) -> float | None:
+        budget = self.workflow.config.budget_usd
+        return None if budget is None else budget - self.spent()
+
+    def time_left(self) -> float | None:
+        timeout = self.workflow.config.timeout
+        return None if timeout is None else timeout - self.now()
+
+    def awaiting(self, step_id: str) -> Awaiting | None:
+        pending = self.pending_approval
+        if pending is None or pending.step_id != step_id:
+            return None
+        return Awaiting(pending, self.approval_decision)
+
+    async def run_child(self, workflow: Workflow, state: dict[str, Any], *, step_id: str, clock: Clock,
+                        provider: Provider | None) -> ChildRun:
+        redactor = self.redactor.child(workflow)
+        child = Run(workflow, state, provider=provider, tools=dict(self.tools), clock=clock,
+                    run_id=f"{self.run_id}/{step_id}", hooks=ChildHooks(redactor, self.hooks.wall_time))
+        result = await child.execute()
+        return ChildRun(result, child.start, redactor)
+
+    def event(self, kind: str, step_id: str | None = None, attempt: int | None = None, **data: Any) -> None:
+        """Add an event to the trace at the run's current time (hooks use it, e.g. ``checkpoint_saved``)."""
+        self.trace.append(self.now(), kind, step_id, attempt, **data)
+
+    # -- the loop -------------------------------------------------------------------------------------------
+
+    async def execute(self) -> WorkflowResult:
+        self.event("run_start", workflow=self.workflow.name, run_id=self.run_id)
+        if self.resume is not None:
+            self._take_over(self.resume)
+        layer_number = 0
+        while pending := [sid for sid in self.order if sid not in self.results]:
+            layer = self._next_layer(pending)
+            if not layer:
+                continue  # only skips were decided; look again
+            if self._out_of_budget_or_time():
+                break
+            layer_number += 1
+            self.event("layer_start", layer=layer_number, steps=layer)
+            await self._run_layer(layer)
+            if self.failed_step:
+                self.paused_step = None
+                self._skip_rest_after_failure()
+                break
+            self.hooks.after_layer(self)
+            if self.paused_step:
+                break
+        self.event("run_end", status=self.status.value, reason=self.reason.value)
+        result = WorkflowResult(
+            workflow=self.workflow.name, run_id=self.run_id, status=self.status, reason=self.reason,
+            state=copy.deepcopy(self.state),
+            steps={sid: self.results[sid] for sid in self.order if sid in self.results},
+            trace=self.trace, failed_step=self.failed_step, paused_step=self.paused_step,
+        )
+        return self.hooks.finish(self, result)
+
+    def _take_over(self, resume: ResumePoint) -> None:
+        """A resumed run: the finished steps, the elapsed time and the pause are the checkpoint's."""
+        self.results.update(copy.deepcopy(resume.results))
+        self.start = self.clock.now() - resume.elapsed
+        self.pending_approval = resume.pending
+        self.approval_decision = resume.decision
+        self.event("run_resume", run_id=self.run_id, resumes=resume.resumes, completed=list(resume.results),
+                   warnings=resume.warnings)
+
+    # -- choosing what runs -------------------------------------------------------------------------------
+
+    def _next_layer(self, pending: list[str]) -> list[str]:
+        layer = []
+        for step_id in pending:
+            deps = self.graph[step_id]
+            if not all(dep in self.results for dep in deps):
+                continue
+            if self._skip_if_unchosen(step_id):
+                return []
+            if deps and all(self.results[dep].status is StepStatus.SKIPPED for dep in deps):
+                self._skip(step_id, "all of its dependencies were skipped", "dependencies_skipped")
+                return []
+            layer.append(step_id)
+        return layer
+
+    def _out_of_budget_or_time(self) -> bool:
+        config = self.workflow.config
+        spent = self.spent()
+        if config.budget_usd is not None and spent >= config.budget_usd:
+            self._stop(RunStatus.BUDGET_EXCEEDED, TerminationReason.BUDGET_EXCEEDED,
+                       f"budget of ${config.budget_usd:g} reached (spent ${spent:.6f})", "budget_exceeded")
+            return True
+        if config.timeout is not None and self.now() >= config.timeout:
+            self._stop(RunStatus.TIMEOUT, TerminationReason.TIMEOUT,
+                       f"run timeout of {config.timeout:g}s reached", "timeout")
+            return True
+        return False
+
+    def _stop(self, status: RunStatus, reason: TerminationReason, why: str, code: str) -> None:
+        self.status, self.reason = status, reason
+        for step_id in self.order:
+            if step_id not in self.results:
+                self._skip(step_id, f"run stopped: {why}", code)
+
+    def _skip(self, step_id: str, why: str, code: str) -> None:
+        self.results[step_id] = StepResult(step_id, StepStatus.SKIPPED, error=why, error_code=code)
+        self.event("step_skip", step_id, reason=why)
+
+    def _skip_rest_after_failure(self) -> None:
+        failed = {sid for sid, r in self.results.items() if r.status is StepStatus.FAILED}
+        for step_id in self.order:
+            if step_id in self.results:
+                continue
+            ancestor = self._failed_ancestor(step_id, failed)
+            if ancestor:
+                self._skip(step_id, f"depends on failed step '{ancestor}'", "dependency_failed")
+            else:
+                self._skip(step_id, f"run stopped after step '{self.failed_step}' failed", "run_failed")
+
+    def _failed_ancestor(self, step_id: str, failed: set[str]) -> str | None:
+        seen: set[str] = set()
+        todo = list(self.graph[step_id])
+        while todo:
+            dep = todo.pop(0)
+            if dep in failed:
+                return dep
+            if dep not in seen:
+                seen.add(dep)
+                todo.extend(self.graph[dep])
+        return None
+
+    def _skip_unchosen(self, router: RouterStep, chosen: str) -> None:
+        for target in router.targets():
+            if target != chosen and target not in self.results:
+                self._skip_if_unchosen(target)
+
+    def _skip_if_unchosen(self, step_id: str) -> bool:
+        """Skip a router target once every router that may choose it has finished and none that ran did.
+
+        A step chosen by any router runs, whatever the other routers chose. Routers that were
+        skipped (or failed) choose nothing; if none of a target's routers ran, the usual skip rules apply.
+        """
+        passed_over = []
+        for router_id in self.routers_of.get(step_id, ()):
+            result = self.results.get(router_id)
+            if result is None:
+                return False  # a router still to run may choose it
+            if result.status is StepStatus.SUCCESS:
+                if result.output == step_id:
+                    return False
+                passed_over.append(f"router '{router_id}' (it chose '{result.output}')")
+        if not passed_over:
+            return False
+        self._skip(step_id, "not chosen by " + " or ".join(passed_over), "not_chosen")
+        return True
+
+    # -- running a layer ----------------------------------------------------------------------------------
+
+    async def _run_layer(self, layer: list[str]) -> None:
+        snapshot = _snapshot(self.state)
+        contexts = [self._context(step_id, snapshot) for step_id in layer]
+        outcomes = await asyncio.gather(*(self._run_step(ctx) for ctx in contexts))
+        self.clock.join(ctx.clock for ctx in contexts)
+        for ctx, outcome in zip(contexts, outcomes, strict=True):
+            self._settle(ctx, outcome)
+
+    def _context(self, step_id: str, snapshot: dict[str, Any]) -> StepContext:
+        return StepContext(
+            workflow=self.workflow, state=snapshot, clock=self.clock.fork(), provider=self.provider,
+            tools=self.tools, step_id=step_id, run=self,
+        )
+
+    async def _run_step(self, ctx: StepContext) -> StepOutcome | StepError:
+        step = self.workflow.step(ctx.step_id)
+        ctx.event("step_start", type=step.type)
+        with use_clock(ctx.clock):
+            try:
+                return await STEP_RUNNERS[type(step)](step, ctx)
+            except StepError as exc:
+                return exc
+            except AgentloomError as exc:
+                return StepError(str(exc), code=exc.code)
+
+    # -- settling a step ----------------------------------------------------------------------------------
+
+    def _settle(self, ctx: StepContext, outcome: StepOutcome | StepError) -> None:
+        """Merge a step's events and apply its writes; a write that fails fails the step."""
+        for time, kind, step_id, attempt, data in ctx.events:
+            self.trace.append(time - self.start, kind, step_id, attempt, **data)
+        step = self.workflow.step(ctx.step_id)
+        ended = ctx.clock.now() - self.start
+        if isinstance(outcome, PauseOutcome):
+            self._pause(ctx, ended, outcome)
+            return
+        if isinstance(outcome, StepOutcome):
+            try:
+                for path, value in outcome.writes.items():  # a conversation: written only on success
+                    set_path(self.state, parse_path(path), copy.deepcopy(value))
+                    self.trace.append(ended, "state_write", step.id, path=path)
+                self._write(step.id, step.output, outcome.value, ended, raw=outcome.raw)
+            except OutputPathError as exc:
+                outcome = StepError(str(exc), code=exc.code)
+        result = _result(ctx, outcome)
+        result.started_at = round(ctx.events[0][0] - self.start, 6) if ctx.events else None  # its step_start
+        result.ended_at = round(ended, 6)
+        self.results[step.id] = result
+        self.trace.append(ended, "step_end", step.id, result.attempts or None, status=result.status.value,
+                          **({"error": result.error} if result.error else {}))
+        if result.status is StepStatus.FAILED and self.failed_step is None:
+            self.failed_step = step.id
+            self.status, self.reason = RunStatus.FAILED, TerminationReason.STEP_FAILED
+            if result.error_code == "cancelled":  # an agent stopped as 'cancelled' cancels the run
+                self.status, self.reason = RunStatus.CANCELLED, TerminationReason.CANCELLED
+        if isinstance(outcome, StepOutcome) and outcome.chosen is not None and isinstance(step, RouterStep):
+            self._skip_unchosen(step, outcome.chosen)
+
+    def _pause(self, ctx: StepContext, ended: float, outcome: PauseOutcome) -> None:
+        """A step asked to pause: the run stops after this layer, waiting for a decision."""
+        started = round(ctx.events[0][0] - self.start, 6) if ctx.events else None
+        usage = outcome.usage
+        self.results[ctx.step_id] = StepResult(
+            ctx.step_id, StepStatus.PAUSED, attempts=1, started_at=started, ended_at=round(ended, 6),
+            finish_reason=outcome.finish_reason, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+            reasoning_tokens=usage.reasoning_tokens, cost_usd=outcome.cost_usd,
+        )
+        self.trace.append(ended, "step_end", ctx.step_id, 1, status=StepStatus.PAUSED.value)
+        self.paused_step = self.paused_step or ctx.step_id
+        previous = self.pending_approval
+        owns_pause = self.paused_step == ctx.step_id  # with two gates in one layer, the first one waits
+        if owns_pause and (previous is None or previous.step_id != ctx.step_id or outcome.detail is not None):
+            self.pending_approval = PendingApproval(ctx.step_id, ctx.clock.now(), self.wall_time(),
+                                                    detail=outcome.detail)  # keeps the time it started waiting
+        if self.failed_step is None:
+            self.status, self.reason = RunStatus.PAUSED, TerminationReason.AWAITING_APPROVAL
+
+    def _write(self, step_id: str, output: str | None, value: Any, time: float, raw: str | None = None) -> None:
+        if output is not None:
+            set_path(self.state, parse_path(output), copy.deepcopy(value))
+            self.trace.append(time, "state_write", step_id, path=output)
+        steps = self.state.setdefault("steps", {})
+        # steps.<id>.output holds the reply as written when the output was parsed (structured output)
+        steps[step_id] = {"output": copy.deepcopy(value if raw is None else raw), "status": StepStatus.SUCCESS.value}
+        self.trace.append(time, "state_write", step_id, path=f"steps.{step_id}")
+        if isinstance(self.workflow.step(step_id), ApprovalGateStep):
+            self.state.setdefault("_approval", {})[step_id] = value
+            self.trace.append(time, "state_write", step_id, path=f"_approval.{step_id}")
+
+
+def _result(ctx: StepContext, outcome: StepOutcome | StepError) -> StepResult:
+    step_id = ctx.step_id
+    if isinstance(outcome, StepError):
+        # an agent's stop, or a tool loop that failed part way, still spent what it spent
+        return StepResult(step_id, StepStatus.FAILED, error=str(outcome), error_code=outcome.code,
+                          attempts=ctx.attempts, finish_reason=getattr(outcome, "finish_reason", None),
+                          input_tokens=ctx.usage.input_tokens, output_tokens=ctx.usage.output_tokens,
+                          reasoning_tokens=ctx.usage.reasoning_tokens, cost_usd=round(ctx.cost_usd, 10))
+    return StepResult(
+        step_id, StepStatus.SUCCESS, output=outcome.value, attempts=outcome.attempts,
+        finish_reason=outcome.finish_reason, input_tokens=outcome.usage.input_tokens,
+        output_tokens=outcome.usage.output_tokens, reasoning_tokens=outcome.usage.reasoning_tokens,
+        cost_usd=outcome.cost_usd, model=outcome.model, provider=outcome.provider,
+        reasoning_content=outcome.reasoning_content, time_to_first_token=outcome.time_to_first_token,
+    )
+
+
+_ATOMS = (str, int, float, bool, type(None))
+
+
+def _snapshot(value: Any) -> Any:
+    """A deep copy of the state for one layer, fast for the JSON-like data states hold.
+
+    Dicts and lists are rebuilt, immutable scalars shared, anything else goes through
+    ``copy.deepcopy``. This runs once per layer, on a state that grows with the run.
+    """
+    kind = type(value)
+    if kind is dict:
+        return {key: _snapshot(item) for key, item in value.items()}
+    if kind is list:
+        return [_snapshot(item) for item in value]
+    if kind in _ATOMS:
+        return value
+    return copy.deepcopy(value)
