@@ -155,37 +155,21 @@ def _load_tools(specs: Sequence[str] | None) -> dict[str, Callable[..., Any]]:
 def _scripted(path: str) -> Any:
     """``--script FILE``: a YAML or JSON mapping of step id to reply (or list of replies) for a scripted run.
 
-    A reply is a string, ``{text: ..., input_tokens: ...}`` or ``{tool_call: name, arguments: {...}}``.
+    The replies take the forms of scenario tables' ``script`` (:meth:`Scripted.from_data`).
     """
     import yaml
 
+    from .providers.script_data import ScriptDataError
     from .providers.scripted import Scripted
 
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise _Usage(f"--script {path}: {exc.strerror or exc}") from None
-    if not isinstance(data, dict):
-        raise _Usage(f"--script {path}: expected a mapping of step id to replies, got {type(data).__name__}")
-    from .providers.scripted import reply
-
-    def one(value: Any, step_id: str) -> Any:
-        if isinstance(value, dict) and "tool_call" in value:  # {tool_call: name, arguments: {...}, id: ...}
-            from .providers.scripted import tool_call
-
-            call_id = {"call_id": str(value["id"])} if "id" in value else {}
-            return tool_call(str(value["tool_call"]), **call_id, **dict(value.get("arguments") or {}))
-        if isinstance(value, dict):  # {text: ..., input_tokens: ..., cost: ...}
-            try:
-                return reply(**value)
-            except TypeError as exc:
-                raise _Usage(f"--script {path}: step '{step_id}': {exc}") from None
-        return value
-
-    return Scripted({
-        step_id: [one(item, step_id) for item in value] if isinstance(value, list) else one(value, step_id)
-        for step_id, value in data.items()
-    })
+    try:
+        return Scripted.from_data(data, where=f"--script {path}")
+    except ScriptDataError as exc:
+        raise _Usage(str(exc)) from None
 
 
 def _real_provider(workflow: Workflow | None, *, placeholder: bool = False) -> Any:

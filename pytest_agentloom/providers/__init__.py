@@ -28,24 +28,19 @@ if TYPE_CHECKING:
     from .gateway import CircuitBreaker, Gateway
     from .generic_openai import GenericOpenAIProvider
     from .google import GoogleProvider
-    from .ollama import OllamaProvider
-    from .openai_provider import OpenAIProvider
-    from .registry import create_provider, default_gateway
-    from .scripted import (
-        Scripted,
-        ScriptedCall,
+    from .misbehaving import (
         calls_unknown_tool,
         claims_done,
-        embedding,
-        error,
         invalid_call,
         never_finishes,
         obeys_injection,
         repeats,
-        reply,
-        tool_call,
-        tool_calls,
     )
+    from .ollama import OllamaProvider
+    from .openai_provider import OpenAIProvider
+    from .registry import create_provider, default_gateway
+    from .replies import embedding, error, reply, tool_call, tool_calls
+    from .scripted import Scripted, ScriptedCall
 
 __all__ = [
     "AnthropicProvider",
@@ -93,17 +88,17 @@ _EXPORTS = {
     "default_gateway": ".registry",
     "Scripted": ".scripted",
     "ScriptedCall": ".scripted",
-    "calls_unknown_tool": ".scripted",
-    "claims_done": ".scripted",
-    "embedding": ".scripted",
-    "error": ".scripted",
-    "invalid_call": ".scripted",
-    "never_finishes": ".scripted",
-    "obeys_injection": ".scripted",
-    "repeats": ".scripted",
-    "reply": ".scripted",
-    "tool_call": ".scripted",
-    "tool_calls": ".scripted",
+    "calls_unknown_tool": ".misbehaving",
+    "claims_done": ".misbehaving",
+    "embedding": ".replies",
+    "error": ".replies",
+    "invalid_call": ".misbehaving",
+    "never_finishes": ".misbehaving",
+    "obeys_injection": ".misbehaving",
+    "repeats": ".misbehaving",
+    "reply": ".replies",
+    "tool_call": ".replies",
+    "tool_calls": ".replies",
     "EmbedRequest": "..core.types",
     "EmbedResponse": "..core.types",
     "LLMRequest": "..core.types",

@@ -152,7 +152,7 @@ class TestCassette:
         the recording (not run) while it replays.
         """
         from ..replay.tool_tape import ToolTape, tape_path
-        from ..tools import Sandbox, ToolRegistry, builtin_tools
+        from ..tools.builtins import run_tools
 
         if self.tape is None:
             replaying = self.settings.mode is RecordMode.NONE or (
@@ -160,8 +160,7 @@ class TestCassette:
             self.tape = ToolTape(tape_path(self.path), recording=not replaying, scrub=self._session().scrub_text,
                                  append=self.settings.mode is RecordMode.NEW_EPISODES)
         self.tape.allow_real = allow_real if isinstance(allow_real, bool) else frozenset(allow_real)
-        registry = ToolRegistry(builtin_tools(Sandbox(workflow.config.sandbox, base_dir=workflow.base_dir)))
-        registry.update(tools)
+        registry = run_tools(workflow.config.sandbox, workflow.base_dir, tools)
         return self.tape.wrap(registry)
 
     def finish(self, passed: bool) -> tuple[str | None, list[tuple[str, str]]]:

@@ -45,7 +45,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.suggest import did_you_mean
-from ..providers.scripted import Scripted, error, reply, tool_call
+from ..providers.script_data import ScriptDataError, replies_from_data
+from ..providers.scripted import Scripted
 
 if TYPE_CHECKING:
     from ..engine.result import WorkflowResult
@@ -58,14 +59,7 @@ EXPECT_KEYS = (
     "status", "reason", "steps", "sequence", "tool_calls", "outputs", "finish_reasons", "decisions", "state",
     "snapshot",
 )
-MISBEHAVIOURS = ("never_finishes", "repeats", "calls_unknown_tool", "invalid_call", "claims_done")
 DECISIONS = ("approved", "rejected", "cancelled")
-REPLY_KEYS = {
-    "text": ("text", "input_tokens", "output_tokens", "reasoning_tokens", "finish_reason", "model", "cost"),
-    "error": ("error", "message"),
-    "tool_call": ("tool_call", "arguments", "id"),
-    "misbehave": ("misbehave", "tool", "arguments", "raw_arguments", "text"),
-}
 _SENTINEL = object()
 
 
@@ -120,7 +114,7 @@ class Scenario:
         """A scripted provider built from the row's ``script``; ``None`` when the row has no script."""
         if self.script is None:
             return None
-        return Scripted({step: _replies(value) for step, value in self.script.items()})
+        return Scripted.from_data(self.script)
 
     def run(self, agentloom: AgentloomHarness) -> WorkflowResult:
         """Run the row's workflow (relative to the table's folder) with its state, script and config."""
@@ -129,7 +123,7 @@ class Scenario:
         if self.resume is None or result.status.value != "paused":
             return result
         script = self.resume.get("script") or {}
-        provider = Scripted({step: _replies(value) for step, value in script.items()})
+        provider = Scripted.from_data(script)
         return agentloom.resume(result, self.resume["decision"], provider=provider)
 
     def check(self, result: WorkflowResult, agentloom: AgentloomHarness | None = None) -> None:
@@ -261,39 +255,6 @@ def _pairs(pairs: list[tuple[Any, Any]]) -> str:
                            for name, args in pairs) + "]"
 
 
-def _replies(value: Any) -> Any:
-    if isinstance(value, list):
-        return [_reply(item) for item in value]
-    return _reply(value)
-
-
-def _reply(value: Any) -> Any:
-    if isinstance(value, str):
-        return value
-    if "error" in value:
-        return error(value["error"], value.get("message", ""))
-    if "tool_call" in value:
-        kwargs = {"call_id": value["id"]} if "id" in value else {}
-        return tool_call(value["tool_call"], **kwargs, **dict(value.get("arguments") or {}))
-    if "misbehave" in value:
-        return _misbehaving(value)
-    return reply(**value)
-
-
-def _misbehaving(value: Mapping[str, Any]) -> Any:
-    from ..providers import scripted
-
-    kind, arguments = value["misbehave"], dict(value.get("arguments") or {})
-    if kind == "claims_done":
-        return scripted.claims_done(value["text"]) if "text" in value else scripted.claims_done()
-    if kind == "calls_unknown_tool":
-        return scripted.calls_unknown_tool(value.get("tool", "delete_all_records"), **arguments)
-    if kind == "invalid_call":
-        raw = {"raw_arguments": value["raw_arguments"]} if "raw_arguments" in value else {}
-        return scripted.invalid_call(value["tool"], **raw)
-    return getattr(scripted, kind)(value["tool"], **arguments)
-
-
 # -- reading ----------------------------------------------------------------------------------------------
 
 
@@ -419,11 +380,7 @@ def _check_row(row: Any, index: int, line: int, path: Path, default_workflow: st
     if script is not None:
         if not isinstance(script, dict):
             raise fail(f"'script' must map step ids to replies (got {type(script).__name__})", "script")
-        for step_id, value in script.items():
-            items = value if isinstance(value, list) else [value]
-            for position, item in enumerate(items):
-                where = f"script.{step_id}" + (f"[{position}]" if isinstance(value, list) else "")
-                _check_reply(item, where, fail)
+        _check_script(script, "script", fail)
     if "config" in row:
         _check_config(row["config"], fail)
     resume = row.get("resume")
@@ -432,11 +389,7 @@ def _check_row(row: Any, index: int, line: int, path: Path, default_workflow: st
             raise fail(f"'resume' must be {{decision: {' | '.join(DECISIONS)}, script: {{...}}}} (got {resume!r})",
                        "resume")
         _unknown(resume, ("decision", "script"), "resume.", fail)
-        for step_id, value in (resume.get("script") or {}).items():
-            items = value if isinstance(value, list) else [value]
-            for position, item in enumerate(items):
-                _check_reply(item, f"resume.script.{step_id}" + (f"[{position}]" if isinstance(value, list) else ""),
-                             fail)
+        _check_script(resume.get("script") or {}, "resume.script", fail)
     expect = row.get("expect") or {}
     _unknown(expect, EXPECT_KEYS, "expect.", fail)
     _check_expect(expect, fail)
@@ -455,30 +408,12 @@ def _unknown(data: Mapping[str, Any], allowed: tuple[str, ...], prefix: str, fai
                        (hint + " " if hint else "") + f"known keys: {', '.join(allowed)}.")
 
 
-def _check_reply(item: Any, where: str, fail: Any) -> None:
-    if isinstance(item, str):
-        return
-    if not isinstance(item, dict):
-        raise fail(f"a scripted reply must be a string or a mapping (got {item!r})", where,
-                   "use 'text', {text: ..., input_tokens: ...}, {error: 429} or {tool_call: name, arguments: {}}.")
-    kind = next((key for key in ("error", "tool_call", "misbehave") if key in item), "text")
-    allowed = REPLY_KEYS[kind]
-    for key in item:
-        if key not in allowed:
-            hint = did_you_mean(str(key), allowed)
-            raise fail(f"unknown key '{key}' in a {kind} reply", f"{where}.{key}",
-                       (hint + " " if hint else "") + f"a {kind} reply takes: {', '.join(allowed)}.")
-    if kind == "error" and item["error"] is not None and not isinstance(item["error"], int):
-        raise fail(f"'error' must be an HTTP status number or null (got {item['error']!r})", f"{where}.error")
-    if kind in ("tool_call", "misbehave") and not isinstance(item.get("arguments", {}), dict):
-        raise fail("'arguments' must be a mapping", f"{where}.arguments")
-    if kind == "misbehave":
-        if item["misbehave"] not in MISBEHAVIOURS:
-            raise fail(f"unknown misbehaviour {item['misbehave']!r}", f"{where}.misbehave",
-                       (did_you_mean(str(item["misbehave"]), MISBEHAVIOURS) or "") + f" use one of: "
-                       f"{', '.join(MISBEHAVIOURS)}.")
-        if item["misbehave"] in ("never_finishes", "repeats", "invalid_call") and "tool" not in item:
-            raise fail(f"misbehaviour '{item['misbehave']}' needs 'tool'", f"{where}.tool")
+def _check_script(script: Any, where: str, fail: Any) -> None:
+    """A row's script, read as ``--script`` files are (:meth:`Scripted.from_data`); a bad reply fails its row."""
+    try:
+        replies_from_data(script, where=where)
+    except ScriptDataError as exc:
+        raise fail(exc.headline, exc.where, exc.hint) from None
 
 
 def _check_config(config: dict[str, Any], fail: Any) -> None:

@@ -437,3 +437,27 @@ steps:
     assert "did not make 1 of the 2 recorded tool calls with side effects" in replayed.stderr
     assert '"path": "out/other.txt"' in replayed.stderr
     assert "How to fix: if the change is intended, re-record the test: agentloom run" in replayed.stderr
+
+
+def test_script_files_take_every_form_scenario_tables_take(cli, tmp_path):
+    # one reading of scripts (Scripted.from_data): an error reply, retried, then a reply with usage
+    flow = write(tmp_path, "retry.yaml", """\
+name: retry
+config: {model: m, retry: {max_retries: 2, backoff_seconds: 0}}
+steps:
+  - {id: a, type: llm_call, prompt: one, output: answer}
+""")
+    script = write(tmp_path, "script.yaml", "a: [{error: 503}, {text: fine, input_tokens: 3}]\n")
+    done = cli("run", flow, "--script", script, "--json", "--no-record")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["state"]["answer"] == "fine" and result["steps"]["a"]["attempts"] == 2
+
+
+def test_a_bad_script_reply_is_a_usage_error_naming_where_it_is(cli, tmp_path):
+    flow = write(tmp_path, "one.yaml", "name: one\nconfig: {model: m}\nsteps:\n  - {id: a, type: llm_call, prompt: hi}\n")
+    script = write(tmp_path, "script.yaml", "a: [fine, {txt: typo}]\n")
+    done = cli("run", flow, "--script", script, "--no-record")
+    assert done.returncode == 2
+    assert "--script script.yaml.a[1].txt: unknown key 'txt' in a text reply" in done.stderr
+    assert "did you mean 'text'?" in done.stderr

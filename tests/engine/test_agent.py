@@ -15,15 +15,15 @@ from pytest_agentloom.core.types import LLMRequest
 from pytest_agentloom.engine.loader import parse_workflow
 from pytest_agentloom.engine.resume import resume_workflow
 from pytest_agentloom.engine.steps.agent_loop import STOP_REASONS, AgentSnapshot, estimate_tokens
-from pytest_agentloom.providers.scripted import (
+from pytest_agentloom.providers.misbehaving import (
     calls_unknown_tool,
     claims_done,
     invalid_call,
     never_finishes,
     obeys_injection,
     repeats,
-    tool_calls,
 )
+from pytest_agentloom.providers.replies import tool_calls
 from pytest_agentloom.tools import tool
 
 TICKETS = {

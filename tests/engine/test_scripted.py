@@ -22,7 +22,7 @@ from pytest_agentloom import (
 )
 from pytest_agentloom.core.types import Message, ToolCall, Usage
 from pytest_agentloom.engine.loader import parse_workflow
-from pytest_agentloom.providers.scripted import ErrorSpec, ReplySpec
+from pytest_agentloom.providers.replies import ErrorSpec, ReplySpec
 
 
 def request(step_id: str = "ask", *, attempt: int = 1, content: str = "hi", **params: Any) -> LLMRequest:

@@ -1,0 +1,234 @@
+"""The shape of the package, kept: no import cycles, no module reaching into another's private names.
+
+``lint-imports`` (contracts in ``pyproject.toml``) keeps the layers pointing down; this test adds what it
+does not check. Imports inside functions count (they run, just later); imports under ``if TYPE_CHECKING:``
+don't (they never run). Importing ``a.b.c`` also runs the ``__init__`` of ``a.b``, so that counts as an
+import of the package too.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "pytest_agentloom"
+ROOT = PACKAGE.name
+
+
+@dataclass(frozen=True)
+class Module:
+    name: str
+    path: Path
+    is_package: bool
+
+
+def _modules() -> dict[str, Module]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        if is_package:
+            parts = parts[:-1]
+        found[".".join(parts)] = Module(".".join(parts), path, is_package)
+    return found
+
+
+MODULES = _modules()
+
+
+def _absolute(module: Module, level: int, name: str | None) -> str:
+    if level == 0:
+        return name or ""
+    base = module.name.split(".")
+    if not module.is_package:
+        base = base[:-1]
+    base = base[: len(base) - (level - 1)]
+    return ".".join([*base, name] if name else base)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _imports(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement that runs, at any depth (skipping ``if TYPE_CHECKING:`` bodies)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.If) and _is_type_checking(child):
+            yield from (item for branch in child.orelse for item in _imports_in(branch))
+            continue
+        if isinstance(child, ast.Import | ast.ImportFrom):
+            yield child
+        yield from _imports(child)
+
+
+def _imports_in(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        yield node
+    yield from _imports(node)
+
+
+@dataclass(frozen=True)
+class Imported:
+    importer: str
+    module: str  # the module that is imported (or that the names come from)
+    names: tuple[str, ...]  # names taken from it, for ``from module import names``
+    line: int
+
+
+def _imported(module: Module) -> Iterator[Imported]:
+    tree = ast.parse(module.path.read_text(encoding="utf-8"))
+    for node in _imports(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == ROOT:
+                    yield Imported(module.name, alias.name, (), node.lineno)
+            continue
+        target = _absolute(module, node.level, node.module)
+        if target.split(".")[0] != ROOT:
+            continue
+        submodules = [alias.name for alias in node.names if f"{target}.{alias.name}" in MODULES]
+        for name in submodules:
+            yield Imported(module.name, f"{target}.{name}", (), node.lineno)
+        names = tuple(alias.name for alias in node.names if alias.name not in submodules)
+        if names:
+            yield Imported(module.name, target, names, node.lineno)
+
+
+def _graph() -> dict[str, set[str]]:
+    """Module -> the modules its imports run (their parent packages' ``__init__`` included)."""
+    graph: dict[str, set[str]] = {name: set() for name in MODULES}
+    for module in MODULES.values():
+        for item in _imported(module):
+            parts = item.module.split(".")
+            for depth in range(2, len(parts) + 1):  # the package inits, then the module itself
+                target = ".".join(parts[:depth])
+                if target in MODULES and target != module.name and not module.name.startswith(target + "."):
+                    graph[module.name].add(target)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def test_no_module_of_the_package_is_in_an_import_cycle() -> None:
+    assert _cycles(_graph()) == []
+
+
+def test_no_module_imports_a_private_name_of_another() -> None:
+    offenders = [f"{item.importer}:{item.line} imports {name} from {item.module}"
+                 for module in MODULES.values() for item in _imported(module)
+                 for name in item.names if _private(name) and item.module != item.importer]
+    assert offenders == []
+
+
+def test_no_module_reads_a_private_attribute_of_an_imported_module() -> None:
+    offenders = []
+    for module in MODULES.values():
+        tree = ast.parse(module.path.read_text(encoding="utf-8"))
+        aliases = {}  # local name -> module, for ``import x.y as z`` and ``from x import submodule``
+        for item in _imported(module):
+            if not item.names:
+                aliases[item.module.rsplit(".", 1)[-1]] = item.module
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and _private(node.attr) and isinstance(node.value, ast.Name)
+                    and node.value.id in aliases):
+                offenders.append(f"{module.name}:{node.lineno} reads {aliases[node.value.id]}.{node.attr}")
+    assert offenders == []
+
+
+# -- the checks themselves, on made-up modules ------------------------------------------------------------
+
+
+def test_the_cycle_finder_finds_a_cycle_and_ignores_a_chain() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ("def f():\n    from pytest_agentloom.engine import run\n", ["pytest_agentloom.engine.run"]),
+    ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pytest_agentloom.engine import run\n", []),
+    ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    pass\nelse:\n    import pytest_agentloom.errors\n",
+     ["pytest_agentloom.errors"]),
+])
+def test_imports_inside_functions_count_and_type_checking_ones_do_not(tmp_path: Path, source: str,
+                                                                       expected: list[str]) -> None:
+    path = tmp_path / "probe.py"
+    path.write_text(source, encoding="utf-8")
+    module = Module(f"{ROOT}.probe", path, is_package=False)
+    assert [item.module for item in _imported(module)] == expected
+
+
+def _own_private_names(tree: ast.AST) -> set[str]:
+    """Private names a module defines itself: functions, classes, class attributes, ``self._x`` attributes."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return {name for name in names if _private(name)}
+
+
+#: Private attributes of other libraries' objects the package may read (they are those libraries' API).
+FOREIGN = {
+    "_replace",  # namedtuple._replace (urllib's SplitResult)
+    "_before_record_request",  # vcrpy's filter chain, applied to the requests replay/cassette.py inserts itself
+}
+
+
+def test_no_module_reads_a_private_attribute_another_module_defines() -> None:
+    offenders = []
+    for module in MODULES.values():
+        tree = ast.parse(module.path.read_text(encoding="utf-8"))
+        own = _own_private_names(tree) | FOREIGN
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and _private(node.attr) and node.attr not in own
+                    and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
+                offenders.append(f"{module.name}:{node.lineno} reads .{node.attr}")
+    assert offenders == []
