@@ -455,7 +455,8 @@ steps:
 
 
 def test_a_bad_script_reply_is_a_usage_error_naming_where_it_is(cli, tmp_path):
-    flow = write(tmp_path, "one.yaml", "name: one\nconfig: {model: m}\nsteps:\n  - {id: a, type: llm_call, prompt: hi}\n")
+    flow = write(tmp_path, "one.yaml",
+                 "name: one\nconfig: {model: m}\nsteps:\n  - {id: a, type: llm_call, prompt: hi}\n")
     script = write(tmp_path, "script.yaml", "a: [fine, {txt: typo}]\n")
     done = cli("run", flow, "--script", script, "--no-record")
     assert done.returncode == 2
