@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from vcr.request import Request
 
 from tests.servers.fake_llm import FakeLLMServer
 
@@ -81,3 +83,7 @@ class Project:
         return [path for path in self.path.rglob("*") if path.is_file()]
 
 
+def make_request(payload: object, uri: str = "https://api.openai.com/v1/chat/completions",
+                 headers: dict[str, str] | None = None) -> Request:
+    raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    return Request("POST", uri, raw, headers or {"content-type": "application/json"})

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "agent_triage"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "agent_triage"
 
 
 def test_the_triage_example_reaches_every_termination_reason(pytester: pytest.Pytester) -> None:

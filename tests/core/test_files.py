@@ -1,0 +1,61 @@
+"""Atomic writes: a reader sees the old file or the new one, nothing is left behind, permissions follow the umask."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from pytest_agentloom.core.files import current_umask, write_json_atomic, write_text_atomic
+
+
+def test_atomic_write_leaves_no_temporary_file_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "deep" / "snap.yaml"
+    write_text_atomic(target, "a: 1\n")
+    assert target.read_text() == "a: 1\n"
+
+    def boom(src: str, dst: str) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr("os.replace", boom)
+    with pytest.raises(OSError, match="disk full"):
+        write_text_atomic(target, "a: 2\n")
+    assert target.read_text() == "a: 1\n"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["snap.yaml"]
+
+
+def test_a_failed_write_of_the_text_removes_the_temporary_file(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "tape.yaml"
+    target.write_text("kept\n")
+
+    def boom(fd: int) -> None:
+        raise OSError("no space left")
+
+    monkeypatch.setattr("os.fsync", boom)
+    with pytest.raises(OSError, match="no space left"):
+        write_text_atomic(target, "new\n", durable=True)
+    assert target.read_text() == "kept\n" and sorted(p.name for p in tmp_path.iterdir()) == ["tape.yaml"]
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_files_get_the_permissions_the_umask_gives_not_owner_only(tmp_path: Path, umask: int) -> None:
+    previous = os.umask(umask)
+    try:
+        assert current_umask() == umask
+        write_text_atomic(tmp_path / "snap.yaml", "a: 1\n")
+        write_json_atomic(tmp_path / "record.json", {"b": [1], "a": 2})
+    finally:
+        os.umask(previous)
+    for name in ("snap.yaml", "record.json"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o666 & ~umask
+    assert (tmp_path / "record.json").read_text() == '{\n  "a": 2,\n  "b": [\n    1\n  ]\n}\n'
+
+
+def test_an_exclusive_write_never_replaces_a_file_that_appeared(tmp_path: Path) -> None:
+    target = tmp_path / ".agentloom" / "salt"
+    assert write_text_atomic(target, "first\n", exclusive=True) is True
+    assert write_text_atomic(target, "second\n", exclusive=True) is False
+    assert target.read_text() == "first\n" and sorted(p.name for p in target.parent.iterdir()) == ["salt"]

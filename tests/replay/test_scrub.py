@@ -1,0 +1,66 @@
+"""Scrubbing: what a recorded request and response keep, and every secret they lose."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+from vcr.request import Request
+
+from pytest_agentloom.replay.matchers import body
+from pytest_agentloom.replay.scrub import SCRUBBED, SECRET_HEADERS, Scrubber, api_keys_from_env
+from tests.replay.helpers import make_request
+
+
+def test_secret_headers_and_the_key_parameter_never_survive() -> None:
+    headers = {name: "s3cret-value" for name in SECRET_HEADERS}
+    headers |= {"Content-Type": "application/json", "X-Stainless-OS": "Linux", "anthropic-version": "2023-06-01"}
+    uri = "https://generativelanguage.googleapis.com/v1beta/models/g:generateContent?alt=sse&key=AIzaSECRET"
+    scrubbed = Scrubber().request(make_request({"a": 1}, uri, headers))
+    assert dict(scrubbed.headers) == {"content-type": "application/json", "anthropic-version": "2023-06-01"}
+    assert scrubbed.uri.endswith(f"?alt=sse&key={SCRUBBED}")
+    assert {"authorization", "x-api-key", "api-key", "x-goog-api-key", "openai-organization",
+                              "openai-project", "anthropic-organization-id", "cookie", "set-cookie",
+                              "x-request-id", "request-id"} <= SECRET_HEADERS
+
+
+def test_responses_keep_only_what_a_replay_needs_and_are_decompressed() -> None:
+    response = {
+        "status": {"code": 429, "message": "Too Many Requests"},
+        "headers": {"Content-Type": ["application/json"], "Content-Encoding": ["gzip"], "Set-Cookie": ["a=b"],
+                    "x-request-id": ["req_1"], "retry-after": ["2"], "x-ratelimit-remaining-requests": ["0"]},
+        "body": {"string": gzip.compress(b'{"error": {"message": "slow down"}}')},
+    }
+    scrubbed = Scrubber().response(response)
+    assert scrubbed["headers"] == {"content-type": ["application/json"], "retry-after": ["2"],
+                                   "x-ratelimit-remaining-requests": ["0"]}
+    assert scrubbed["body"]["string"] == b'{"error": {"message": "slow down"}}'
+
+
+def test_secrets_are_replaced_in_json_as_data_and_in_streams_as_text() -> None:
+    secret = 'pa"ss\\wörd-1'
+    scrubber = Scrubber(secrets=[secret], marker=lambda value: "<REDACTED:sha256=0123456789abcdef>")
+    req = scrubber.request(make_request({"messages": [{"content": f"token {secret}!"}]}))
+    assert json.loads(req.body) == {"messages": [{"content": "token <REDACTED:sha256=0123456789abcdef>!"}]}
+    stream = ("data: " + json.dumps({"delta": f"echo {secret}"}) + "\n\n").encode()
+    out = scrubber.response({"status": {"code": 200, "message": "OK"},
+                             "headers": {"content-type": ["text/event-stream"]}, "body": {"string": stream}})
+    escaped = json.dumps(secret)[1:-1].encode()  # as it appears inside the stream's JSON
+    assert escaped not in out["body"]["string"]
+    assert out["body"]["string"] == b'data: {"delta": "echo <REDACTED:sha256=0123456789abcdef>"}\n\n'
+
+
+def test_api_keys_from_the_environment_are_scrubbed_everywhere() -> None:
+    keys = api_keys_from_env({"OPENAI_API_KEY": "sk-abcdefgh123", "MY_API_KEY": "short", "HOME": "/root"})
+    assert keys == ["sk-abcdefgh123"]
+    scrubber = Scrubber(api_keys=keys)
+    assert scrubber.text("Bearer sk-abcdefgh123") == f"Bearer {SCRUBBED}"
+
+
+def test_file_and_iterator_bodies_are_read_as_bytes() -> None:
+    import io
+
+    from_file = Scrubber().request(Request("POST", "http://x/v1/a", io.BytesIO(b'{"a": 1}'), {}))
+    from_iter = Scrubber().request(Request("POST", "http://x/v1/a", iter([b'{"a":', b" 1}"]), {}))
+    body(from_file, make_request({"a": 1}))
+    body(from_iter, make_request({"a": 1}))
