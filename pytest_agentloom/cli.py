@@ -257,7 +257,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_run_showing_text(args: argparse.Namespace) -> int:
-    """``run``; with ``--stream`` (and without ``--json``), model text is printed as it arrives (003 Streaming).
+    """``run``; with ``--stream`` (and without ``--json``), model text is printed as it arrives.
+
+    (README: Providers, Streaming.)
 
     No step names: steps that run in parallel interleave. A step that doesn't stream (tools, a scripted
     provider) prints its text whole when it ends. With ``--json`` nothing is printed before the result.

@@ -36,7 +36,7 @@ class ToolCall(_Frozen):
 
 
 class Attachment(_Frozen):
-    """An image, PDF or audio file sent with a user turn (003, Attachments).
+    """An image, PDF or audio file sent with a user turn (README: Attachments).
 
     Either ``data`` (the bytes, already read, downloaded or decoded) or ``url``
     (``fetch: provider``: the provider fetches it) is set. ``summary()`` is all
@@ -92,7 +92,8 @@ def refuse_attachments(request: LLMRequest, provider: str, *, images: bool = Tru
             if not ok:
                 raise AttachmentRefused(
                     f"{provider} can't take {what}; nothing was sent. How to fix: route model "
-                    f"'{request.model}' to a provider that takes it (see 003 Attachments), or change the attachment",
+                    f"'{request.model}' to a provider that takes it (see the README, Attachments), or change "
+                                    "the attachment",
                     provider=provider,
                 )
 
@@ -153,7 +154,7 @@ class Usage(_Frozen):
 
 
 class Thinking(_Frozen):
-    """A step's reasoning settings (003, Reasoning), as each adapter translates them.
+    """A step's reasoning settings (README: Providers, Reasoning), as each adapter translates them.
 
     Without ``enabled`` nothing is sent. ``budget_tokens`` goes to providers
     that take a budget (Anthropic, Google), ``level`` to those that take a

@@ -1,4 +1,4 @@
-"""003 Attachments: an ``llm_call``'s images, PDFs and audio, read into neutral :class:`Attachment` parts.
+"""An ``llm_call``'s images, PDFs and audio, read into neutral :class:`Attachment` parts (README: Attachments).
 
 How a rendered ``source`` is read:
 
@@ -7,7 +7,7 @@ How a rendered ``source`` is read:
   as a URL for the provider to fetch (images only).
 - ``data:<type>;base64,<payload>``: decoded; its own type wins over ``media_type``.
 - a long base64 string: decoded to check it, sent as it is; ``media_type`` is required.
-- anything else: a file path. **Deviation from 003**: a relative path is
+- anything else: a file path. **A deviation from AgentLoom 0.5**: a relative path is
   resolved against the workflow file's folder, never the directory the run
   starts from, like every other path in a workflow (engine/paths.py).
 
@@ -156,7 +156,7 @@ def _read_file(where: str, source: str, ctx: Any) -> bytes:
 
 
 def _sandbox_for_urls(ctx: Any, *, download: bool) -> Any:
-    """The built-in tools' URL checks, always on for attachments (003: even with the sandbox disabled)."""
+    """The built-in tools' URL checks, always on for attachments (even with the sandbox disabled)."""
     from ..tools.sandbox import Sandbox
 
     config = ctx.workflow.config.sandbox

@@ -56,7 +56,7 @@ def check_llm_calls(workflow: Workflow, file: str) -> list[WorkflowError]:
 
 
 def _check_conversation_fields(workflow: Workflow, step: LLMCallStep, file: str) -> list[WorkflowError]:
-    """003 Conversations: a readable state key, a well-formed starting value, a speaker name of the allowed shape."""
+    """Conversations: a readable state key, a well-formed starting value, a speaker name of the allowed shape."""
 
     problems = []
     if step.speaker is not None and not SPEAKER_PATTERN.match(step.speaker):
@@ -133,7 +133,7 @@ def check_agent_conversations(workflow: Workflow, file: str) -> list[WorkflowErr
 
 
 def check_shared_conversations(workflow: Workflow, file: str) -> list[WorkflowError]:
-    """Two steps of one layer on one conversation would each write their own copy: refused (003).
+    """Two steps of one layer on one conversation would each write their own copy: refused.
 
     A step's layer is its depth in the dependency graph, as the runner forms layers. Steps on
     different branches of one router are exempt: only one of them runs.
@@ -191,7 +191,7 @@ def _other_branches(workflow: Workflow, graph: dict[str, list[str]], first: str,
 
 
 def check_tool_calling(workflow: Workflow, file: str) -> list[WorkflowError]:
-    """003: tools and response_schema can't share a step; a named tool_choice must be a declared tool."""
+    """Tools and ``response_schema`` can't share a step; a named tool_choice must be a declared tool."""
     problems = []
     for step in workflow.steps:
         if not isinstance(step, LLMCallStep):
@@ -252,7 +252,7 @@ def _check_response_schema(step: LLMCallStep, file: str) -> list[WorkflowError]:
 
 
 def check_thinking(workflow: Workflow, file: str) -> list[WorkflowError]:
-    """003 Reasoning: a Claude step with thinking needs a budget, and any max_tokens must leave room above it."""
+    """Reasoning: a Claude step with thinking needs a budget, and any max_tokens must leave room above it."""
     problems = []
     for step in workflow.steps:
         if not isinstance(step, LLMCallStep) or step.thinking is None or not step.thinking.enabled:

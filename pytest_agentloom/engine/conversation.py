@@ -1,4 +1,4 @@
-"""Conversations kept in the state, continued by ``llm_call`` steps (003, "Conversations").
+"""Conversations kept in the state, continued by ``llm_call`` steps (README: Conversations).
 
 A step with ``conversation: state.chat`` reads the conversation under that key,
 adds its turn, trims to the budget, sends the whole conversation, and hands
@@ -10,7 +10,7 @@ an optional ``name``), ``token_budget``, ``trim_policy`` and ``summary``; a
 plain list of messages is accepted too and written back as a list. A key that
 doesn't exist yet starts an empty conversation.
 
-Decisions this module makes where 003 leaves room:
+Decisions this module makes where the AgentLoom 0.5 format leaves room:
 
 * The budget is checked against an estimate: a quarter token per character of
   content, plus :data:`MESSAGE_OVERHEAD` per message and a little for a name.

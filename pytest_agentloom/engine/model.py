@@ -186,13 +186,13 @@ class LLMCallStep(_StepBase):
     max_tokens: int | None = Field(default=None, gt=0)
     stream: bool | None = None
     conversation: str | None = None
-    speaker: str | None = None  # 003: names this step's assistant turns in its conversation
+    speaker: str | None = None  # names this step's assistant turns in its conversation
     tools: list[ToolDeclaration] = Field(default_factory=list)
     tool_choice: ToolChoice = "auto"
     max_tool_iterations: int = Field(default=5, ge=1)
     response_schema: ResponseSchema | None = None
-    thinking: Thinking | None = None  # 003 Reasoning; each adapter translates it (providers/*.py)
-    attachments: list[AttachmentSpec] = Field(default_factory=list)  # 003 Attachments (engine/attachments.py)
+    thinking: Thinking | None = None  # README: Providers, Reasoning; each adapter translates it
+    attachments: list[AttachmentSpec] = Field(default_factory=list)  # README: Attachments (engine/attachments.py)
 
 
 class ToolStep(_StepBase):
@@ -231,7 +231,7 @@ class AgentStep(_StepBase):
     type: Literal["agent"]
     agent: str
     prompt: str
-    conversation: str | None = None  # 003: the agent takes its turn in this conversation, as speaker by its name
+    conversation: str | None = None  # the agent takes its turn in this conversation, as speaker by its name
 
 
 class AgentDefinition(_Strict):

@@ -1,6 +1,6 @@
 """Redaction: keeping the secrets in a run's state out of everything the run saves.
 
-Rules (spec 000, "Redaction"):
+Rules (README: Redaction):
 
 - ``state_schema`` keys with ``redact: true`` are shell-style glob patterns,
   matched case-sensitively (:func:`fnmatch.fnmatchcase`) against each key's

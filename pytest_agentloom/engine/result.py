@@ -76,7 +76,7 @@ class StepResult:
     provider: str | None = None
     started_at: float | None = None
     ended_at: float | None = None
-    #: the model's reasoning text (003 Reasoning, with capture_reasoning); never written to the state
+    #: the model's reasoning text (README: Providers, Reasoning; with capture_reasoning); never written to the state
     reasoning_content: str | None = None
     #: a streamed llm_call: seconds on the step's clock from the call to its first text
     time_to_first_token: float | None = None

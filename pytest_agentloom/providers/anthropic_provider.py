@@ -1,7 +1,7 @@
 """Anthropic messages through the official ``anthropic`` SDK (imported at the first call).
 
 ``max_tokens`` is required by the API: 4096 when the step sets none, plus the
-thinking budget when there is one (003). System turns become ``system``;
+thinking budget when there is one (README: Providers, Reasoning). System turns become ``system``;
 tool results become ``tool_result`` blocks of one user turn.
 """
 
@@ -103,8 +103,8 @@ class AnthropicProvider:
         }
         if system:
             body["system"] = system
-        # response_format has no Anthropic counterpart: 003 puts the schema in the system prompt, which the
-        # step does before the request reaches a provider.
+        # response_format has no Anthropic counterpart: structured output puts the schema in the system prompt,
+        # which the step does before the request reaches a provider.
         for key in ("temperature", "top_p"):
             if key in params:
                 body[key] = params[key]
@@ -265,7 +265,7 @@ def _thinking_block(block: Any) -> dict[str, Any]:
 
 
 def anthropic_tool_choice(choice: Any) -> dict[str, Any] | None:
-    """003's choices in Anthropic's shape: ``required`` is ``any``, a named tool is ``tool``."""
+    """The ``tool_choice`` values in Anthropic's shape: ``required`` is ``any``, a named tool is ``tool``."""
     if choice is None:
         return None
     if choice in ("auto", "none"):

@@ -118,7 +118,9 @@ def check_params(request: LLMRequest, provider: str) -> dict[str, Any]:
 
 
 def thinking_of(params: Mapping[str, Any], typed: Thinking | None = None) -> dict[str, Any] | None:
-    """The ``thinking`` block when it is enabled, else ``None`` (003: nothing is sent without ``enabled``).
+    """The ``thinking`` block when it is enabled, else ``None``: nothing is sent without ``enabled``.
+
+    (README: Providers, Reasoning.)
 
     The engine sets :attr:`LLMRequest.thinking`; a ``thinking`` entry in ``params`` (a request built by
     hand) is read the same way when the typed field is unset.
@@ -148,7 +150,7 @@ def dump_arguments(value: Any) -> str:
 
 
 def speaker_prefixed(role: str, content: str | None, name: str | None) -> str | None:
-    """003: providers other than OpenAI see a speaker's name as a ``[name]`` prefix on the turn."""
+    """Providers other than OpenAI see a speaker's name as a ``[name]`` prefix on the turn."""
     if name and role in ("user", "assistant") and content is not None:
         return f"[{name}] {content}"
     return content

@@ -225,7 +225,7 @@ def to_gemini_contents(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
 
 
 def gemini_tool_config(choice: Any) -> dict[str, Any] | None:
-    """003's choices as Gemini's ``functionCallingConfig`` modes (a named tool is ``ANY`` limited to it)."""
+    """``tool_choice`` as Gemini's ``functionCallingConfig`` modes (a named tool is ``ANY`` limited to it)."""
     if choice is None:
         return None
     modes = {"auto": "AUTO", "none": "NONE", "required": "ANY"}

@@ -2,7 +2,7 @@
 
 Reasoning models (o-series and GPT-5, except ``o1-mini`` and ``gpt-5-chat``)
 get ``max_tokens`` as ``max_completion_tokens`` and no ``temperature``, and
-``reasoning_effort`` from ``thinking.level`` (003). The SDK's own retries are
+``reasoning_effort`` from ``thinking.level`` (README: Providers, Reasoning). The SDK's own retries are
 off: the engine's retry table decides.
 """
 
@@ -46,7 +46,7 @@ _NOT_REASONING = re.compile(r"^(o1-mini|gpt-5-chat)")
 
 
 def is_reasoning_model(model: str) -> bool:
-    """True for the models that reason on their own and take ``max_completion_tokens`` (003)."""
+    """True for the models that reason on their own and take ``max_completion_tokens``."""
     name = model.rsplit("/", 1)[-1]
     return bool(_REASONING.match(name)) and not _NOT_REASONING.match(name)
 

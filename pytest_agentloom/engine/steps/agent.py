@@ -35,7 +35,7 @@ async def run_agent(step: AgentStep, ctx: StepContext) -> StepOutcome:
     ctx.attempts = 1
     turn = None
     model = agent.model or ctx.workflow.config.model
-    if step.conversation is not None and snapshot is None and model:  # 003: the agent speaks in it by its name
+    if step.conversation is not None and snapshot is None and model:  # the agent speaks in it by its name
         turn = await open_turn(agent_turn(step, agent), ctx, model)
     loop = AgentLoop(step, ctx, agent, first_messages=turn.messages if turn is not None else None)
     if snapshot is not None:
@@ -49,7 +49,7 @@ async def run_agent(step: AgentStep, ctx: StepContext) -> StepOutcome:
             value=None, finish_reason="needs_approval", usage=snap.usage, cost_usd=snap.cost_usd,
             detail={"agent": step.agent, "call": result.call.model_dump(), "loop": snap.to_dict()},
         )
-    if ctx.workflow.config.stream and isinstance(result.value, str):  # 003: agent turns don't stream; the
+    if ctx.workflow.config.stream and isinstance(result.value, str):  # agent turns don't stream; the
         emit_text(result.value)  # answer reaches the stream (agentloom run --stream) whole, at the end
     if turn is not None:
         return close_turn(turn, result, spend_counted=False, text=loop.snapshot.last_text)

@@ -157,7 +157,7 @@ class AgentLoop:
     def __init__(self, step: AgentStep, ctx: StepContext, agent: AgentDefinition,
                  first_messages: tuple[Message, ...] | None = None) -> None:
         self.step = step
-        self.first_messages = first_messages  # a conversation's turns (003), instead of instructions + prompt
+        self.first_messages = first_messages  # a conversation's turns, instead of instructions + prompt
         self.ctx = ctx
         self.agent = agent
         self.model = agent.model or ctx.workflow.config.model or ""

@@ -191,6 +191,6 @@ def _succeed(ctx: StepContext, response: LLMResponse, attempt: int, model: str, 
 
 
 def _keeps_reasoning(step: LLMCallStep) -> bool:
-    """003: the reasoning text reaches the result only with thinking enabled and capture_reasoning on."""
+    """The reasoning text reaches the result only with thinking enabled and capture_reasoning on."""
     thinking = step.thinking
     return thinking is not None and thinking.enabled and thinking.capture_reasoning
