@@ -6,31 +6,55 @@
     ├── WorkflowError          a workflow file is invalid (file, step id, field)
     ├── StepError              a step failed while running (step id, code)
     │   ├── TemplateError      a template could not be rendered
-    │   └── ToolError          a tool step's tool failed or is missing
+    │   ├── ToolError          a tool step's tool failed or is missing
+    │   └── CassetteMismatchError  a request is not in the cassette (also a ReplayError; never retried)
     ├── ProviderError          a provider answered with an error (HTTP status)
     ├── ScriptError            a scripted provider has no reply for a request
-    └── ReplayError            a cassette could not be used (pytest_agentloom.replay.errors:
-                               missing, unreadable, recording refused, unused interactions;
-                               CassetteMismatchError is also a StepError, never retried)
+    └── ReplayError            a cassette could not be used (path)
+        ├── CassetteNotFoundError    replay asked for a cassette that does not exist
+        ├── CassetteFormatError      a cassette file is unreadable or from an unknown format
+        ├── RecordingRefusedError    recording asked for under CI=true, but not explicitly
+        └── UnusedInteractionsError  the replay left recorded interactions unused
     UsageError                 the Python API was called the wrong way
 
-Messages follow one shape: a headline saying what failed, then context lines
-(file, step, field), then a line starting ``How to fix:`` when there is one.
-Each error carries a ``code`` that programs and tests can match on.
+Messages follow one shape, written by :func:`render_message`: a headline saying
+what failed, then context lines (file, step, field), then a line starting
+``How to fix:`` when there is one. Each error carries a ``code`` that programs
+and tests can match on.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 __all__ = [
     "AgentloomError",
+    "CassetteFormatError",
+    "CassetteMismatchError",
+    "CassetteNotFoundError",
     "ProviderError",
+    "RecordingRefusedError",
+    "ReplayError",
     "ScriptError",
     "StepError",
     "TemplateError",
     "ToolError",
+    "UnusedInteractionsError",
     "UsageError",
     "WorkflowError",
+    "render_message",
 ]
+
+
+def render_message(headline: str, context: Sequence[tuple[str, object]] = (), hint: str | None = None,
+                   details: Sequence[str] = ()) -> str:
+    """Headline, ``  name: value`` context lines, indented details, then ``How to fix:``."""
+    lines = [headline]
+    lines.extend(f"  {name}: {value}" for name, value in context if value is not None and value != "")
+    lines.extend(details)
+    if hint:
+        lines.append(f"How to fix: {hint}")
+    return "\n".join(lines)
 
 
 class AgentloomError(Exception):
@@ -130,3 +154,53 @@ class UsageError(AgentloomError, TypeError):
     """The Python API was called with arguments it cannot use."""
 
     code = "usage_error"
+
+
+class ReplayError(AgentloomError):
+    """A cassette could not be used as asked; ``path`` is the cassette's file."""
+
+    code = "replay_error"
+
+    def __init__(self, message: str, *, path: str | None = None, headline: str | None = None) -> None:
+        self.path = path
+        self.headline = headline or message.splitlines()[0]
+        super().__init__(message)
+
+
+class CassetteNotFoundError(ReplayError):
+    """Replay (the default) needs a cassette, and the test has none yet."""
+
+    code = "cassette_not_found"
+
+
+class CassetteFormatError(ReplayError):
+    """The cassette file cannot be read: broken YAML, missing keys, or a ``format_version`` we don't know."""
+
+    code = "cassette_format"
+
+
+class RecordingRefusedError(ReplayError):
+    """Recording was asked for under ``CI=true`` without the flag on the command line itself."""
+
+    code = "recording_refused"
+
+
+class UnusedInteractionsError(ReplayError, AssertionError):
+    """The test finished without replaying every interaction of its cassette."""
+
+    code = "unused_interactions"
+
+
+class CassetteMismatchError(StepError, ReplayError):
+    """A request that the cassette has no unused recording for. Fails the step; never retried."""
+
+    code = "cassette_mismatch"
+
+    def __init__(self, message: str, *, reason: str, path: str | None = None, step_id: str | None = None,
+                 turn: int | None = None) -> None:
+        self.reason = reason
+        self.step_id = step_id
+        self.turn = turn
+        self.path = path
+        self.headline = message.splitlines()[0]
+        StepError.__init__(self, message, code=self.code, retryable=False)

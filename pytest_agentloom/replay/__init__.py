@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING
 from .._lazy import attach
 
 if TYPE_CHECKING:
-    from .cassette import CallInfo, CassetteConfig, CassetteSession, ReplayProvider, current_call
-    from .errors import (
+    from ..errors import (
         CassetteFormatError,
         CassetteMismatchError,
         CassetteNotFoundError,
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
         ReplayError,
         UnusedInteractionsError,
     )
+    from .cassette import CallInfo, CassetteConfig, CassetteSession, ReplayProvider, current_call
     from .modes import RecordMode, parse_record_mode
     from .provenance import Provenance, workflow_hash
     from .tool_tape import TAPE_FORMAT_VERSION, ToolReplayMissError, ToolTape, tape_path
@@ -58,12 +58,12 @@ _EXPORTS = {
     "CassetteSession": ".cassette",
     "ReplayProvider": ".cassette",
     "current_call": ".cassette",
-    "CassetteFormatError": ".errors",
-    "CassetteMismatchError": ".errors",
-    "CassetteNotFoundError": ".errors",
-    "RecordingRefusedError": ".errors",
-    "ReplayError": ".errors",
-    "UnusedInteractionsError": ".errors",
+    "CassetteFormatError": "..errors",
+    "CassetteMismatchError": "..errors",
+    "CassetteNotFoundError": "..errors",
+    "RecordingRefusedError": "..errors",
+    "ReplayError": "..errors",
+    "UnusedInteractionsError": "..errors",
     "RecordMode": ".modes",
     "parse_record_mode": ".modes",
     "Provenance": ".provenance",

@@ -10,8 +10,7 @@ import pytest
 from vcr.request import Request
 
 import pytest_agentloom.replay as replay
-from pytest_agentloom.errors import UsageError
-from pytest_agentloom.replay.errors import CassetteFormatError
+from pytest_agentloom.errors import CassetteFormatError, UsageError
 from pytest_agentloom.replay.matchers import body, body_diff, method, url
 from pytest_agentloom.replay.modes import RecordMode, parse_record_mode
 from pytest_agentloom.replay.scrub import SCRUBBED, SECRET_HEADERS, Scrubber, api_keys_from_env
