@@ -3,19 +3,25 @@
 ::
 
     AgentloomError
-    ├── WorkflowError          a workflow file is invalid (file, step id, field)
-    ├── StepError              a step failed while running (step id, code)
-    │   ├── TemplateError      a template could not be rendered
-    │   ├── ToolError          a tool step's tool failed or is missing
-    │   └── CassetteMismatchError  a request is not in the cassette (also a ReplayError; never retried)
-    ├── ProviderError          a provider answered with an error (HTTP status)
-    ├── ScriptError            a scripted provider has no reply for a request
-    └── ReplayError            a cassette could not be used (path)
-        ├── CassetteNotFoundError    replay asked for a cassette that does not exist
-        ├── CassetteFormatError      a cassette file is unreadable or from an unknown format
-        ├── RecordingRefusedError    recording asked for under CI=true, but not explicitly
-        └── UnusedInteractionsError  the replay left recorded interactions unused
-    UsageError                 the Python API was called the wrong way
+    ├── WorkflowError (ValueError)       a workflow file is invalid (file, step id, field)
+    ├── ScenarioTableError (ValueError)  a scenario table is invalid (file, row, field)
+    ├── MarkerError (ValueError)         an agentloom marker has an argument it does not take
+    ├── StepError                        a step failed while running (step id, code)
+    │   ├── TemplateError                a template could not be rendered
+    │   ├── ToolError                    a tool step's tool failed or is missing
+    │   │   └── SandboxRefusal           a built-in tool's call broke a config.sandbox rule
+    │   └── CassetteMismatchError        a request is not in the cassette (also a ReplayError; never retried)
+    ├── ProviderError                    a provider answered with an error (HTTP status)
+    │   ├── MidStreamError               a stream broke after its first chunk: no fallback
+    │   └── AttachmentRefused            a provider cannot take an attachment; nothing was sent
+    ├── ScriptError                      a scripted provider has no reply for a request
+    ├── ReplayError                      a cassette could not be used (path)
+    │   ├── CassetteNotFoundError        replay asked for a cassette that does not exist
+    │   ├── CassetteFormatError          a cassette file is unreadable or from an unknown format
+    │   ├── RecordingRefusedError        recording asked for under CI=true, but not explicitly
+    │   └── UnusedInteractionsError      the replay left recorded interactions unused
+    ├── ToolReplayMissError              a tool call the tool tape has no recording for
+    └── UsageError (TypeError)           the Python API was called the wrong way
 
 Messages follow one shape, written by :func:`render_message`: a headline saying
 what failed, then context lines (file, step, field), then a line starting
@@ -26,19 +32,29 @@ and tests can match on.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "AgentloomError",
+    "AttachmentRefused",
     "CassetteFormatError",
     "CassetteMismatchError",
     "CassetteNotFoundError",
+    "MarkerError",
+    "MidStreamError",
     "ProviderError",
     "RecordingRefusedError",
     "ReplayError",
+    "SandboxRefusal",
+    "ScenarioTableError",
     "ScriptError",
     "StepError",
     "TemplateError",
     "ToolError",
+    "ToolReplayMissError",
     "UnusedInteractionsError",
     "UsageError",
     "WorkflowError",
@@ -99,6 +115,25 @@ class WorkflowError(AgentloomError, ValueError):
         return "\n".join(lines)
 
 
+class ScenarioTableError(AgentloomError, ValueError):
+    """A scenario table cannot be used; names the file (and line), the row and the field, at collection."""
+
+    code = "invalid_scenario_table"
+
+    def __init__(self, message: str, *, file: Path, row: str | None = None, field: str | None = None,
+                 line: int | None = None, hint: str | None = None) -> None:
+        self.file, self.row, self.field, self.line = file, row, field, line
+        where = f"{file}:{line}" if line else str(file)
+        super().__init__(render_message(f"Invalid scenario table: {message}",
+                                        [("file", where), ("row", row), ("field", field)], hint=hint))
+
+
+class MarkerError(AgentloomError, ValueError):
+    """An ``agentloom`` marker has an argument it does not take; fails the test that carries it."""
+
+    code = "invalid_marker"
+
+
 class StepError(AgentloomError):
     """A step failed at run time. ``retryable`` tells the retry loop what to do."""
 
@@ -126,6 +161,17 @@ class ToolError(StepError):
     code = "tool_error"
 
 
+class SandboxRefusal(ToolError):
+    """A built-in tool's call broke a sandbox rule; ``rule`` is the ``config.sandbox`` setting."""
+
+    code = "sandbox_refused"
+
+    def __init__(self, tool: str, rule: str, why: str, fix: str) -> None:
+        self.tool = tool
+        self.rule = rule
+        super().__init__(f"sandbox refused {tool}: rule '{rule}': {why}. How to fix: {fix}", code=self.code)
+
+
 class ProviderError(AgentloomError):
     """A provider answered with an error. ``status`` is the HTTP status, if any.
 
@@ -142,6 +188,21 @@ class ProviderError(AgentloomError):
         self.message = message
         label = f"HTTP {status}" if status is not None else "no status"
         super().__init__(f"provider error ({label}): {message}" if message else f"provider error ({label})")
+
+
+class MidStreamError(ProviderError):
+    """A stream broke after its first chunk: the gateway must not fall back to another provider."""
+
+    code = "provider_stream_error"
+
+
+class AttachmentRefused(ProviderError):
+    """A provider can't take one of a request's attachments; raised before any request is sent.
+
+    The gateway moves on to the model's next provider; the step fails without a retry when none can take it.
+    """
+
+    code = "attachment_unsupported"
 
 
 class ScriptError(AgentloomError):
@@ -204,3 +265,12 @@ class CassetteMismatchError(StepError, ReplayError):
         self.path = path
         self.headline = message.splitlines()[0]
         StepError.__init__(self, message, code=self.code, retryable=False)
+
+
+class ToolReplayMissError(AgentloomError):
+    """A tool with side effects was called during replay with arguments the recording doesn't have.
+
+    It fails the step like an unmatched model request; it is not handed to the model as a tool error.
+    """
+
+    code = "tool_replay_miss"

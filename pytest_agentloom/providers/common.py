@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from ..core.types import LLMRequest, Thinking, ToolCall
-from ..errors import AgentloomError, ProviderError, StepError
+from ..errors import AgentloomError, MidStreamError, ProviderError, StepError
 
 __all__ = [
     "KNOWN_PARAMS",
@@ -96,12 +96,6 @@ class LoopLocal(Generic[T]):
             self._value = self._factory()
             self._loop = loop
         return self._value
-
-
-class MidStreamError(ProviderError):
-    """A stream broke after its first chunk: the gateway must not fall back to another provider."""
-
-    code = "provider_stream_error"
 
 
 def check_params(request: LLMRequest, provider: str) -> dict[str, Any]:

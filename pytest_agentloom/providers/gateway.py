@@ -20,9 +20,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from ..core.types import AttachmentRefused, EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
-from ..errors import ProviderError, StepError, UsageError
-from .common import MidStreamError
+from ..core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
+from ..errors import AttachmentRefused, MidStreamError, ProviderError, StepError, UsageError
 
 if TYPE_CHECKING:
     from ..core.clock import Clock

@@ -23,12 +23,13 @@ if TYPE_CHECKING:
         CassetteNotFoundError,
         RecordingRefusedError,
         ReplayError,
+        ToolReplayMissError,
         UnusedInteractionsError,
     )
     from .cassette import CallInfo, CassetteConfig, CassetteSession, ReplayProvider, current_call
     from .modes import RecordMode, parse_record_mode
     from .provenance import Provenance, workflow_hash
-    from .tool_tape import TAPE_FORMAT_VERSION, ToolReplayMissError, ToolTape, tape_path
+    from .tool_tape import TAPE_FORMAT_VERSION, ToolTape, tape_path
 
 __all__ = [
     "CallInfo",
@@ -63,13 +64,13 @@ _EXPORTS = {
     "CassetteNotFoundError": "..errors",
     "RecordingRefusedError": "..errors",
     "ReplayError": "..errors",
+    "ToolReplayMissError": "..errors",
     "UnusedInteractionsError": "..errors",
     "RecordMode": ".modes",
     "parse_record_mode": ".modes",
     "Provenance": ".provenance",
     "workflow_hash": ".provenance",
     "TAPE_FORMAT_VERSION": ".tool_tape",
-    "ToolReplayMissError": ".tool_tape",
     "ToolTape": ".tool_tape",
     "tape_path": ".tool_tape",
 }
