@@ -26,13 +26,14 @@
 Messages follow one shape, written by :func:`render_message`: a headline saying
 what failed, then context lines (file, step, field), then a line starting
 ``How to fix:`` when there is one. Each error carries a ``code`` that programs
-and tests can match on.
+and tests can match on; :class:`ErrorCode` lists every code the package produces.
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -43,6 +44,7 @@ __all__ = [
     "CassetteFormatError",
     "CassetteMismatchError",
     "CassetteNotFoundError",
+    "ErrorCode",
     "MarkerError",
     "MidStreamError",
     "ProviderError",
@@ -62,6 +64,108 @@ __all__ = [
 ]
 
 
+class ErrorCode(enum.StrEnum):
+    """Every ``code`` the package produces: on an error, a step result's ``error_code``, a trace event.
+
+    The README's "Error codes" table lists the same members (a test compares them), and a test fails
+    on a ``code="..."`` literal anywhere in the package that is not here. Your own ``StepError``
+    subclasses (a tool's error) may carry codes of their own.
+    """
+
+    # -- any error
+    ERROR = "error"  # an AgentloomError that has no more specific code
+    USAGE_ERROR = "usage_error"  # the Python API was called with arguments it cannot use
+
+    # -- before anything runs
+    INVALID_WORKFLOW = "invalid_workflow"  # a workflow file does not load
+    INVALID_SCENARIO_TABLE = "invalid_scenario_table"  # a scenario table does not load
+    INVALID_MARKER = "invalid_marker"  # an agentloom marker has an argument it does not take
+    INVALID_EXPRESSION = "invalid_expression"  # a router expression does not compile
+    CHECKPOINT_ERROR = "checkpoint_error"  # a checkpoint cannot be found, read or resumed
+
+    # -- a step that failed: any step
+    STEP_ERROR = "step_error"  # a StepError that has no more specific code
+    TIMEOUT = "timeout"  # a step attempt passed its timeout (retried); or, on a skipped step, the run's timeout
+    TEMPLATE_ERROR = "template_error"  # a template has broken braces or a format spec that does not fit
+    MISSING_STATE_KEY = "missing_state_key"  # a tool argument 'state.x' names a key the state lacks
+    OUTPUT_PATH = "output_path"  # a step's output cannot be written to its state path
+
+    # -- llm_call, embed and agent steps
+    NO_PROMPT = "no_prompt"  # an llm_call has neither a prompt nor a conversation
+    NO_MODEL = "no_model"  # no model on the step, the agent or config
+    NO_PROVIDER = "no_provider"  # the run was given no provider
+    UNKNOWN_PARAMETER = "unknown_parameter"  # params holds a name no provider adapter knows
+    INVALID_RESPONSE_SCHEMA = "invalid_response_schema"  # response_schema cannot be used (import, shape)
+    INVALID_OUTPUT = "invalid_output"  # no reply fit response_schema after the re-asks (agents: output_schema)
+    CONVERSATION_INVALID = "conversation_invalid"  # the conversation in the state is malformed
+    CONVERSATION_BUDGET = "conversation_budget"  # the new user turn alone is over the conversation's budget
+    CONVERSATION_NO_USER_TURN = "conversation_no_user_turn"  # no prompt and the conversation has no turn to answer
+    ATTACHMENT_INVALID = "attachment_invalid"  # an attachment cannot be read, decoded or typed
+    ATTACHMENT_REFUSED = "attachment_refused"  # the sandbox refused an attachment's path or URL
+    ATTACHMENT_UNSUPPORTED = "attachment_unsupported"  # no provider for the model can take the attachment
+    BAD_INPUT = "bad_input"  # an embed step's inputs are not a state path or not text
+    MISSING_INPUT = "missing_input"  # an embed step's inputs point at nothing
+    EMBED_UNSUPPORTED = "embed_unsupported"  # the provider has no embeddings API
+    UNKNOWN_AGENT = "unknown_agent"  # an agent step names an agent the workflow does not define
+
+    # -- tools
+    UNKNOWN_TOOL = "unknown_tool"  # a step names a tool that is not registered
+    TOOL_ERROR = "tool_error"  # a tool raised
+    SANDBOX_REFUSED = "sandbox_refused"  # a built-in tool's call broke a config.sandbox rule
+
+    # -- routers, subworkflows, approval gates
+    ROUTER_NO_MATCH = "router_no_match"  # no condition matched and the router has no default
+    EXPRESSION_ERROR = "expression_error"  # a router expression failed on the state
+    MISSING_RETURN_KEY = "missing_return_key"  # a child workflow did not write a key of return_keys
+    APPROVAL_TIMEOUT = "approval_timeout"  # no decision came within the gate's timeout_seconds
+    APPROVAL_DECISION = "approval_decision"  # a decision other than approved, rejected or cancelled
+    WEBHOOK_FAILED = "webhook_failed"  # the gate's webhook could not be posted, or answered an error
+    WEBHOOK_REFUSED = "webhook_refused"  # the webhook URL is not http(s) or is an internal address
+
+    # -- providers
+    PROVIDER_ERROR = "provider_error"  # a model call failed (an HTTP status, a timeout, a dropped connection)
+    PROVIDER_STREAM_ERROR = "provider_stream_error"  # a stream broke after its first chunk
+    PROVIDER_CRASHED = "provider_crashed"  # a provider raised something that is not a provider error (a bug)
+    MISSING_CREDENTIALS = "missing_credentials"  # a provider has no API key or base URL, or cannot load credentials
+    UNKNOWN_PROVIDER = "unknown_provider"  # config.provider names a provider the gateway does not have
+    NO_ROUTE = "no_route"  # no gateway route matches the model
+    SCRIPT_EXHAUSTED = "script_exhausted"  # a scripted provider has no reply for the request
+
+    # -- record and replay
+    REPLAY_ERROR = "replay_error"  # a ReplayError that has no more specific code
+    CASSETTE_NOT_FOUND = "cassette_not_found"  # replay needs a cassette that does not exist
+    CASSETTE_FORMAT = "cassette_format"  # the cassette file is unreadable or of an unknown format_version
+    CASSETTE_MISMATCH = "cassette_mismatch"  # a request the cassette has no unused recording for
+    RECORDING_REFUSED = "recording_refused"  # recording under CI=true without the flag on the command line
+    UNUSED_INTERACTIONS = "unused_interactions"  # the replay left recorded interactions unused
+    TOOL_REPLAY_MISS = "tool_replay_miss"  # a tool with side effects was called with arguments the tape lacks
+
+    # -- skipped steps (StepResult.error_code of a step that did not run)
+    NOT_CHOSEN = "not_chosen"  # no router that ran chose the step
+    DEPENDENCY_FAILED = "dependency_failed"  # a step it depends on failed
+    DEPENDENCIES_SKIPPED = "dependencies_skipped"  # every step it depends on was skipped
+    RUN_FAILED = "run_failed"  # the run stopped after another step failed
+    BUDGET_EXCEEDED = "budget_exceeded"  # the run stopped at config.budget_usd
+
+    # -- agent stops that fail the step (also the step's finish_reason)
+    STEP_BUDGET = "step_budget"  # max_steps model calls were used
+    TIME_BUDGET = "time_budget"  # max_seconds passed
+    COST_BUDGET = "cost_budget"  # the next call could pass max_cost_usd
+    REPEATED_CALL = "repeated_call"  # the same tool with the same arguments again (also a check code)
+    STUCK = "stuck"  # max_stuck steps in a row without a successful tool run or answer
+    DENIED = "denied"  # a person rejected a call that needed approval
+    CANCELLED = "cancelled"  # the run was cancelled while a call waited for approval (cancels the run)
+
+    # -- agent checks and tool runs (the ``code`` of agent_check and tool_call trace events)
+    OK = "ok"  # the check passed, or the tool ran: the one code that is not a failure
+    NOT_ALLOWED = "not_allowed"  # the tool is outside the agent's allowlist, or does not exist
+    INVALID_JSON = "invalid_json"  # a call's arguments are not a JSON object
+    INVALID_ARGUMENTS = "invalid_arguments"  # a call's arguments do not fit the tool's parameters
+    NEEDS_APPROVAL = "needs_approval"  # the tool is in approval_required: the run pauses
+    EMPTY_ANSWER = "empty_answer"  # the reply has neither tool calls nor an answer
+    UNSUPPORTED_ANSWER = "unsupported_answer"  # an answer before any successful tool run (require_evidence)
+
+
 def render_message(headline: str, context: Sequence[tuple[str, object]] = (), hint: str | None = None,
                    details: Sequence[str] = ()) -> str:
     """Headline, ``  name: value`` context lines, indented details, then ``How to fix:``."""
@@ -74,15 +178,22 @@ def render_message(headline: str, context: Sequence[tuple[str, object]] = (), hi
 
 
 class AgentloomError(Exception):
-    """Base class of every error raised while loading or running a workflow."""
+    """Base class of every error pytest-agentloom raises; ``except AgentloomError`` catches them all."""
 
-    code: str = "error"
+    code: str = ErrorCode.ERROR.value
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # A class body says ``code = ErrorCode.X``; keep the plain string, since YAML's safe dumper
+        # (snapshots, tool tapes, checkpoints) refuses str subclasses such as enum members.
+        super().__init_subclass__(**kwargs)
+        if isinstance(cls.__dict__.get("code"), ErrorCode):
+            cls.code = cls.__dict__["code"].value
 
 
 class WorkflowError(AgentloomError, ValueError):
     """A workflow file is invalid; raised by the loader before anything runs."""
 
-    code = "invalid_workflow"
+    code: str = ErrorCode.INVALID_WORKFLOW
 
     def __init__(
         self,
@@ -118,7 +229,7 @@ class WorkflowError(AgentloomError, ValueError):
 class ScenarioTableError(AgentloomError, ValueError):
     """A scenario table cannot be used; names the file (and line), the row and the field, at collection."""
 
-    code = "invalid_scenario_table"
+    code: str = ErrorCode.INVALID_SCENARIO_TABLE
 
     def __init__(self, message: str, *, file: Path, row: str | None = None, field: str | None = None,
                  line: int | None = None, hint: str | None = None) -> None:
@@ -131,25 +242,25 @@ class ScenarioTableError(AgentloomError, ValueError):
 class MarkerError(AgentloomError, ValueError):
     """An ``agentloom`` marker has an argument it does not take; fails the test that carries it."""
 
-    code = "invalid_marker"
+    code: str = ErrorCode.INVALID_MARKER
 
 
 class StepError(AgentloomError):
     """A step failed at run time. ``retryable`` tells the retry loop what to do."""
 
-    code = "step_error"
+    code: str = ErrorCode.STEP_ERROR
 
     def __init__(self, message: str, *, code: str | None = None, retryable: bool = False) -> None:
         super().__init__(message)
         if code is not None:
-            self.code = code
+            self.code = str(code)  # a plain string, as the class attributes are (see AgentloomError)
         self.retryable = retryable
 
 
 class TemplateError(StepError):
     """A template has broken braces or a format spec that does not fit its value."""
 
-    code = "template_error"
+    code: str = ErrorCode.TEMPLATE_ERROR
 
     def __init__(self, message: str) -> None:
         super().__init__(message, retryable=False)
@@ -158,13 +269,13 @@ class TemplateError(StepError):
 class ToolError(StepError):
     """A tool step could not run its tool, or the tool raised."""
 
-    code = "tool_error"
+    code: str = ErrorCode.TOOL_ERROR
 
 
 class SandboxRefusal(ToolError):
     """A built-in tool's call broke a sandbox rule; ``rule`` is the ``config.sandbox`` setting."""
 
-    code = "sandbox_refused"
+    code: str = ErrorCode.SANDBOX_REFUSED
 
     def __init__(self, tool: str, rule: str, why: str, fix: str) -> None:
         self.tool = tool
@@ -180,7 +291,7 @@ class ProviderError(AgentloomError):
     lists it.
     """
 
-    code = "provider_error"
+    code: str = ErrorCode.PROVIDER_ERROR
 
     def __init__(self, message: str, *, status: int | None = None, provider: str | None = None) -> None:
         self.status = status
@@ -193,7 +304,7 @@ class ProviderError(AgentloomError):
 class MidStreamError(ProviderError):
     """A stream broke after its first chunk: the gateway must not fall back to another provider."""
 
-    code = "provider_stream_error"
+    code: str = ErrorCode.PROVIDER_STREAM_ERROR
 
 
 class AttachmentRefused(ProviderError):
@@ -202,25 +313,25 @@ class AttachmentRefused(ProviderError):
     The gateway moves on to the model's next provider; the step fails without a retry when none can take it.
     """
 
-    code = "attachment_unsupported"
+    code: str = ErrorCode.ATTACHMENT_UNSUPPORTED
 
 
 class ScriptError(AgentloomError):
     """A scripted provider received a request it has no reply for. Never retried."""
 
-    code = "script_exhausted"
+    code: str = ErrorCode.SCRIPT_EXHAUSTED
 
 
 class UsageError(AgentloomError, TypeError):
     """The Python API was called with arguments it cannot use."""
 
-    code = "usage_error"
+    code: str = ErrorCode.USAGE_ERROR
 
 
 class ReplayError(AgentloomError):
     """A cassette could not be used as asked; ``path`` is the cassette's file."""
 
-    code = "replay_error"
+    code: str = ErrorCode.REPLAY_ERROR
 
     def __init__(self, message: str, *, path: str | None = None, headline: str | None = None) -> None:
         self.path = path
@@ -231,31 +342,31 @@ class ReplayError(AgentloomError):
 class CassetteNotFoundError(ReplayError):
     """Replay (the default) needs a cassette, and the test has none yet."""
 
-    code = "cassette_not_found"
+    code: str = ErrorCode.CASSETTE_NOT_FOUND
 
 
 class CassetteFormatError(ReplayError):
     """The cassette file cannot be read: broken YAML, missing keys, or a ``format_version`` we don't know."""
 
-    code = "cassette_format"
+    code: str = ErrorCode.CASSETTE_FORMAT
 
 
 class RecordingRefusedError(ReplayError):
     """Recording was asked for under ``CI=true`` without the flag on the command line itself."""
 
-    code = "recording_refused"
+    code: str = ErrorCode.RECORDING_REFUSED
 
 
 class UnusedInteractionsError(ReplayError, AssertionError):
     """The test finished without replaying every interaction of its cassette."""
 
-    code = "unused_interactions"
+    code: str = ErrorCode.UNUSED_INTERACTIONS
 
 
 class CassetteMismatchError(StepError, ReplayError):
     """A request that the cassette has no unused recording for. Fails the step; never retried."""
 
-    code = "cassette_mismatch"
+    code: str = ErrorCode.CASSETTE_MISMATCH
 
     def __init__(self, message: str, *, reason: str, path: str | None = None, step_id: str | None = None,
                  turn: int | None = None) -> None:
@@ -273,4 +384,4 @@ class ToolReplayMissError(AgentloomError):
     It fails the step like an unmatched model request; it is not handed to the model as a tool error.
     """
 
-    code = "tool_replay_miss"
+    code: str = ErrorCode.TOOL_REPLAY_MISS

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from ..core.types import LLMRequest, Thinking, ToolCall
-from ..errors import AgentloomError, MidStreamError, ProviderError, StepError
+from ..errors import AgentloomError, ErrorCode, MidStreamError, ProviderError, StepError
 
 __all__ = [
     "KNOWN_PARAMS",
@@ -73,7 +73,7 @@ class Setting:
         raise StepError(
             f"provider '{provider}' has no {what}: neither the constructor nor {names} sets one.\n"
             f"How to fix: export {self.env[0]}=..., or replay from a cassette (no key needed there).",
-            code="missing_credentials",
+            code=ErrorCode.MISSING_CREDENTIALS,
             retryable=False,
         )
 
@@ -105,7 +105,7 @@ def check_params(request: LLMRequest, provider: str) -> dict[str, Any]:
         raise StepError(
             f"step '{request.step_id}': provider '{provider}' does not take the parameter(s) {', '.join(unknown)}; "
             f"known parameters are {', '.join(sorted(KNOWN_PARAMS))}",
-            code="unknown_parameter",
+            code=ErrorCode.UNKNOWN_PARAMETER,
             retryable=False,
         )
     return dict(request.params)

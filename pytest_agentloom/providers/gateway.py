@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ..core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
-from ..errors import AttachmentRefused, MidStreamError, ProviderError, StepError, UsageError
+from ..errors import AttachmentRefused, ErrorCode, MidStreamError, ProviderError, StepError, UsageError
 
 if TYPE_CHECKING:
     from ..core.clock import Clock
@@ -134,7 +134,7 @@ class Gateway:
                     f"step '{request.step_id}' asks for provider '{request.provider}', which this gateway doesn't "
                     f"have (it has {', '.join(sorted(self.providers))}).\n"
                     "How to fix: set config.provider to one of those, or add the provider to the gateway.",
-                    code="unknown_provider",
+                    code=ErrorCode.UNKNOWN_PROVIDER,
                 )
             return [wanted]
         names: list[str] = []
@@ -146,7 +146,7 @@ class Gateway:
                 f"step '{request.step_id}': no provider for model '{request.model}'. Routes: "
                 f"{self.describe_routes()}.\n"
                 "How to fix: set config.provider (or the gateway's routes) to name the provider for this model.",
-                code="no_route",
+                code=ErrorCode.NO_ROUTE,
             )
         return names
 
@@ -168,7 +168,7 @@ class Gateway:
             raise StepError(
                 f"embed '{request.step_id}': provider {', '.join(names)} cannot embed (model '{request.model}').\n"
                 "How to fix: route the embedding model to openai, google or ollama (config.provider or the "
-                "gateway's routes).", code="embed_unsupported",
+                "gateway's routes).", code=ErrorCode.EMBED_UNSUPPORTED,
             )
         embedders: dict[str, Any] = {name: self.providers[name] for name in able}  # Provider doesn't declare embed
         return await self._route(request, able, lambda name: embedders[name].embed(request))

@@ -568,10 +568,10 @@ class ReplayProvider:
         """An ``embed`` step's call, recorded and replayed like a chat call (the engine refuses it if inner can't)."""
         inner: Any = self.inner
         if not callable(getattr(inner, "embed", None)):
-            from ..errors import StepError
+            from ..errors import ErrorCode, StepError
 
             raise StepError(f"embed '{request.step_id}': provider {self.name} cannot embed. How to fix: use a "
-                            "provider with embeddings (openai, google, ollama).", code="embed_unsupported")
+                            "provider with embeddings (openai, google, ollama).", code=ErrorCode.EMBED_UNSUPPORTED)
         return await self._call(request, lambda: inner.embed(request))
 
     async def _call(self, request: LLMRequest | EmbedRequest, send: Callable[[], Awaitable[R]]) -> R:

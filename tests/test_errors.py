@@ -1,0 +1,163 @@
+"""The error codes: one list (``ErrorCode``), which the package's code literals and the README table must follow."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest_agentloom
+from pytest_agentloom.errors import AgentloomError, ErrorCode, StepError
+
+PACKAGE = Path(pytest_agentloom.__file__).resolve().parent
+README = PACKAGE.parent / "README.md"
+CODES = {member.value for member in ErrorCode}
+
+
+# -- every code literal in the package is an ErrorCode ----------------------------------------------------------
+
+
+def _strings(node: ast.expr | None) -> Iterator[str]:
+    """The string constants ``node`` can evaluate to: a literal, either side of ``a if c else b``, ``a or b``,
+    and the default of ``getattr(error, "code", "default")``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        yield node.value
+    elif isinstance(node, ast.IfExp):
+        yield from _strings(node.body)
+        yield from _strings(node.orelse)
+    elif isinstance(node, ast.BoolOp):
+        for value in node.values:
+            yield from _strings(value)
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+            and len(node.args) == 3:
+        yield from _strings(node.args[2])
+
+
+def _assigned_to_code(node: ast.Assign | ast.AnnAssign) -> Iterator[ast.expr | None]:
+    """The values ``node`` assigns to a name ``code``, unpacking included (``code, why = "x", None``)."""
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    for target in targets:
+        if isinstance(target, ast.Name) and target.id == "code":
+            yield node.value
+        elif isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple):
+            for element, value in zip(target.elts, node.value.elts, strict=False):
+                if isinstance(element, ast.Name) and element.id == "code":
+                    yield value
+
+
+def _code_positions(tree: ast.Module) -> dict[str, int]:
+    """Functions of a module with a parameter named ``code``: name -> its position among the call's arguments."""
+    positions = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            names = [arg.arg for arg in node.args.posonlyargs + node.args.args]
+            if names and names[0] in ("self", "cls"):
+                names = names[1:]
+            if "code" in names:
+                positions[node.name] = names.index("code")
+    return positions
+
+
+def code_literals() -> Iterator[tuple[str, int, str]]:
+    """(file, line, code) for every string the package gives as a code.
+
+    That is: a ``code=`` or ``error_code=`` keyword, an assignment to ``code`` (a class
+    attribute or a local), and a positional argument in the place of a parameter named
+    ``code`` of a function of the same module (the runner's ``_skip(step_id, why, code)``).
+    """
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        where = str(path.relative_to(PACKAGE.parent))
+        positions = _code_positions(tree)
+        for node in ast.walk(tree):
+            values: list[ast.expr | None] = []
+            if isinstance(node, ast.Call):
+                values += [kw.value for kw in node.keywords if kw.arg in ("code", "error_code")]
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+                index = positions.get(name or "")
+                if index is not None and index < len(node.args):
+                    values.append(node.args[index])
+            elif isinstance(node, ast.Assign | ast.AnnAssign):
+                values += list(_assigned_to_code(node))
+            for value in values:
+                for text in _strings(value):
+                    yield where, getattr(value, "lineno", 0), text
+
+
+def test_the_scan_sees_the_codes_it_should() -> None:
+    """Guard the scan itself: it finds codes of each kind it looks for, in the engine too."""
+    found = {(where, code) for where, _, code in code_literals()}
+    assert ("pytest_agentloom/engine/steps/router.py", "router_no_match") in found  # a code= keyword
+    assert ("pytest_agentloom/engine/runner.py", "not_chosen") in found  # positional, into _skip's 'code'
+    assert ("pytest_agentloom/engine/agents.py", "empty_answer") in found  # unpacked into a local
+    assert ("pytest_agentloom/engine/steps/tool.py", "tool_error") in found  # getattr's default
+
+
+def test_every_code_literal_in_the_package_is_an_error_code() -> None:
+    unknown = [f"{where}:{line}: {code!r}" for where, line, code in code_literals() if code not in CODES]
+    assert not unknown, (
+        "codes that are not in pytest_agentloom.errors.ErrorCode:\n  " + "\n  ".join(unknown)
+        + "\nHow to fix: add them to ErrorCode, with a one-line comment, and to the README's Error codes table."
+    )
+
+
+def test_agent_stop_reasons_and_check_codes_are_error_codes() -> None:
+    """An agent's stop reason becomes its step's error_code; check codes are the ``code`` of trace events."""
+    from pytest_agentloom.engine import agents
+
+    failing_stops = set(agents.STOP_REASONS) - {"done", "needs_approval"}  # done succeeds, needs_approval pauses
+    assert failing_stops <= CODES, failing_stops - CODES
+    assert set(agents.CHECK_CODES) <= CODES, set(agents.CHECK_CODES) - CODES
+
+
+def test_classes_keep_their_code_as_a_plain_string() -> None:
+    """YAML's safe dumper refuses str subclasses, and codes end up in snapshots, tapes and checkpoints."""
+    import yaml
+
+    def every_class(cls: type[AgentloomError]) -> Iterator[type[AgentloomError]]:
+        yield cls
+        for sub in cls.__subclasses__():
+            yield from every_class(sub)
+
+    for cls in every_class(AgentloomError):
+        assert type(cls.code) is str, cls
+    error = StepError("x", code=ErrorCode.TIMEOUT)
+    assert type(error.code) is str and error.code == ErrorCode.TIMEOUT == "timeout"
+    assert yaml.safe_dump({"code": error.code}) == "code: timeout\n"
+
+
+def test_error_codes_are_unique_snake_case_and_named_after_their_value() -> None:
+    for member in ErrorCode:
+        assert re.fullmatch(r"[a-z]+(_[a-z]+)*", member.value), member
+        assert member.name == member.value.upper(), member
+
+
+# -- the README table lists exactly the enum ----------------------------------------------------------------------
+
+
+def readme_codes() -> list[str]:
+    """The first column of the table under the README's "Error codes" heading, in order."""
+    text = README.read_text(encoding="utf-8")
+    match = re.search(r"^#+ Error codes\n(.*?)(?=^#)", text, flags=re.M | re.S)
+    assert match, "README.md has no 'Error codes' section"
+    rows = re.findall(r"^\| `([a-z_]+)` \|", match.group(1), flags=re.M)
+    assert rows, "the README's Error codes section has no table rows"
+    return rows
+
+
+def test_the_readme_table_lists_every_error_code_in_order() -> None:
+    listed = readme_codes()
+    assert len(listed) == len(set(listed)), "a code is listed twice in the README"
+    missing = [code.value for code in ErrorCode if code.value not in listed]
+    extra = [code for code in listed if code not in CODES]
+    assert not missing and not extra, f"README Error codes table: missing {missing}, not in ErrorCode {extra}"
+    assert listed == [code.value for code in ErrorCode], "the README lists the codes in another order than ErrorCode"
+
+
+def test_each_code_has_a_one_line_comment_in_errors_py() -> None:
+    source = (PACKAGE / "errors.py").read_text(encoding="utf-8")
+    bare = [code.name for code in ErrorCode
+            if not re.search(rf'^    {code.name} = "{code.value}"  # \S', source, flags=re.M)]
+    assert not bare, f"ErrorCode members without a one-line comment: {bare}"
