@@ -12,6 +12,7 @@
     │   │   └── SandboxRefusal           a built-in tool's call broke a config.sandbox rule
     │   └── CassetteMismatchError        a request is not in the cassette (also a ReplayError; never retried)
     ├── ProviderError                    a provider answered with an error (HTTP status)
+    │   ├── ProviderConfigError          no API key, base URL or credentials: never retried
     │   ├── MidStreamError               a stream broke after its first chunk: no fallback
     │   └── AttachmentRefused            a provider cannot take an attachment; nothing was sent
     ├── ScriptError                      a scripted provider has no reply for a request
@@ -47,6 +48,7 @@ __all__ = [
     "ErrorCode",
     "MarkerError",
     "MidStreamError",
+    "ProviderConfigError",
     "ProviderError",
     "RecordingRefusedError",
     "ReplayError",
@@ -284,21 +286,44 @@ class SandboxRefusal(ToolError):
 
 
 class ProviderError(AgentloomError):
-    """A provider answered with an error. ``status`` is the HTTP status, if any.
+    """A model call failed. ``status`` is the HTTP status, if any.
 
-    Errors without a status (a dropped connection, a timeout) are retryable;
-    errors with one are retried only when the step's ``retryable_status_codes``
-    lists it.
+    ``retryable`` is what the kind of failure says about a retry. ``None`` (the
+    default) leaves it to the status, per the step's retry table: no status (a
+    dropped connection, a timeout) is retried; a status is retried when
+    ``retryable_status_codes`` lists it. ``False`` means the same request would
+    fail the same way: never retried, and no reason for the gateway to try
+    another provider.
     """
 
     code: str = ErrorCode.PROVIDER_ERROR
+    retryable: bool | None = None
 
-    def __init__(self, message: str, *, status: int | None = None, provider: str | None = None) -> None:
+    def __init__(self, message: str, *, status: int | None = None, provider: str | None = None,
+                 code: str | None = None) -> None:
         self.status = status
         self.provider = provider
         self.message = message
-        label = f"HTTP {status}" if status is not None else "no status"
-        super().__init__(f"provider error ({label}): {message}" if message else f"provider error ({label})")
+        if code is not None:
+            self.code = str(code)
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        label = f"HTTP {self.status}" if self.status is not None else "no status"
+        return f"provider error ({label}): {self.message}" if self.message else f"provider error ({label})"
+
+
+class ProviderConfigError(ProviderError):
+    """A provider lacks what it needs to send anything: an API key, a base URL, credentials it can load.
+
+    Found before a request leaves, and the same on every attempt: never retried.
+    """
+
+    code: str = ErrorCode.MISSING_CREDENTIALS
+    retryable = False
+
+    def _text(self) -> str:
+        return self.message  # it names the provider, what is missing and how to fix it
 
 
 class MidStreamError(ProviderError):

@@ -7,6 +7,8 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 import pytest_agentloom
 from pytest_agentloom.errors import AgentloomError, ErrorCode, StepError
 
@@ -161,3 +163,34 @@ def test_each_code_has_a_one_line_comment_in_errors_py() -> None:
     bare = [code.name for code in ErrorCode
             if not re.search(rf'^    {code.name} = "{code.value}"  # \S', source, flags=re.M)]
     assert not bare, f"ErrorCode members without a one-line comment: {bare}"
+
+
+# -- provider error categories ------------------------------------------------------------------------------------
+
+
+def test_a_provider_error_leaves_retrying_to_its_status_unless_its_kind_says_never() -> None:
+    from pytest_agentloom.errors import ProviderConfigError, ProviderError
+
+    plain = ProviderError("down", status=503, provider="p")
+    assert plain.retryable is None and plain.code == "provider_error"
+    assert str(plain) == "provider error (HTTP 503): down"
+    missing = ProviderConfigError("provider 'p' has no API key.\nHow to fix: export P_KEY=...", provider="p")
+    assert missing.retryable is False and missing.code == "missing_credentials" and missing.status is None
+    assert str(missing) == "provider 'p' has no API key.\nHow to fix: export P_KEY=..."  # as written, no prefix
+    assert isinstance(missing, ProviderError) and not isinstance(missing, StepError)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "waits for the engine: classify_call_failure (engine/steps/base.py) retries every ProviderError without a "
+    "status; it must honour ProviderError.retryable is False, and the step keep the error's code"))
+def test_a_missing_key_fails_its_step_once_with_its_own_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_agentloom import VirtualClock, run_workflow
+    from pytest_agentloom.engine import parse_workflow
+    from pytest_agentloom.providers import OpenAIProvider
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    workflow = parse_workflow("name: t\nconfig: {model: gpt-4o}\nsteps:\n  - {id: a, type: llm_call, prompt: hi}\n")
+    result = run_workflow(workflow, provider=OpenAIProvider(base_url="http://127.0.0.1:9/v1"), clock=VirtualClock(),
+                          runs_dir=False)
+    step = result.steps["a"]
+    assert (step.error_code, step.attempts) == ("missing_credentials", 1), step.error

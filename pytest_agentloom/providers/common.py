@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from ..core.types import LLMRequest, Thinking, ToolCall
-from ..errors import AgentloomError, ErrorCode, MidStreamError, ProviderError, StepError
+from ..errors import AgentloomError, ErrorCode, MidStreamError, ProviderConfigError, ProviderError, StepError
 
 __all__ = [
     "KNOWN_PARAMS",
@@ -66,15 +66,15 @@ class Setting:
         return self.default
 
     def require(self, provider: str, what: str, environ: Mapping[str, str] | None = None) -> str:
+        """The value, or :class:`ProviderConfigError` saying which variable to set (never retried)."""
         value = self.resolve(environ)
         if value:
             return value
         names = " or ".join(self.env)
-        raise StepError(
+        raise ProviderConfigError(
             f"provider '{provider}' has no {what}: neither the constructor nor {names} sets one.\n"
             f"How to fix: export {self.env[0]}=..., or replay from a cassette (no key needed there).",
-            code=ErrorCode.MISSING_CREDENTIALS,
-            retryable=False,
+            provider=provider,
         )
 
 

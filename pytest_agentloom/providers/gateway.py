@@ -5,7 +5,9 @@ else every route whose pattern matches the model, in the order given, adds
 its providers. A provider that fails *before answering* (no status, or a 5xx)
 hands the request to the next candidate; any other error (a 4xx, a 429, a
 stream that broke after its first chunk) goes straight back to the engine,
-whose retry table decides.
+whose retry table decides. So does an error whose kind is never retried
+(``retryable is False``: a provider without an API key), which leaves the
+breaker as it was.
 
 Each provider has a circuit breaker on the injected clock (the running
 step's clock when none is given): ``failure_threshold`` consecutive failures
@@ -192,6 +194,8 @@ class Gateway:
                 last = exc
                 continue
             except ProviderError as exc:
+                if exc.retryable is False:  # e.g. no API key: says nothing about the provider's health
+                    raise
                 if not _counts_against(exc):
                     if exc.status != 429:
                         breaker.succeeded(clock.now())  # it answered, so it is up
