@@ -13,6 +13,7 @@
     │   └── CassetteMismatchError        a request is not in the cassette (also a ReplayError; never retried)
     ├── ProviderError                    a provider answered with an error (HTTP status)
     │   ├── ProviderConfigError          no API key, base URL or credentials: never retried
+    │   ├── UnusableResponseError        the SDK refused the provider's answer: never retried
     │   ├── MidStreamError               a stream broke after its first chunk: no fallback
     │   └── AttachmentRefused            a provider cannot take an attachment; nothing was sent
     ├── ScriptError                      a scripted provider has no reply for a request
@@ -59,6 +60,7 @@ __all__ = [
     "TemplateError",
     "ToolError",
     "ToolReplayMissError",
+    "UnusableResponseError",
     "UnusedInteractionsError",
     "UsageError",
     "WorkflowError",
@@ -129,6 +131,10 @@ class ErrorCode(enum.StrEnum):
     PROVIDER_STREAM_ERROR = "provider_stream_error"  # a stream broke after its first chunk
     PROVIDER_CRASHED = "provider_crashed"  # a provider raised something that is not a provider error (a bug)
     MISSING_CREDENTIALS = "missing_credentials"  # a provider has no API key or base URL, or cannot load credentials
+    PROVIDER_MISCONFIGURED = "provider_misconfigured"  # the SDK refused the call for its settings (client side)
+    UNUSABLE_RESPONSE = "unusable_response"  # the SDK refused what the provider sent
+    OUTPUT_TRUNCATED = "output_truncated"  # the reply was cut at the token limit before the SDK could parse it
+    CONTENT_FILTERED = "content_filtered"  # the provider's content filter stopped the reply
     UNKNOWN_PROVIDER = "unknown_provider"  # config.provider names a provider the gateway does not have
     NO_ROUTE = "no_route"  # no gateway route matches the model
     SCRIPT_EXHAUSTED = "script_exhausted"  # a scripted provider has no reply for the request
@@ -324,6 +330,16 @@ class ProviderConfigError(ProviderError):
 
     def _text(self) -> str:
         return self.message  # it names the provider, what is missing and how to fix it
+
+
+class UnusableResponseError(ProviderError):
+    """The provider answered, but the SDK refused the answer: cut at the token limit, filtered, unverifiable.
+
+    The same request would get the same answer: never retried.
+    """
+
+    code: str = ErrorCode.UNUSABLE_RESPONSE
+    retryable = False
 
 
 class MidStreamError(ProviderError):
