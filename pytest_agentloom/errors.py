@@ -1,34 +1,53 @@
-"""Every error pytest-agentloom raises, in one place.
+"""Every error pytest-agentloom raises, in one place, and the one list of their codes.
 
 ::
 
-    AgentloomError
-    ├── WorkflowError (ValueError)       a workflow file is invalid (file, step id, field)
-    ├── ScenarioTableError (ValueError)  a scenario table is invalid (file, row, field)
-    ├── MarkerError (ValueError)         an agentloom marker has an argument it does not take
-    ├── StepError                        a step failed while running (step id, code)
-    │   ├── TemplateError                a template could not be rendered
-    │   ├── ToolError                    a tool step's tool failed or is missing
-    │   │   └── SandboxRefusal           a built-in tool's call broke a config.sandbox rule
-    │   └── CassetteMismatchError        a request is not in the cassette (also a ReplayError; never retried)
-    ├── ProviderError                    a provider answered with an error (HTTP status)
-    │   ├── ProviderConfigError          no API key, base URL or credentials: never retried
-    │   ├── UnusableResponseError        the SDK refused the provider's answer: never retried
-    │   ├── MidStreamError               a stream broke after its first chunk: no fallback
-    │   └── AttachmentRefused            a provider cannot take an attachment; nothing was sent
-    ├── ScriptError                      a scripted provider has no reply for a request
-    ├── ReplayError                      a cassette could not be used (path)
-    │   ├── CassetteNotFoundError        replay asked for a cassette that does not exist
-    │   ├── CassetteFormatError          a cassette file is unreadable or from an unknown format
-    │   ├── RecordingRefusedError        recording asked for under CI=true, but not explicitly
-    │   └── UnusedInteractionsError      the replay left recorded interactions unused
-    ├── ToolReplayMissError              a tool call the tool tape has no recording for
-    └── UsageError (TypeError)           the Python API was called the wrong way
+    AgentloomError                         base of every public error; ``code`` says which (ErrorCode)
+    ├── WorkflowError (ValueError)         a workflow file is invalid: file, step, field, all problems at once
+    ├── ScenarioTableError (ValueError)    a scenario table is invalid: file, row, field
+    ├── MarkerError (ValueError)           an agentloom marker has an argument it does not take
+    ├── CheckpointError (ValueError) †     a checkpoint cannot be found, read or resumed
+    ├── ExpressionSyntaxError (ValueError) †  a router expression does not compile (found at load time)
+    ├── EvaluationError (ValueError) †     a router expression failed on the state it was given
+    ├── UsageError (TypeError)             the Python API was called with arguments it cannot use
+    ├── StepError                          a step failed while running; ``retryable`` tells the retry loop
+    │   ├── TemplateError                  a template cannot be rendered
+    │   ├── ToolError                      a tool step's tool is missing or raised
+    │   │   └── SandboxRefusal             a built-in tool's call broke a config.sandbox rule
+    │   ├── OutputPathError †              a step's output cannot be written to its state path
+    │   ├── AgentStopped †                 an agent loop stopped for a reason that fails its step
+    │   └── CassetteMismatchError          a request the cassette has no unused recording for (also a
+    │                                      ReplayError; never retried)
+    ├── ProviderError                      a model call failed; ``status`` is the HTTP status, if any
+    │   ├── ProviderConfigError            no API key, base URL or loadable credentials: never retried
+    │   ├── UnusableResponseError          the provider answered, but the SDK refused the answer: never retried
+    │   ├── MidStreamError                 a stream broke after its first chunk: no fallback to another provider
+    │   └── AttachmentRefused              a provider cannot take an attachment; nothing was sent
+    ├── ScriptError                        a scripted provider has no reply for a request: never retried
+    ├── ReplayError                        a cassette cannot be used as asked (``path``)
+    │   ├── CassetteNotFoundError          replay needs a cassette the test does not have yet
+    │   ├── CassetteFormatError            the cassette is unreadable, or of a format_version we don't know
+    │   ├── RecordingRefusedError          recording asked for under CI=true, but not on the command line
+    │   ├── UnusedInteractionsError (AssertionError)  the replay left recorded interactions unused
+    │   └── CassetteMismatchError          (drawn under StepError)
+    └── ToolReplayMissError                a tool with side effects was called with arguments the tape lacks
 
-Messages follow one shape, written by :func:`render_message`: a headline saying
-what failed, then context lines (file, step, field), then a line starting
-``How to fix:`` when there is one. Each error carries a ``code`` that programs
-and tests can match on; :class:`ErrorCode` lists every code the package produces.
+† Still defined in ``pytest_agentloom.engine`` (``checkpoints``, ``expressions``,
+``paths``, ``agents``): the engine's refactor moves them here, where the drawing
+already puts them, together with the attachment resolver's private refusal
+``engine.attachments._Refused`` (a ``StepError``, code ``attachment_refused``).
+
+Two exceptions are internal signals, never raised to users, and stay private
+to their modules: ``cli._Usage`` (a command-line mistake, printed with exit
+status 2) and ``providers.http.HTTPStatusFailure`` (an error status inside
+``http_errors``, which turns it into a :class:`ProviderError` on the spot).
+
+Messages have one shape, written by :func:`render_message`: a headline saying
+what failed, context lines (``  file: ...``, ``  step: ...``), then a line
+starting ``How to fix:`` when there is one. Each error carries a ``code`` that
+programs and tests can match on, and :class:`ErrorCode` lists every code the
+package produces; a failed or skipped step's ``StepResult.error_code`` is one
+of them.
 """
 
 from __future__ import annotations
@@ -185,6 +204,9 @@ def render_message(headline: str, context: Sequence[tuple[str, object]] = (), hi
     return "\n".join(lines)
 
 
+# -- the base --------------------------------------------------------------------------------------------------
+
+
 class AgentloomError(Exception):
     """Base class of every error pytest-agentloom raises; ``except AgentloomError`` catches them all."""
 
@@ -196,6 +218,9 @@ class AgentloomError(Exception):
         super().__init_subclass__(**kwargs)
         if isinstance(cls.__dict__.get("code"), ErrorCode):
             cls.code = cls.__dict__["code"].value
+
+
+# -- before anything runs --------------------------------------------------------------------------------------
 
 
 class WorkflowError(AgentloomError, ValueError):
@@ -253,6 +278,15 @@ class MarkerError(AgentloomError, ValueError):
     code: str = ErrorCode.INVALID_MARKER
 
 
+class UsageError(AgentloomError, TypeError):
+    """The Python API was called with arguments it cannot use."""
+
+    code: str = ErrorCode.USAGE_ERROR
+
+
+# -- while a step runs -----------------------------------------------------------------------------------------
+
+
 class StepError(AgentloomError):
     """A step failed at run time. ``retryable`` tells the retry loop what to do."""
 
@@ -289,6 +323,9 @@ class SandboxRefusal(ToolError):
         self.tool = tool
         self.rule = rule
         super().__init__(f"sandbox refused {tool}: rule '{rule}': {why}. How to fix: {fix}", code=self.code)
+
+
+# -- providers -------------------------------------------------------------------------------------------------
 
 
 class ProviderError(AgentloomError):
@@ -363,10 +400,7 @@ class ScriptError(AgentloomError):
     code: str = ErrorCode.SCRIPT_EXHAUSTED
 
 
-class UsageError(AgentloomError, TypeError):
-    """The Python API was called with arguments it cannot use."""
-
-    code: str = ErrorCode.USAGE_ERROR
+# -- record and replay -----------------------------------------------------------------------------------------
 
 
 class ReplayError(AgentloomError):
