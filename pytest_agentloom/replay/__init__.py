@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from .provenance import Provenance, workflow_hash
     from .tool_tape import TAPE_FORMAT_VERSION, ToolTape, tape_path
 
-__all__ = [
+__all__ = [  # noqa: RUF022 - plain sorted() order, which tests/test_public_api.py checks
     "CallInfo",
     "CassetteConfig",
     "CassetteFormatError",
