@@ -246,7 +246,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 session.check_unused()
                 unused_tools = tape.unused_message(how_to_record=f"agentloom run {args.file} --record {cassette_path}")
                 if unused_tools:
-                    from .replay.errors import UnusedInteractionsError
+                    from .errors import UnusedInteractionsError
 
                     raise UnusedInteractionsError(unused_tools, path=str(tape.path))
         tape.save()

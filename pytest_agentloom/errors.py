@@ -1,48 +1,237 @@
-"""Every error pytest-agentloom raises, in one place.
+"""Every error pytest-agentloom raises, in one place, and the one list of their codes.
 
 ::
 
-    AgentloomError
-    ├── WorkflowError          a workflow file is invalid (file, step id, field)
-    ├── StepError              a step failed while running (step id, code)
-    │   ├── TemplateError      a template could not be rendered
-    │   └── ToolError          a tool step's tool failed or is missing
-    ├── ProviderError          a provider answered with an error (HTTP status)
-    ├── ScriptError            a scripted provider has no reply for a request
-    └── ReplayError            a cassette could not be used (pytest_agentloom.replay.errors:
-                               missing, unreadable, recording refused, unused interactions;
-                               CassetteMismatchError is also a StepError, never retried)
-    UsageError                 the Python API was called the wrong way
+    AgentloomError                         base of every public error; ``code`` says which (ErrorCode)
+    ├── WorkflowError (ValueError)         a workflow file is invalid: file, step, field, all problems at once
+    ├── ScenarioTableError (ValueError)    a scenario table is invalid: file, row, field
+    ├── MarkerError (ValueError)           an agentloom marker has an argument it does not take
+    ├── CheckpointError (ValueError)       a checkpoint cannot be found, read or resumed
+    ├── ExpressionSyntaxError (ValueError)  a router expression does not compile (found at load time)
+    ├── EvaluationError (ValueError)       a router expression failed on the state it was given
+    ├── UsageError (TypeError)             the Python API was called with arguments it cannot use
+    ├── StepError                          a step failed while running; ``retryable`` tells the retry loop
+    │   ├── TemplateError                  a template cannot be rendered
+    │   ├── ToolError                      a tool step's tool is missing or raised
+    │   │   └── SandboxRefusal             a built-in tool's call broke a config.sandbox rule
+    │   ├── OutputPathError                a step's output cannot be written to its state path
+    │   ├── AgentStopped                   an agent loop stopped for a reason that fails its step
+    │   └── CassetteMismatchError          a request the cassette has no unused recording for (also a
+    │                                      ReplayError; never retried)
+    ├── ProviderError                      a model call failed; ``status`` is the HTTP status, if any
+    │   ├── ProviderConfigError            no API key, base URL or loadable credentials: never retried
+    │   ├── UnusableResponseError          the provider answered, but the SDK refused the answer: never retried
+    │   ├── MidStreamError                 a stream broke after its first chunk: no fallback to another provider
+    │   └── AttachmentRefused              a provider cannot take an attachment; nothing was sent
+    ├── ScriptError                        a scripted provider has no reply for a request: never retried
+    ├── ScriptDataError (ValueError)       a scripted reply written as data has no reply's form
+    ├── ReplayError                        a cassette cannot be used as asked (``path``)
+    │   ├── CassetteNotFoundError          replay needs a cassette the test does not have yet
+    │   ├── CassetteFormatError            the cassette is unreadable, or of a format_version we don't know
+    │   ├── RecordingRefusedError          recording asked for under CI=true, but not on the command line
+    │   ├── UnusedInteractionsError (AssertionError)  the replay left recorded interactions unused
+    │   └── CassetteMismatchError          (drawn under StepError)
+    └── ToolReplayMissError                a tool with side effects was called with arguments the tape lacks
 
-Messages follow one shape: a headline saying what failed, then context lines
-(file, step, field), then a line starting ``How to fix:`` when there is one.
-Each error carries a ``code`` that programs and tests can match on.
+Two exceptions are internal signals, never raised to users, and stay private
+to their modules: ``cli._Usage`` (a command-line mistake, printed with exit
+status 2) and ``providers.http.HTTPStatusFailure`` (an error status inside
+``http_errors``, which turns it into a :class:`ProviderError` on the spot).
+
+Messages have one shape, written by :func:`render_message`: a headline saying
+what failed, context lines (``  file: ...``, ``  step: ...``), then a line
+starting ``How to fix:`` when there is one. Each error carries a ``code`` that
+programs and tests can match on, and :class:`ErrorCode` lists every code the
+package produces; a failed or skipped step's ``StepResult.error_code`` is one
+of them.
 """
 
 from __future__ import annotations
 
+import enum
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .core.types import Usage
+
 __all__ = [
+    "AgentStopped",
     "AgentloomError",
+    "AttachmentRefused",
+    "CassetteFormatError",
+    "CassetteMismatchError",
+    "CassetteNotFoundError",
+    "CheckpointError",
+    "ErrorCode",
+    "EvaluationError",
+    "ExpressionSyntaxError",
+    "MarkerError",
+    "MidStreamError",
+    "OutputPathError",
+    "ProviderConfigError",
     "ProviderError",
+    "RecordingRefusedError",
+    "ReplayError",
+    "SandboxRefusal",
+    "ScenarioTableError",
+    "ScriptDataError",
     "ScriptError",
     "StepError",
     "TemplateError",
     "ToolError",
+    "ToolReplayMissError",
+    "UnusableResponseError",
+    "UnusedInteractionsError",
     "UsageError",
     "WorkflowError",
+    "render_message",
 ]
 
 
-class AgentloomError(Exception):
-    """Base class of every error raised while loading or running a workflow."""
+class ErrorCode(enum.StrEnum):
+    """Every ``code`` the package produces: on an error, a step result's ``error_code``, a trace event.
 
-    code: str = "error"
+    The README's "Error codes" table lists the same members (a test compares them), and a test fails
+    on a ``code="..."`` literal anywhere in the package that is not here. Your own ``StepError``
+    subclasses (a tool's error) may carry codes of their own.
+    """
+
+    # -- any error
+    ERROR = "error"  # an AgentloomError that has no more specific code
+    USAGE_ERROR = "usage_error"  # the Python API was called with arguments it cannot use
+
+    # -- before anything runs
+    INVALID_WORKFLOW = "invalid_workflow"  # a workflow file does not load
+    INVALID_SCENARIO_TABLE = "invalid_scenario_table"  # a scenario table does not load
+    INVALID_MARKER = "invalid_marker"  # an agentloom marker has an argument it does not take
+    INVALID_EXPRESSION = "invalid_expression"  # a router expression does not compile
+    CHECKPOINT_ERROR = "checkpoint_error"  # a checkpoint cannot be found, read or resumed
+    INVALID_SCRIPT = "invalid_script"  # a scripted reply written as data (--script, a scenario row) has no reply's form
+
+    # -- a step that failed: any step
+    STEP_ERROR = "step_error"  # a StepError that has no more specific code
+    TIMEOUT = "timeout"  # a step attempt passed its timeout (retried); or, on a skipped step, the run's timeout
+    TEMPLATE_ERROR = "template_error"  # a template has broken braces or a format spec that does not fit
+    MISSING_STATE_KEY = "missing_state_key"  # a tool argument 'state.x' names a key the state lacks
+    OUTPUT_PATH = "output_path"  # a step's output cannot be written to its state path
+
+    # -- llm_call, embed and agent steps
+    NO_PROMPT = "no_prompt"  # an llm_call has neither a prompt nor a conversation
+    NO_MODEL = "no_model"  # no model on the step, the agent or config
+    NO_PROVIDER = "no_provider"  # the run was given no provider
+    UNKNOWN_PARAMETER = "unknown_parameter"  # params holds a name no provider adapter knows
+    INVALID_RESPONSE_SCHEMA = "invalid_response_schema"  # response_schema cannot be used (import, shape)
+    INVALID_OUTPUT = "invalid_output"  # no reply fit response_schema after the re-asks (agents: output_schema)
+    CONVERSATION_INVALID = "conversation_invalid"  # the conversation in the state is malformed
+    CONVERSATION_BUDGET = "conversation_budget"  # the new user turn alone is over the conversation's budget
+    CONVERSATION_NO_USER_TURN = "conversation_no_user_turn"  # no prompt and the conversation has no turn to answer
+    ATTACHMENT_INVALID = "attachment_invalid"  # an attachment cannot be read, decoded or typed
+    ATTACHMENT_REFUSED = "attachment_refused"  # the sandbox refused an attachment's path or URL
+    ATTACHMENT_UNSUPPORTED = "attachment_unsupported"  # no provider for the model can take the attachment
+    BAD_INPUT = "bad_input"  # an embed step's inputs are not a state path or not text
+    MISSING_INPUT = "missing_input"  # an embed step's inputs point at nothing
+    EMBED_UNSUPPORTED = "embed_unsupported"  # the provider has no embeddings API
+    UNKNOWN_AGENT = "unknown_agent"  # an agent step names an agent the workflow does not define
+
+    # -- tools
+    UNKNOWN_TOOL = "unknown_tool"  # a step names a tool that is not registered
+    TOOL_ERROR = "tool_error"  # a tool raised
+    SANDBOX_REFUSED = "sandbox_refused"  # a built-in tool's call broke a config.sandbox rule
+
+    # -- routers, subworkflows, approval gates
+    ROUTER_NO_MATCH = "router_no_match"  # no condition matched and the router has no default
+    EXPRESSION_ERROR = "expression_error"  # a router expression failed on the state
+    MISSING_RETURN_KEY = "missing_return_key"  # a child workflow did not write a key of return_keys
+    APPROVAL_TIMEOUT = "approval_timeout"  # no decision came within the gate's timeout_seconds
+    APPROVAL_DECISION = "approval_decision"  # a decision other than approved, rejected or cancelled
+    WEBHOOK_FAILED = "webhook_failed"  # the gate's webhook could not be posted, or answered an error
+    WEBHOOK_REFUSED = "webhook_refused"  # the webhook URL is not http(s) or is an internal address
+
+    # -- providers
+    PROVIDER_ERROR = "provider_error"  # a model call failed (an HTTP status, a timeout, a dropped connection)
+    PROVIDER_STREAM_ERROR = "provider_stream_error"  # a stream broke after its first chunk
+    PROVIDER_CRASHED = "provider_crashed"  # a provider raised something that is not a provider error (a bug)
+    MISSING_CREDENTIALS = "missing_credentials"  # a provider has no API key or base URL, or cannot load credentials
+    PROVIDER_MISCONFIGURED = "provider_misconfigured"  # the SDK refused the call for its settings (client side)
+    UNUSABLE_RESPONSE = "unusable_response"  # the SDK refused what the provider sent
+    OUTPUT_TRUNCATED = "output_truncated"  # the reply was cut at the token limit before the SDK could parse it
+    CONTENT_FILTERED = "content_filtered"  # the provider's content filter stopped the reply
+    UNKNOWN_PROVIDER = "unknown_provider"  # config.provider names a provider the gateway does not have
+    NO_ROUTE = "no_route"  # no gateway route matches the model
+    SCRIPT_EXHAUSTED = "script_exhausted"  # a scripted provider has no reply for the request
+
+    # -- record and replay
+    REPLAY_ERROR = "replay_error"  # a ReplayError that has no more specific code
+    CASSETTE_NOT_FOUND = "cassette_not_found"  # replay needs a cassette that does not exist
+    CASSETTE_FORMAT = "cassette_format"  # the cassette file is unreadable or of an unknown format_version
+    CASSETTE_MISMATCH = "cassette_mismatch"  # a request the cassette has no unused recording for
+    RECORDING_REFUSED = "recording_refused"  # recording under CI=true without the flag on the command line
+    UNUSED_INTERACTIONS = "unused_interactions"  # the replay left recorded interactions unused
+    TOOL_REPLAY_MISS = "tool_replay_miss"  # a tool with side effects was called with arguments the tape lacks
+
+    # -- skipped steps (StepResult.error_code of a step that did not run)
+    NOT_CHOSEN = "not_chosen"  # no router that ran chose the step
+    DEPENDENCY_FAILED = "dependency_failed"  # a step it depends on failed
+    DEPENDENCIES_SKIPPED = "dependencies_skipped"  # every step it depends on was skipped
+    RUN_FAILED = "run_failed"  # the run stopped after another step failed
+    BUDGET_EXCEEDED = "budget_exceeded"  # the run stopped at config.budget_usd
+
+    # -- agent stops that fail the step (also the step's finish_reason)
+    STEP_BUDGET = "step_budget"  # max_steps model calls were used
+    TIME_BUDGET = "time_budget"  # max_seconds passed
+    COST_BUDGET = "cost_budget"  # the next call could pass max_cost_usd
+    REPEATED_CALL = "repeated_call"  # the same tool with the same arguments again (also a check code)
+    STUCK = "stuck"  # max_stuck steps in a row without a successful tool run or answer
+    DENIED = "denied"  # a person rejected a call that needed approval
+    CANCELLED = "cancelled"  # the run was cancelled while a call waited for approval (cancels the run)
+
+    # -- agent checks and tool runs (the ``code`` of agent_check and tool_call trace events)
+    OK = "ok"  # the check passed, or the tool ran: the one code that is not a failure
+    NOT_ALLOWED = "not_allowed"  # the tool is outside the agent's allowlist, or does not exist
+    INVALID_JSON = "invalid_json"  # a call's arguments are not a JSON object
+    INVALID_ARGUMENTS = "invalid_arguments"  # a call's arguments do not fit the tool's parameters
+    NEEDS_APPROVAL = "needs_approval"  # the tool is in approval_required: the run pauses
+    EMPTY_ANSWER = "empty_answer"  # the reply has neither tool calls nor an answer
+    UNSUPPORTED_ANSWER = "unsupported_answer"  # an answer before any successful tool run (require_evidence)
+
+
+def render_message(headline: str, context: Sequence[tuple[str, object]] = (), hint: str | None = None,
+                   details: Sequence[str] = ()) -> str:
+    """Headline, ``  name: value`` context lines, indented details, then ``How to fix:``."""
+    lines = [headline]
+    lines.extend(f"  {name}: {value}" for name, value in context if value is not None and value != "")
+    lines.extend(details)
+    if hint:
+        lines.append(f"How to fix: {hint}")
+    return "\n".join(lines)
+
+
+# -- the base --------------------------------------------------------------------------------------------------
+
+
+class AgentloomError(Exception):
+    """Base class of every error pytest-agentloom raises; ``except AgentloomError`` catches them all."""
+
+    code: str = ErrorCode.ERROR.value
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # A class body says ``code = ErrorCode.X``; keep the plain string, since YAML's safe dumper
+        # (snapshots, tool tapes, checkpoints) refuses str subclasses such as enum members.
+        super().__init_subclass__(**kwargs)
+        if isinstance(cls.__dict__.get("code"), ErrorCode):
+            cls.code = cls.__dict__["code"].value
+
+
+# -- before anything runs --------------------------------------------------------------------------------------
 
 
 class WorkflowError(AgentloomError, ValueError):
     """A workflow file is invalid; raised by the loader before anything runs."""
 
-    code = "invalid_workflow"
+    code: str = ErrorCode.INVALID_WORKFLOW
 
     def __init__(
         self,
@@ -75,22 +264,97 @@ class WorkflowError(AgentloomError, ValueError):
         return "\n".join(lines)
 
 
+class ScenarioTableError(AgentloomError, ValueError):
+    """A scenario table cannot be used; names the file (and line), the row and the field, at collection."""
+
+    code: str = ErrorCode.INVALID_SCENARIO_TABLE
+
+    def __init__(self, message: str, *, file: Path, row: str | None = None, field: str | None = None,
+                 line: int | None = None, hint: str | None = None) -> None:
+        self.file, self.row, self.field, self.line = file, row, field, line
+        where = f"{file}:{line}" if line else str(file)
+        super().__init__(render_message(f"Invalid scenario table: {message}",
+                                        [("file", where), ("row", row), ("field", field)], hint=hint))
+
+
+class MarkerError(AgentloomError, ValueError):
+    """An ``agentloom`` marker has an argument it does not take; fails the test that carries it."""
+
+    code: str = ErrorCode.INVALID_MARKER
+
+
+class UsageError(AgentloomError, TypeError):
+    """The Python API was called with arguments it cannot use."""
+
+    code: str = ErrorCode.USAGE_ERROR
+
+
+class CheckpointError(AgentloomError, ValueError):
+    """A checkpoint cannot be found, read, or resumed."""
+
+    code: str = ErrorCode.CHECKPOINT_ERROR
+
+
+class ExpressionSyntaxError(AgentloomError, ValueError):
+    """An expression cannot be compiled: bad Python syntax or a construct outside the allowlist.
+
+    Raised at load time so a broken router is reported before any step runs.
+    ``column`` is 1-based (``None`` when Python did not say).
+    """
+
+    code: str = ErrorCode.INVALID_EXPRESSION
+
+    def __init__(self, message: str, *, expression: str, column: int | None = None) -> None:
+        super().__init__(message)
+        self.expression = expression
+        self.column = column
+
+
+class EvaluationError(AgentloomError, ValueError):
+    """A valid expression failed on the state it was given (e.g. ``None < 1``)."""
+
+    code: str = ErrorCode.EXPRESSION_ERROR
+
+    def __init__(self, expression: str, detail: str) -> None:
+        super().__init__(f"router expression {expression!r} could not be evaluated: {detail}")
+        self.expression = expression
+        self.detail = detail
+
+
+class ScriptDataError(AgentloomError, ValueError):
+    """A scripted reply written as data has a form no reply has; ``where`` says which, ``hint`` the fix.
+
+    Raised by ``Scripted.from_data`` for ``agentloom run --script`` files and scenario tables alike.
+    """
+
+    code: str = ErrorCode.INVALID_SCRIPT
+
+    def __init__(self, message: str, *, where: str, hint: str | None = None) -> None:
+        self.headline = message
+        self.where = where
+        self.hint = hint
+        super().__init__(f"{where}: {message}" + (f". How to fix: {hint}" if hint else ""))
+
+
+# -- while a step runs -----------------------------------------------------------------------------------------
+
+
 class StepError(AgentloomError):
     """A step failed at run time. ``retryable`` tells the retry loop what to do."""
 
-    code = "step_error"
+    code: str = ErrorCode.STEP_ERROR
 
     def __init__(self, message: str, *, code: str | None = None, retryable: bool = False) -> None:
         super().__init__(message)
         if code is not None:
-            self.code = code
+            self.code = str(code)  # a plain string, as the class attributes are (see AgentloomError)
         self.retryable = retryable
 
 
 class TemplateError(StepError):
     """A template has broken braces or a format spec that does not fit its value."""
 
-    code = "template_error"
+    code: str = ErrorCode.TEMPLATE_ERROR
 
     def __init__(self, message: str) -> None:
         super().__init__(message, retryable=False)
@@ -99,34 +363,176 @@ class TemplateError(StepError):
 class ToolError(StepError):
     """A tool step could not run its tool, or the tool raised."""
 
-    code = "tool_error"
+    code: str = ErrorCode.TOOL_ERROR
+
+
+class SandboxRefusal(ToolError):
+    """A built-in tool's call broke a sandbox rule; ``rule`` is the ``config.sandbox`` setting."""
+
+    code: str = ErrorCode.SANDBOX_REFUSED
+
+    def __init__(self, tool: str, rule: str, why: str, fix: str) -> None:
+        self.tool = tool
+        self.rule = rule
+        super().__init__(f"sandbox refused {tool}: rule '{rule}': {why}. How to fix: {fix}", code=self.code)
+
+
+class OutputPathError(StepError):
+    """A step output could not be written; retrying the step would hit the same wall."""
+
+    code: str = ErrorCode.OUTPUT_PATH
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"cannot write output '{path}': {reason}", code=self.code, retryable=False)
+
+
+class AgentStopped(StepError):
+    """An agent loop stopped for a reason that fails its step; ``finish_reason`` is that reason.
+
+    Carries what the loop spent before it stopped, so the failed step still reports tokens and cost.
+    """
+
+    def __init__(self, message: str, *, reason: str, usage: Usage, cost_usd: float) -> None:
+        super().__init__(message, code=reason, retryable=False)
+        self.finish_reason = reason
+        self.usage = usage
+        self.cost_usd = cost_usd
+
+
+# -- providers -------------------------------------------------------------------------------------------------
 
 
 class ProviderError(AgentloomError):
-    """A provider answered with an error. ``status`` is the HTTP status, if any.
+    """A model call failed. ``status`` is the HTTP status, if any.
 
-    Errors without a status (a dropped connection, a timeout) are retryable;
-    errors with one are retried only when the step's ``retryable_status_codes``
-    lists it.
+    ``retryable`` is what the kind of failure says about a retry. ``None`` (the
+    default) leaves it to the status, per the step's retry table: no status (a
+    dropped connection, a timeout) is retried; a status is retried when
+    ``retryable_status_codes`` lists it. ``False`` means the same request would
+    fail the same way: never retried, and no reason for the gateway to try
+    another provider.
     """
 
-    code = "provider_error"
+    code: str = ErrorCode.PROVIDER_ERROR
+    retryable: bool | None = None
 
-    def __init__(self, message: str, *, status: int | None = None, provider: str | None = None) -> None:
+    def __init__(self, message: str, *, status: int | None = None, provider: str | None = None,
+                 code: str | None = None) -> None:
         self.status = status
         self.provider = provider
         self.message = message
-        label = f"HTTP {status}" if status is not None else "no status"
-        super().__init__(f"provider error ({label}): {message}" if message else f"provider error ({label})")
+        if code is not None:
+            self.code = str(code)
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        label = f"HTTP {self.status}" if self.status is not None else "no status"
+        return f"provider error ({label}): {self.message}" if self.message else f"provider error ({label})"
+
+
+class ProviderConfigError(ProviderError):
+    """A provider lacks what it needs to send anything: an API key, a base URL, credentials it can load.
+
+    Found before a request leaves, and the same on every attempt: never retried.
+    """
+
+    code: str = ErrorCode.MISSING_CREDENTIALS
+    retryable = False
+
+    def _text(self) -> str:
+        return self.message  # it names the provider, what is missing and how to fix it
+
+
+class UnusableResponseError(ProviderError):
+    """The provider answered, but the SDK refused the answer: cut at the token limit, filtered, unverifiable.
+
+    The same request would get the same answer: never retried.
+    """
+
+    code: str = ErrorCode.UNUSABLE_RESPONSE
+    retryable = False
+
+
+class MidStreamError(ProviderError):
+    """A stream broke after its first chunk: the gateway must not fall back to another provider."""
+
+    code: str = ErrorCode.PROVIDER_STREAM_ERROR
+
+
+class AttachmentRefused(ProviderError):
+    """A provider can't take one of a request's attachments; raised before any request is sent.
+
+    The gateway moves on to the model's next provider; the step fails without a retry when none can take it.
+    """
+
+    code: str = ErrorCode.ATTACHMENT_UNSUPPORTED
 
 
 class ScriptError(AgentloomError):
     """A scripted provider received a request it has no reply for. Never retried."""
 
-    code = "script_exhausted"
+    code: str = ErrorCode.SCRIPT_EXHAUSTED
 
 
-class UsageError(AgentloomError, TypeError):
-    """The Python API was called with arguments it cannot use."""
+# -- record and replay -----------------------------------------------------------------------------------------
 
-    code = "usage_error"
+
+class ReplayError(AgentloomError):
+    """A cassette could not be used as asked; ``path`` is the cassette's file."""
+
+    code: str = ErrorCode.REPLAY_ERROR
+
+    def __init__(self, message: str, *, path: str | None = None, headline: str | None = None) -> None:
+        self.path = path
+        self.headline = headline or message.splitlines()[0]
+        super().__init__(message)
+
+
+class CassetteNotFoundError(ReplayError):
+    """Replay (the default) needs a cassette, and the test has none yet."""
+
+    code: str = ErrorCode.CASSETTE_NOT_FOUND
+
+
+class CassetteFormatError(ReplayError):
+    """The cassette file cannot be read: broken YAML, missing keys, or a ``format_version`` we don't know."""
+
+    code: str = ErrorCode.CASSETTE_FORMAT
+
+
+class RecordingRefusedError(ReplayError):
+    """Recording was asked for under ``CI=true`` without the flag on the command line itself."""
+
+    code: str = ErrorCode.RECORDING_REFUSED
+
+
+class UnusedInteractionsError(ReplayError, AssertionError):
+    """The test finished without replaying every interaction of its cassette."""
+
+    code: str = ErrorCode.UNUSED_INTERACTIONS
+
+
+class CassetteMismatchError(StepError, ReplayError):
+    """A request that the cassette has no unused recording for. Fails the step; never retried."""
+
+    code: str = ErrorCode.CASSETTE_MISMATCH
+
+    def __init__(self, message: str, *, reason: str, path: str | None = None, step_id: str | None = None,
+                 turn: int | None = None) -> None:
+        self.reason = reason
+        self.step_id = step_id
+        self.turn = turn
+        self.path = path
+        self.headline = message.splitlines()[0]
+        StepError.__init__(self, message, code=self.code, retryable=False)
+
+
+class ToolReplayMissError(AgentloomError):
+    """A tool with side effects was called during replay with arguments the recording doesn't have.
+
+    It fails the step like an unmatched model request; it is not handed to the model as a tool error.
+    """
+
+    code: str = ErrorCode.TOOL_REPLAY_MISS

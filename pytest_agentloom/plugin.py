@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from .errors import MarkerError, ScenarioTableError
 from .testing.session import SESSION_KEY, WIRE_KEY, AgentloomSession
-from .testing.settings import MARKER_SIGNATURE, MarkerError, add_options
+from .testing.settings import MARKER_SIGNATURE, add_options
 
 if TYPE_CHECKING:  # imported where used, so that loading the plugin stays cheap
     from .testing.harness import AgentloomHarness
@@ -56,7 +57,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "scenario" not in metafunc.fixturenames:
         pytest.fail(f"{metafunc.definition.nodeid}: a test marked agentloom_scenarios must take the 'scenario' "
                     "fixture.\nHow to fix: def test_x(agentloom, scenario): ...", pytrace=False)
-    from .testing.scenarios import ScenarioTableError, load_table
+    from .testing.scenarios import load_table
 
     default = metafunc.definition.get_closest_marker("agentloom")
     workflow = (default.kwargs.get("workflow") or (default.args[0] if default.args else None)) if default else None

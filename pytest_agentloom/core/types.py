@@ -14,7 +14,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import ProviderError
+from ..errors import AttachmentRefused
 
 __all__ = [
     "Attachment", "AttachmentRefused", "EmbedRequest", "EmbedResponse",
@@ -65,15 +65,6 @@ class Attachment(_Frozen):
             shown["size"] = self.size
             shown["sha256"] = self.sha256
         return shown
-
-
-class AttachmentRefused(ProviderError):
-    """A provider can't take one of a request's attachments; raised before any request is sent.
-
-    The gateway moves on to the model's next provider; the step fails without a retry when none can take it.
-    """
-
-    code = "attachment_unsupported"
 
 
 def refuse_attachments(request: LLMRequest, provider: str, *, images: bool = True, image_urls: bool = False,

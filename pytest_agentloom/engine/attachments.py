@@ -55,10 +55,6 @@ _BASE64 = re.compile(r"^[A-Za-z0-9+/\s]+={0,2}\s*$")
 _LONG_BASE64 = 128  # characters: below this, a source is read as a path
 
 
-class _Refused(StepError):
-    pass
-
-
 async def resolve_attachments(step: LLMCallStep, ctx: Any) -> tuple[Attachment, ...]:
     """The step's attachments, read and checked; fails the step (never retried) on any broken rule."""
     return tuple([await _resolve(step, ctx, index, spec) for index, spec in enumerate(step.attachments)])
@@ -141,7 +137,7 @@ def _read_file(where: str, source: str, ctx: Any) -> bytes:
     if sandbox.enabled:
         roots = sandbox.roots([*config.readable_paths, *config.allowed_paths])
         if not any(path.is_relative_to(root) for root in roots):
-            raise _Refused(
+            raise StepError(
                 f"{where}: sandbox refused reading '{source}' ({path}): it is outside config.sandbox.readable_paths "
                 f"and allowed_paths. How to fix: add its folder to config.sandbox.readable_paths.",
                 code="attachment_refused",
@@ -172,7 +168,7 @@ async def _check_url(where: str, url: str, ctx: Any, *, download: bool) -> None:
         sandbox.check_url(url)
         await sandbox.check_resolved(url)
     except AgentloomError as exc:
-        raise _Refused(f"{where}: {exc}", code="attachment_refused") from None
+        raise StepError(f"{where}: {exc}", code="attachment_refused") from None
 
 
 async def _by_url(where: str, spec: AttachmentSpec, url: str, ctx: Any) -> Attachment:

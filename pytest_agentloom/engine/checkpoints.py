@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.plain import to_plain
-from ..errors import AgentloomError
+from ..errors import CheckpointError
 from .model import Workflow
 from .records import iso_time, list_records, resolve_runs_dir
 from .redaction import Redactor
@@ -54,12 +54,6 @@ CHECKPOINT_FORMAT_VERSION = 1
 CHECKPOINT_KIND = "agentloom.checkpoint"
 CHECKPOINT_DIR_ENV = "AGENTLOOM_CHECKPOINT_DIR"
 RESUMABLE = ("paused", "running")
-
-
-class CheckpointError(AgentloomError, ValueError):
-    """A checkpoint cannot be found, read, or resumed."""
-
-    code = "checkpoint_error"
 
 
 # -- where checkpoints go -----------------------------------------------------------------------------------

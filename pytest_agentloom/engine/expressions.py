@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from pytest_agentloom.errors import AgentloomError, UsageError
+from ..errors import EvaluationError, ExpressionSyntaxError, UsageError
 
 __all__ = [
     "ALLOWED_BUILTINS",
@@ -84,32 +84,6 @@ _MAX_SEQUENCE = 100_000
 """Longest string/list that ``*`` or ``+`` may build, so ``'x' * 10**9``-style bombs fail fast."""
 
 _SNIPPET_WIDTH = 40
-
-
-class ExpressionSyntaxError(AgentloomError, ValueError):
-    """An expression cannot be compiled: bad Python syntax or a construct outside the allowlist.
-
-    Raised at load time so a broken router is reported before any step runs.
-    ``column`` is 1-based (``None`` when Python did not say).
-    """
-
-    code = "invalid_expression"
-
-    def __init__(self, message: str, *, expression: str, column: int | None = None) -> None:
-        super().__init__(message)
-        self.expression = expression
-        self.column = column
-
-
-class EvaluationError(AgentloomError, ValueError):
-    """A valid expression failed on the state it was given (e.g. ``None < 1``)."""
-
-    code = "expression_error"
-
-    def __init__(self, expression: str, detail: str) -> None:
-        super().__init__(f"router expression {expression!r} could not be evaluated: {detail}")
-        self.expression = expression
-        self.detail = detail
 
 
 # --------------------------------------------------------------------------- operators

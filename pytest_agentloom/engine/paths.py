@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
-from ..errors import StepError
+from ..errors import OutputPathError
 
 __all__ = [
     "MISSING",
@@ -53,17 +53,6 @@ class _Missing:
 
 MISSING: Final = _Missing()
 """Returned by :func:`get_path` when the path leads nowhere."""
-
-
-class OutputPathError(StepError):
-    """A step output could not be written; retrying the step would hit the same wall."""
-
-    code = "output_path"
-
-    def __init__(self, path: str, reason: str) -> None:
-        self.path = path
-        self.reason = reason
-        super().__init__(f"cannot write output '{path}': {reason}", code=self.code, retryable=False)
 
 
 # --------------------------------------------------------------------------- parsing

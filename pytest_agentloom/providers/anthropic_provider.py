@@ -20,11 +20,11 @@ from .common import (
     dump_arguments,
     named_tool_choice,
     parse_arguments,
-    sdk_errors,
     sdk_http_client,
     speaker_prefixed,
     thinking_of,
 )
+from .sdk_errors import translate_sdk_errors
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -39,7 +39,7 @@ def anthropic_errors(provider: str, *, streaming_started: list[bool] | None = No
     """Translate every ``anthropic`` SDK error (and a raw httpx one from a stream) to :class:`ProviderError`."""
     import anthropic
 
-    with sdk_errors(anthropic, provider, _status_message, streaming_started=streaming_started):
+    with translate_sdk_errors(anthropic, provider, _status_message, streaming_started=streaming_started):
         yield
 
 

@@ -7,14 +7,13 @@ call, never in a constructor, so building a provider has no side effects.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from ..core.types import LLMRequest, Thinking, ToolCall
-from ..errors import AgentloomError, ProviderError, StepError
+from ..errors import ErrorCode, MidStreamError, ProviderConfigError, StepError
 
 __all__ = [
     "KNOWN_PARAMS",
@@ -25,14 +24,11 @@ __all__ = [
     "check_params",
     "dump_arguments",
     "named_tool_choice",
-    "our_error_inside",
     "parse_arguments",
-    "sdk_errors",
     "sdk_http_client",
     "shared_ssl_context",
     "speaker_prefixed",
     "thinking_of",
-    "transport_errors",
 ]
 
 PLACEHOLDER_API_KEY = "agentloom-placeholder-key"
@@ -66,15 +62,15 @@ class Setting:
         return self.default
 
     def require(self, provider: str, what: str, environ: Mapping[str, str] | None = None) -> str:
+        """The value, or :class:`ProviderConfigError` saying which variable to set (never retried)."""
         value = self.resolve(environ)
         if value:
             return value
         names = " or ".join(self.env)
-        raise StepError(
+        raise ProviderConfigError(
             f"provider '{provider}' has no {what}: neither the constructor nor {names} sets one.\n"
             f"How to fix: export {self.env[0]}=..., or replay from a cassette (no key needed there).",
-            code="missing_credentials",
-            retryable=False,
+            provider=provider,
         )
 
 
@@ -98,12 +94,6 @@ class LoopLocal(Generic[T]):
         return self._value
 
 
-class MidStreamError(ProviderError):
-    """A stream broke after its first chunk: the gateway must not fall back to another provider."""
-
-    code = "provider_stream_error"
-
-
 def check_params(request: LLMRequest, provider: str) -> dict[str, Any]:
     """The request's params, refusing names no adapter knows (so a typo never passes silently)."""
     unknown = sorted(set(request.params) - KNOWN_PARAMS)
@@ -111,7 +101,7 @@ def check_params(request: LLMRequest, provider: str) -> dict[str, Any]:
         raise StepError(
             f"step '{request.step_id}': provider '{provider}' does not take the parameter(s) {', '.join(unknown)}; "
             f"known parameters are {', '.join(sorted(KNOWN_PARAMS))}",
-            code="unknown_parameter",
+            code=ErrorCode.UNKNOWN_PARAMETER,
             retryable=False,
         )
     return dict(request.params)
@@ -166,43 +156,6 @@ def named_tool_choice(choice: Any) -> str | None:
     return None
 
 
-def our_error_inside(exc: BaseException) -> AgentloomError | None:
-    """An error of ours that an SDK wrapped (e.g. in ``APIConnectionError``), found along the cause chain.
-
-    A transport of ours (the replay layer's) may raise inside the SDK's HTTP
-    call; the SDK reports any such failure as a connection error. Handing
-    back our own error keeps its meaning (a cassette miss is not retried and
-    is no reason to fall back to another provider).
-    """
-    seen: set[int] = set()
-    current: BaseException | None = exc.__cause__ or exc.__context__
-    while current is not None and id(current) not in seen:
-        if isinstance(current, AgentloomError):
-            return current
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return None
-
-
-def transport_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
-    """(timeouts, other transport failures) of ``httpx`` and of ``httpx2``, which recent SDKs use instead.
-
-    A stream read by an SDK can raise these raw, without the SDK's own wrapping.
-    """
-    import httpx
-
-    timeouts: list[type[BaseException]] = [httpx.TimeoutException]
-    transport: list[type[BaseException]] = [httpx.TransportError]
-    try:
-        import httpx2
-    except ImportError:  # an SDK version still on httpx
-        pass
-    else:
-        timeouts.append(httpx2.TimeoutException)
-        transport.append(httpx2.TransportError)
-    return tuple(timeouts), tuple(transport)
-
-
 # -- TLS: one verifying context per process --------------------------------------------------------------------
 
 _SSL_CONTEXTS: dict[tuple[str, str | None, str | None], Any] = {}
@@ -239,41 +192,3 @@ def sdk_http_client(default_client: type[T], timeout: float) -> T:
     if library is None:  # pragma: no cover - an SDK on another HTTP library: its own defaults
         return factory(timeout=timeout)
     return factory(timeout=timeout, verify=shared_ssl_context(library))
-
-
-@contextlib.contextmanager
-def sdk_errors(
-    sdk: Any, provider: str, status_message: Callable[[Any], str], *, streaming_started: list[bool] | None = None
-) -> Iterator[None]:
-    """Translate the errors of a Stainless-built SDK (``openai``, ``anthropic``) to :class:`ProviderError`.
-
-    Both SDKs share one exception tree, so one mapping serves both. Most specific
-    first: a status error keeps its HTTP status; a timeout or a dropped connection
-    has none, so the engine retries it. ``streaming_started`` marks errors after
-    the first chunk, which the gateway must not fall back on.
-    """
-    timeouts, transport = transport_errors()
-
-    def error(message: str, status: int | None) -> ProviderError:
-        kind = MidStreamError if streaming_started and streaming_started[0] else ProviderError
-        return kind(f"{provider}: {message}", status=status, provider=provider)
-
-    try:
-        yield
-    except sdk.APIStatusError as exc:
-        raise error(status_message(exc), exc.status_code) from exc
-    except sdk.APITimeoutError as exc:
-        raise error(f"request timed out ({exc})", None) from exc
-    except sdk.APIConnectionError as exc:
-        ours = our_error_inside(exc)
-        if ours is not None:
-            raise ours from exc
-        raise error(f"connection failed ({exc})", None) from exc
-    except sdk.APIResponseValidationError as exc:
-        raise error(f"response did not match the API's shape ({exc})", exc.status_code) from exc
-    except sdk.APIError as exc:
-        raise error(f"API error ({exc})", None) from exc
-    except timeouts as exc:
-        raise error(f"request timed out ({exc!r})", None) from exc
-    except transport as exc:
-        raise error(f"connection failed ({exc!r})", None) from exc

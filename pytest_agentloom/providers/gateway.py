@@ -5,7 +5,9 @@ else every route whose pattern matches the model, in the order given, adds
 its providers. A provider that fails *before answering* (no status, or a 5xx)
 hands the request to the next candidate; any other error (a 4xx, a 429, a
 stream that broke after its first chunk) goes straight back to the engine,
-whose retry table decides.
+whose retry table decides. So does an error whose kind is never retried
+(``retryable is False``: a provider without an API key), which leaves the
+breaker as it was.
 
 Each provider has a circuit breaker on the injected clock (the running
 step's clock when none is given): ``failure_threshold`` consecutive failures
@@ -20,9 +22,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from ..core.types import AttachmentRefused, EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
-from ..errors import ProviderError, StepError, UsageError
-from .common import MidStreamError
+from ..core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
+from ..errors import AttachmentRefused, ErrorCode, MidStreamError, ProviderError, StepError, UsageError
 
 if TYPE_CHECKING:
     from ..core.clock import Clock
@@ -135,7 +136,7 @@ class Gateway:
                     f"step '{request.step_id}' asks for provider '{request.provider}', which this gateway doesn't "
                     f"have (it has {', '.join(sorted(self.providers))}).\n"
                     "How to fix: set config.provider to one of those, or add the provider to the gateway.",
-                    code="unknown_provider",
+                    code=ErrorCode.UNKNOWN_PROVIDER,
                 )
             return [wanted]
         names: list[str] = []
@@ -147,7 +148,7 @@ class Gateway:
                 f"step '{request.step_id}': no provider for model '{request.model}'. Routes: "
                 f"{self.describe_routes()}.\n"
                 "How to fix: set config.provider (or the gateway's routes) to name the provider for this model.",
-                code="no_route",
+                code=ErrorCode.NO_ROUTE,
             )
         return names
 
@@ -169,7 +170,7 @@ class Gateway:
             raise StepError(
                 f"embed '{request.step_id}': provider {', '.join(names)} cannot embed (model '{request.model}').\n"
                 "How to fix: route the embedding model to openai, google or ollama (config.provider or the "
-                "gateway's routes).", code="embed_unsupported",
+                "gateway's routes).", code=ErrorCode.EMBED_UNSUPPORTED,
             )
         embedders: dict[str, Any] = {name: self.providers[name] for name in able}  # Provider doesn't declare embed
         return await self._route(request, able, lambda name: embedders[name].embed(request))
@@ -193,6 +194,8 @@ class Gateway:
                 last = exc
                 continue
             except ProviderError as exc:
+                if exc.retryable is False:  # e.g. no API key: says nothing about the provider's health
+                    raise
                 if not _counts_against(exc):
                     if exc.status != 429:
                         breaker.succeeded(clock.now())  # it answered, so it is up

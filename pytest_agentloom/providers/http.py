@@ -7,8 +7,7 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from ..errors import ProviderError
-from .common import MidStreamError
+from ..errors import MidStreamError, ProviderError
 
 __all__ = ["HTTPStatusFailure", "error_detail", "http_errors", "iter_sse_data"]
 

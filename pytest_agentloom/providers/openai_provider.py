@@ -31,10 +31,10 @@ from .common import (
     Setting,
     check_params,
     named_tool_choice,
-    sdk_errors,
     sdk_http_client,
     thinking_of,
 )
+from .sdk_errors import translate_sdk_errors
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -61,7 +61,7 @@ def openai_errors(provider: str, *, streaming_started: list[bool] | None = None)
     """
     import openai
 
-    with sdk_errors(openai, provider, _status_message, streaming_started=streaming_started):
+    with translate_sdk_errors(openai, provider, _status_message, streaming_started=streaming_started):
         yield
 
 

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core.suggest import did_you_mean
-from ..errors import AgentloomError
+from ..errors import ScriptDataError
 from . import misbehaving
 from .replies import Reply, embedding, error, reply, tool_call
 
@@ -41,18 +41,6 @@ REPLY_KEYS: dict[str, tuple[str, ...]] = {
 }
 MISBEHAVIOURS = ("never_finishes", "repeats", "calls_unknown_tool", "invalid_call", "claims_done")
 _NEEDS_TOOL = ("never_finishes", "repeats", "invalid_call")
-
-
-class ScriptDataError(AgentloomError, ValueError):
-    """A scripted reply written as data has a form no reply has; ``where`` says which, ``hint`` the fix."""
-
-    code = "invalid_script"
-
-    def __init__(self, message: str, *, where: str, hint: str | None = None) -> None:
-        self.headline = message
-        self.where = where
-        self.hint = hint
-        super().__init__(f"{where}: {message}" + (f". How to fix: {hint}" if hint else ""))
 
 
 def replies_from_data(data: Any, *, where: str = "script") -> dict[str, Reply | list[Reply]]:

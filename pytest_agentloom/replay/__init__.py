@@ -17,18 +17,19 @@ from typing import TYPE_CHECKING
 from .._lazy import attach
 
 if TYPE_CHECKING:
-    from .cassette import CallInfo, CassetteConfig, CassetteSession, ReplayProvider, current_call
-    from .errors import (
+    from ..errors import (
         CassetteFormatError,
         CassetteMismatchError,
         CassetteNotFoundError,
         RecordingRefusedError,
         ReplayError,
+        ToolReplayMissError,
         UnusedInteractionsError,
     )
+    from .cassette import CallInfo, CassetteConfig, CassetteSession, ReplayProvider, current_call
     from .modes import RecordMode, parse_record_mode
     from .provenance import Provenance, workflow_hash
-    from .tool_tape import ToolReplayMissError, ToolTape, tape_path
+    from .tool_tape import ToolTape, tape_path
 
 __all__ = [
     "CallInfo",
@@ -57,17 +58,17 @@ _EXPORTS = {
     "CassetteSession": ".cassette",
     "ReplayProvider": ".cassette",
     "current_call": ".cassette",
-    "CassetteFormatError": ".errors",
-    "CassetteMismatchError": ".errors",
-    "CassetteNotFoundError": ".errors",
-    "RecordingRefusedError": ".errors",
-    "ReplayError": ".errors",
-    "UnusedInteractionsError": ".errors",
+    "CassetteFormatError": "..errors",
+    "CassetteMismatchError": "..errors",
+    "CassetteNotFoundError": "..errors",
+    "RecordingRefusedError": "..errors",
+    "ReplayError": "..errors",
+    "ToolReplayMissError": "..errors",
+    "UnusedInteractionsError": "..errors",
     "RecordMode": ".modes",
     "parse_record_mode": ".modes",
     "Provenance": ".provenance",
     "workflow_hash": ".provenance",
-    "ToolReplayMissError": ".tool_tape",
     "ToolTape": ".tool_tape",
     "tape_path": ".tool_tape",
 }

@@ -11,7 +11,7 @@ SDKs use); this module adds what vcrpy leaves to its users:
 - matching as data (:mod:`.matchers`), identical requests in recorded order;
 - a mismatch that fails its *step* with the test, step id, turn, a short diff
   against the closest recording and the command to re-record
-  (:class:`~.errors.CassetteMismatchError`, never retried);
+  (:class:`~pytest_agentloom.errors.CassetteMismatchError`, never retried);
 - the interactions a replay left unused, and provenance with a stale flag;
 - a request that got no response while recording (dropped connection, timeout), recorded with
   status 0 and replayed as the same kind of transport error.
@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
-from .errors import CassetteMismatchError, CassetteNotFoundError, UnusedInteractionsError, render_message
+from ..errors import CassetteMismatchError, CassetteNotFoundError, UnusedInteractionsError, render_message
 from .matchers import DEFAULT_MATCH_ON, body_data, body_diff, resolve_matchers
 from .modes import RecordMode
 from .provenance import Provenance, stale_workflows, workflow_hash
@@ -553,7 +553,7 @@ class ReplayProvider:
 
     It sets :data:`current_call` for the HTTP layer, keeps vcrpy's patches in
     place during the call, and turns a request the cassette cannot answer into
-    a :class:`~.errors.CassetteMismatchError` however the SDK wrapped it.
+    a :class:`~pytest_agentloom.errors.CassetteMismatchError` however the SDK wrapped it.
     """
 
     def __init__(self, inner: Provider, session: CassetteSession) -> None:
@@ -568,10 +568,10 @@ class ReplayProvider:
         """An ``embed`` step's call, recorded and replayed like a chat call (the engine refuses it if inner can't)."""
         inner: Any = self.inner
         if not callable(getattr(inner, "embed", None)):
-            from ..errors import StepError
+            from ..errors import ErrorCode, StepError
 
             raise StepError(f"embed '{request.step_id}': provider {self.name} cannot embed. How to fix: use a "
-                            "provider with embeddings (openai, google, ollama).", code="embed_unsupported")
+                            "provider with embeddings (openai, google, ollama).", code=ErrorCode.EMBED_UNSUPPORTED)
         return await self._call(request, lambda: inner.embed(request))
 
     async def _call(self, request: LLMRequest | EmbedRequest, send: Callable[[], Awaitable[R]]) -> R:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from ..core.files import write_text_atomic
-from .errors import CassetteFormatError
+from ..errors import CassetteFormatError
 from .provenance import Provenance
 
 if TYPE_CHECKING:

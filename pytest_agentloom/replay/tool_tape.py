@@ -33,18 +33,12 @@ from pathlib import Path
 from typing import Any
 
 from ..core.files import write_text_atomic
-from ..errors import AgentloomError, StepError, ToolError
+from ..errors import StepError, ToolError, ToolReplayMissError
 from ..tools.registry import Tool, ToolRegistry, as_tool
 
 __all__ = ["TAPE_FORMAT_VERSION", "ToolReplayMissError", "ToolTape", "tape_path"]
 
 TAPE_FORMAT_VERSION = 1
-
-
-class ToolReplayMissError(AgentloomError):
-    """A tool with side effects was called during replay with arguments the recording doesn't have."""
-
-    code = "tool_replay_miss"
 
 
 def tape_path(cassette: str | os.PathLike[str]) -> Path:

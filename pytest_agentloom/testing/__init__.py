@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 from .._lazy import attach
 
 if TYPE_CHECKING:
+    from ..errors import ScenarioTableError
     from .harness import AgentloomHarness
-    from .scenarios import Scenario, ScenarioTableError, load_table
+    from .scenarios import Scenario, load_table
     from .snapshots import SnapshotSession
 
 __all__ = ["AgentloomHarness", "Scenario", "ScenarioTableError", "SnapshotSession", "load_table"]
@@ -20,7 +21,7 @@ __all__ = ["AgentloomHarness", "Scenario", "ScenarioTableError", "SnapshotSessio
 _EXPORTS = {
     "AgentloomHarness": ".harness",
     "Scenario": ".scenarios",
-    "ScenarioTableError": ".scenarios",
+    "ScenarioTableError": "..errors",
     "load_table": ".scenarios",
     "SnapshotSession": ".snapshots",
 }

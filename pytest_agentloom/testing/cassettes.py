@@ -26,8 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError
-from ..replay.errors import RecordingRefusedError, UnusedInteractionsError, render_message
+from ..errors import RecordingRefusedError, UnusedInteractionsError, UsageError, render_message
 from ..replay.modes import RecordMode, parse_record_mode
 
 if TYPE_CHECKING:

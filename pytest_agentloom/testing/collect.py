@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from ..errors import AgentloomError
-from .scenarios import Scenario, ScenarioTableError, load_table
+from ..errors import AgentloomError, ScenarioTableError
+from .scenarios import Scenario, load_table
 
 __all__ = ["SCENARIO_KEY", "ScenarioFile", "ScenarioItem"]
 

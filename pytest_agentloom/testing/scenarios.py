@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.suggest import did_you_mean
+from ..errors import ScenarioTableError
 from ..providers.script_data import ScriptDataError, replies_from_data
 from ..providers.scripted import Scripted
 
@@ -61,23 +62,6 @@ EXPECT_KEYS = (
 )
 DECISIONS = ("approved", "rejected", "cancelled")
 _SENTINEL = object()
-
-
-class ScenarioTableError(ValueError):
-    """A scenario table cannot be used: names the file, the row and the field."""
-
-    def __init__(self, message: str, *, file: Path, row: str | None = None, field: str | None = None,
-                 line: int | None = None, hint: str | None = None) -> None:
-        self.file, self.row, self.field, self.line = file, row, field, line
-        where = f"{file}:{line}" if line else str(file)
-        lines = [f"Invalid scenario table: {message}", f"  file: {where}"]
-        if row is not None:
-            lines.append(f"  row: {row}")
-        if field is not None:
-            lines.append(f"  field: {field}")
-        if hint:
-            lines.append(f"How to fix: {hint}")
-        super().__init__("\n".join(lines))
 
 
 @dataclass(repr=False)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..core.suggest import did_you_mean
+from ..errors import MarkerError
 
 if TYPE_CHECKING:
     import pytest
@@ -141,10 +142,6 @@ MARKER_KEYS: dict[str, str] = {
     "snapshot_dir": "snapshot folder for these tests (the command line still wins)",
 }
 MARKER_SIGNATURE = "agentloom(workflow=None, *, tools=None, state=None, snapshot_dir=None, **config)"
-
-
-class MarkerError(ValueError):
-    """An ``agentloom`` marker has an argument it does not take."""
 
 
 def _config_keys() -> list[str]:

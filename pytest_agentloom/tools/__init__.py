@@ -4,9 +4,10 @@ Recorded results of tools with side effects (the tool tape) belong to record and
 :mod:`pytest_agentloom.replay.tool_tape`.
 """
 
+from ..errors import SandboxRefusal
 from .builtins import BUILTIN_TOOL_NAMES, builtin_tools, run_tools
 from .registry import BaseTool, Tool, ToolRegistry, as_tool, tool, tools_by_name
-from .sandbox import Sandbox, SandboxConfig, SandboxRefusal
+from .sandbox import Sandbox, SandboxConfig
 from .schema import schema_for_function, schema_for_type, validate_against
 
 __all__ = [

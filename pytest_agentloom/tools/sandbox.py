@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.addresses import is_internal_address, is_internal_host, is_ip_literal, resolve_host
-from ..errors import ToolError
+from ..errors import SandboxRefusal
 
 __all__ = ["Sandbox", "SandboxConfig", "SandboxRefusal"]
 
@@ -51,17 +51,6 @@ class SandboxConfig(BaseModel):
     max_write_bytes: int = Field(default=1_000_000, ge=0)
     #: approval-gate webhooks (and other engine HTTP) may reach private, loopback and link-local addresses
     allow_internal_targets: bool = False
-
-
-class SandboxRefusal(ToolError):
-    """A built-in tool's call broke a sandbox rule; ``rule`` is the ``config.sandbox`` setting."""
-
-    code = "sandbox_refused"
-
-    def __init__(self, tool: str, rule: str, why: str, fix: str) -> None:
-        self.tool = tool
-        self.rule = rule
-        super().__init__(f"sandbox refused {tool}: rule '{rule}': {why}. How to fix: {fix}", code=self.code)
 
 
 class Sandbox:

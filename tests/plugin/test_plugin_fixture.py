@@ -99,7 +99,7 @@ def test_run_without_provider_says_how_to_pass_one(triage: pytest.Pytester) -> N
     # the default provider (AgentloomHarness._default_provider) may replay a cassette; without one the
     # failure says how to pass a provider
     result.stdout.fnmatch_lines([
-        "E       pytest_agentloom.replay.errors.CassetteNotFoundError: Test test_no_provider.py::test_no_provider "
+        "E       pytest_agentloom.errors.CassetteNotFoundError: Test test_no_provider.py::test_no_provider "
         "has no cassette to replay: cassettes/test_no_provider.py/test_no_provider.yaml does not exist.",
         "E         record mode: none (replay only)",
         "E       How to fix: *or give the run a provider, e.g. "

@@ -8,7 +8,7 @@ import anthropic
 import pytest
 
 from pytest_agentloom.core.types import Message
-from pytest_agentloom.errors import ProviderError, StepError
+from pytest_agentloom.errors import ProviderConfigError, ProviderError
 from pytest_agentloom.providers import AnthropicProvider
 from pytest_agentloom.providers.anthropic_provider import anthropic_errors
 from tests.providers.helpers import LOOKUP, complete, request, sdk_error_classes, sdk_error_instance
@@ -59,8 +59,9 @@ def test_key_from_env_read_at_first_call(fake_llm, monkeypatch):
 
 
 def test_missing_key_is_a_clear_error():
-    with pytest.raises(StepError, match="ANTHROPIC_API_KEY"):
+    with pytest.raises(ProviderConfigError, match="ANTHROPIC_API_KEY") as caught:
         complete(AnthropicProvider(base_url="http://127.0.0.1:9"), request(model="claude-x"))
+    assert caught.value.retryable is False and caught.value.code == "missing_credentials"
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])

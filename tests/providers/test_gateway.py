@@ -9,7 +9,7 @@ import pytest
 from pytest_agentloom.core.clock import VirtualClock
 from pytest_agentloom.core.types import LLMRequest, LLMResponse
 from pytest_agentloom.engine.model import WorkflowConfig
-from pytest_agentloom.errors import ProviderError, StepError, UsageError
+from pytest_agentloom.errors import ProviderConfigError, ProviderError, StepError, UsageError
 from pytest_agentloom.providers import (
     AnthropicProvider,
     Gateway,
@@ -127,6 +127,18 @@ def test_no_fallback_after_the_first_chunk():
     with pytest.raises(MidStreamError):
         complete(gw, request(model="m"))
     assert backup.requests == [] and gw.breakers["first"].failures == 1
+
+
+def test_a_provider_without_a_key_is_handed_back_without_fallback(fake_llm, monkeypatch):
+    """A missing key is never retried: the gateway neither tries the next provider nor counts a failure."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    backup = Scripted({"ask": "never used"})
+    gw = Gateway(providers={"openai": OpenAIProvider(base_url=fake_llm.openai_base_url), "backup": backup},
+                 routes=[("*", ["openai", "backup"])], clock=VirtualClock())
+    with pytest.raises(ProviderConfigError, match="OPENAI_API_KEY"):
+        complete(gw, request(model="gpt-4o"))
+    assert backup.requests == [] and fake_llm.requests == []
+    assert gw.fallbacks == [] and gw.breakers["openai"].failures == 0
 
 
 def test_breaker_opens_then_half_opens_after_cooldown(fake_llm):

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from pytest_agentloom.core.types import Message
-from pytest_agentloom.errors import ProviderError, StepError
+from pytest_agentloom.errors import ProviderConfigError, ProviderError
 from pytest_agentloom.providers import GoogleProvider, OllamaProvider
 from tests.providers.helpers import LOOKUP, complete, request
 from tests.servers.fake_llm import drop, fail, text, tool_calls
@@ -102,7 +102,7 @@ def test_gemini_key_from_either_env_var(fake_llm, monkeypatch):
     complete(GoogleProvider(base_url=fake_llm.url), request(model="gemini-x"))
     assert fake_llm.requests[0].headers["x-goog-api-key"] == "from-gemini-var"
     monkeypatch.delenv("GEMINI_API_KEY")
-    with pytest.raises(StepError, match="GOOGLE_API_KEY or GEMINI_API_KEY"):
+    with pytest.raises(ProviderConfigError, match="GOOGLE_API_KEY or GEMINI_API_KEY"):
         complete(GoogleProvider(base_url=fake_llm.url), request(model="gemini-x"))
 
 

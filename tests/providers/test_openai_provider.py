@@ -8,7 +8,7 @@ import openai
 import pytest
 
 from pytest_agentloom.core.types import Message
-from pytest_agentloom.errors import ProviderError, StepError
+from pytest_agentloom.errors import ProviderConfigError, ProviderError, StepError
 from pytest_agentloom.providers import GenericOpenAIProvider, OpenAIProvider
 from pytest_agentloom.providers.openai_provider import is_reasoning_model, openai_errors
 from tests.providers.helpers import LOOKUP, complete, request, sdk_error_classes, sdk_error_instance
@@ -49,10 +49,12 @@ def test_key_and_base_url_from_env_read_at_first_call(fake_llm, monkeypatch):
 
 
 def test_missing_key_fails_without_retry_and_says_how_to_fix():
-    with pytest.raises(StepError, match="OPENAI_API_KEY") as caught:
+    with pytest.raises(ProviderConfigError, match="OPENAI_API_KEY") as caught:
         complete(OpenAIProvider(base_url="http://127.0.0.1:9/v1"), request())
     assert caught.value.retryable is False and caught.value.code == "missing_credentials"
-    assert "How to fix" in str(caught.value)
+    assert caught.value.status is None and caught.value.provider == "openai"
+    assert str(caught.value).startswith("provider 'openai' has no API key: neither the constructor nor OPENAI_API_KEY")
+    assert "How to fix: export OPENAI_API_KEY=..." in str(caught.value)
 
 
 @pytest.mark.parametrize(
@@ -97,7 +99,7 @@ def test_generic_openai_sends_params_as_given(fake_llm):
 
 
 def test_generic_openai_needs_a_base_url_but_no_key(fake_llm, monkeypatch):
-    with pytest.raises(StepError, match="AGENTLOOM_GENERIC_OPENAI_BASE_URL"):
+    with pytest.raises(ProviderConfigError, match="AGENTLOOM_GENERIC_OPENAI_BASE_URL"):
         complete(GenericOpenAIProvider(), request())
     monkeypatch.setenv("AGENTLOOM_GENERIC_OPENAI_BASE_URL", fake_llm.openai_base_url)
     assert complete(GenericOpenAIProvider(), request()).text == "echo: hello"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from vcr.request import Request
 
-from pytest_agentloom.replay.errors import CassetteFormatError
+from pytest_agentloom.errors import CassetteFormatError
 from pytest_agentloom.replay.serializer import dumps, loads, read_cassette, write_atomic
 from tests.replay.helpers import make_request
 

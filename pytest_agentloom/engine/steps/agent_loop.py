@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...core.types import LLMRequest, LLMResponse, Message, ToolCall, ToolSpec, Usage
-from ...errors import StepError
+from ...errors import AgentStopped, StepError
 from ...tools.registry import Tool
 from ...tools.schema import validate_against
 from ..model import AgentDefinition, AgentStep, RetryPolicy, ToolDeclaration
@@ -79,16 +79,6 @@ CHECK_CODES = (
 )
 DEFAULT_OUTPUT_ALLOWANCE = 4096  # tokens assumed for a reply when the agent sets no max_tokens
 _SHOWN = 300  # characters of a proposal or observation kept in a trace event
-
-
-class AgentStopped(StepError):
-    """The loop stopped for a reason that fails the step; ``finish_reason`` is that reason."""
-
-    def __init__(self, message: str, *, reason: str, usage: Usage, cost_usd: float) -> None:
-        super().__init__(message, code=reason, retryable=False)
-        self.finish_reason = reason
-        self.usage = usage
-        self.cost_usd = cost_usd
 
 
 @dataclass

@@ -39,8 +39,15 @@ class GiveUp(Protocol):
 
 
 def gave_up(error: Exception, attempt: int, policy: RetryPolicy, retryable: bool) -> StepError:
-    """The usual final error: the provider's, and whether it was final or the retries ran out."""
-    code = "provider_error" if isinstance(error, ProviderError) else getattr(error, "code", "provider_error")
+    """The usual final error: the provider's, and whether it was final or the retries ran out.
+
+    A provider error that says it is final (``retryable is False``: a missing key, an answer the SDK
+    refused) keeps its own code, which names the fix; other provider errors are ``provider_error``.
+    """
+    if isinstance(error, ProviderError):
+        code = error.code if error.retryable is False else "provider_error"
+    else:
+        code = getattr(error, "code", "provider_error")
     if not retryable:
         return StepError(f"{error} (not retryable, attempt {attempt})", code=code)
     retries = "retry" if policy.max_retries == 1 else "retries"
