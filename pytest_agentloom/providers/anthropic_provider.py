@@ -217,8 +217,9 @@ def _usage(usage: Any, before: Usage | None = None) -> Usage:
     read = _count(usage, "cache_read_input_tokens", before.cached_input_tokens)
     written = _count(usage, "cache_creation_input_tokens", before.cache_write_tokens)
     plain = _count(usage, "input_tokens", before.input_tokens - before.cached_input_tokens - before.cache_write_tokens)
-    return Usage(input_tokens=plain + read + written, output_tokens=_count(usage, "output_tokens", before.output_tokens),
-                 cached_input_tokens=read, cache_write_tokens=written)
+    output = _count(usage, "output_tokens", before.output_tokens)
+    return Usage(input_tokens=plain + read + written, output_tokens=output, cached_input_tokens=read,
+                 cache_write_tokens=written)
 
 
 def _count(usage: Any, name: str, default: int) -> int:

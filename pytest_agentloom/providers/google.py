@@ -224,7 +224,8 @@ def to_gemini_contents(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
         if message.name and content is not None:
             content = f"[{message.name}] {content}"
         parts: list[dict[str, Any]] = [{"text": content}] if content else []
-        signature = next((b["signature"] for b in message.thinking_blocks if b.get("type") == "thought_signature"), None)
+        signature = next((block["signature"] for block in message.thinking_blocks
+                          if block.get("type") == "thought_signature"), None)
         if signature and parts:  # Gemini wants a text part's signature back on that part
             parts[0]["thoughtSignature"] = signature
         parts += [_call_part(call) for call in message.tool_calls]

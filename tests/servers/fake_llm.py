@@ -998,7 +998,7 @@ class _Responses:
                 return (f"Item with id '{item.get('id')}' not found. Items are not persisted when `store` is set "
                         "to false. Try again with `store` set to true, or send the item's encrypted_content.")
             elif kind == "reasoning" and not str(item.get("encrypted_content", "")).startswith("gAAAAA_fake_"):
-                return f"input[{index}]: the encrypted content of reasoning item {item.get('id')} could not be verified."
+                return f"input[{index}]: the encrypted content of reasoning item {item.get('id')} is not ours."
         return None
 
     @staticmethod
@@ -1117,4 +1117,5 @@ class _Responses:
         yield event("response.output_item.done", item=item, output_index=index)
 
 
-_BUILDERS: dict[str, Any] = {"openai": _OpenAI, "responses": _Responses, "anthropic": _Anthropic, "ollama": _Ollama, "gemini": _Gemini}
+_BUILDERS: dict[str, Any] = {"openai": _OpenAI, "responses": _Responses, "anthropic": _Anthropic, "ollama": _Ollama,
+                             "gemini": _Gemini}
