@@ -685,7 +685,7 @@ def _count_words(value: Any) -> int:
 
 def _last_user_text(route: str, payload: dict[str, Any]) -> str:
     if route == "responses":
-        payload = {"messages": [item for item in payload.get("input") or [] if "role" in item]}
+        payload = {"messages": [item for item in _Responses.input_items(payload) if "role" in item]}
     if route == "gemini":
         for content in reversed(payload.get("contents") or []):
             if content.get("role", "user") == "user":
@@ -988,7 +988,7 @@ class _Responses:
             if tool.get("type") == "function" and "name" not in tool:
                 return f"Missing required parameter: 'tools[{index}].name'."
         called: set[str] = set()
-        for index, item in enumerate(payload.get("input") or []):
+        for index, item in enumerate(_Responses.input_items(payload)):
             kind = item.get("type")
             if kind == "function_call":
                 called.add(item.get("call_id"))
@@ -1000,6 +1000,12 @@ class _Responses:
             elif kind == "reasoning" and not str(item.get("encrypted_content", "")).startswith("gAAAAA_fake_"):
                 return f"input[{index}]: the encrypted content of reasoning item {item.get('id')} is not ours."
         return None
+
+    @staticmethod
+    def input_items(payload: dict[str, Any]) -> list[dict[str, Any]]:
+        """``input`` as items: a plain string is one user message."""
+        given = payload.get("input") or []
+        return [{"role": "user", "content": given}] if isinstance(given, str) else list(given)
 
     @staticmethod
     def usage(reply: _Reply) -> dict[str, Any]:
