@@ -9,14 +9,22 @@ from __future__ import annotations
 import asyncio
 import textwrap
 
+import httpx
 import openai
 import pytest
 
 from pytest_agentloom import VirtualClock, run_workflow
 from pytest_agentloom.core.types import Attachment, LLMRequest, Message, Thinking
 from pytest_agentloom.engine.loader import parse_workflow
-from pytest_agentloom.errors import MidStreamError, ProviderError, StepError
-from pytest_agentloom.providers import AnthropicProvider, GenericOpenAIProvider, OpenAIProvider, default_gateway
+from pytest_agentloom.errors import MidStreamError, ProviderError, StepError, WorkflowError
+from pytest_agentloom.providers import (
+    AnthropicProvider,
+    GenericOpenAIProvider,
+    GoogleProvider,
+    OpenAIProvider,
+    default_gateway,
+)
+from pytest_agentloom.tools.registry import tool
 from tests.providers.helpers import LOOKUP
 from tests.servers.fake_llm import cut_stream, fail, refusal, text, tool_calls
 
@@ -71,8 +79,6 @@ def test_config_chooses_the_api(fake_llm, monkeypatch, name) -> None:
 
 
 def test_api_is_refused_on_providers_without_a_choice() -> None:
-    from pytest_agentloom.errors import WorkflowError
-
     with pytest.raises(WorkflowError, match="'api' is a setting of openai and generic_openai only"):
         parse_workflow("name: x\nconfig:\n  providers:\n    anthropic: {api: responses}\nsteps: []\n")
 
@@ -189,8 +195,6 @@ LOOP = textwrap.dedent("""
 
 @pytest.mark.parametrize("stream", ["false", "true"])
 def test_tool_loop_sends_encrypted_reasoning_back(fake_llm, monkeypatch, stream) -> None:
-    from pytest_agentloom.tools.registry import tool
-
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.openai_base_url)
     workflow = parse_workflow(LOOP.format(stream=stream))
@@ -257,3 +261,26 @@ def test_on_refusal_output_keeps_the_text_and_structured_output_is_not_reasked(f
     result = run_workflow(structured, provider=AnthropicProvider(api_key="k", base_url=fake_llm.url),
                           clock=VirtualClock())
     assert result.steps["ask"].error_code == "refused" and len(fake_llm.requests) == 2  # one call each, no re-ask
+
+
+# --------------------------------------------------------------------------- Gemini 3 signatures in a loop
+
+
+def test_gemini_3_tool_loop_sends_the_signature_back(fake_llm, monkeypatch) -> None:
+    """The fake refuses, as Gemini 3 does, a model turn whose function call lost its thoughtSignature."""
+    workflow = parse_workflow(LOOP.format(stream="false").replace("o4-mini", "gemini-3-pro-preview")
+                              .replace("providers: {openai: {api: responses}}", "provider: google"))
+    fake_llm.plan("gemini", tool_calls(("add", {"a": 12, "b": 7})), text("19"))
+
+    @tool(name="add")
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    google = GoogleProvider(api_key="k", base_url=fake_llm.url)
+    result = run_workflow(workflow, provider=google, tools=[add], clock=VirtualClock())
+    assert result.ok, result.steps
+    model_turn = fake_llm.requests[1].json["contents"][1]
+    assert model_turn["parts"][0]["thoughtSignature"] == "c2lnX2Zha2Vf0001"  # as the first answer gave it
+    unsigned = {"contents": [{"role": "model", "parts": [{"functionCall": {"name": "add", "args": {}}}]}]}
+    answer = httpx.post(f"{fake_llm.url}/v1beta/models/gemini-3-pro-preview:generateContent", json=unsigned)
+    assert answer.status_code == 400 and "missing a thought_signature" in answer.text

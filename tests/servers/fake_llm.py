@@ -386,7 +386,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._send_json(400, _error_body(route, 400, "request body is not JSON", None))
             return
-        refused = _refusal(route, payload)
+        refused = _refusal(route, payload, model_in_path)
         if refused:  # a request the real API would refuse, whatever was planned
             self._send_json(400, _error_body(route, 400, refused, None))
             return
@@ -468,10 +468,12 @@ def _route_of(path: str) -> tuple[str | None, str | None, bool]:
     return None, None, False
 
 
-def _refusal(route: str, payload: dict[str, Any]) -> str | None:
+def _refusal(route: str, payload: dict[str, Any], model_in_path: str | None = None) -> str | None:
     """What the real API says about a request it refuses (only the rules the tests rely on)."""
     if route == "responses":
         return _Responses.refused(payload)
+    if route == "gemini" and str(model_in_path).startswith("gemini-3"):
+        return _unsigned_gemini_call(payload)
     if route != "anthropic" or (payload.get("thinking") or {}).get("type") != "enabled":
         return None
     assistant = [m for m in payload.get("messages") or [] if m.get("role") == "assistant"]
@@ -486,6 +488,18 @@ def _refusal(route: str, payload: dict[str, Any]) -> str | None:
         return (f"messages.{index}.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
                 f"`{first.get('type')}`. When `thinking` is enabled, a final `assistant` message must start with "
                 "a thinking block (preceding the lastmost set of `tool_use` and `tool_result` blocks).")
+    return None
+
+
+def _unsigned_gemini_call(payload: dict[str, Any]) -> str | None:
+    """Gemini 3 refuses a model turn whose first function call lost the signature it came with."""
+    for index, content in enumerate(payload.get("contents") or []):
+        calls = [part for part in content.get("parts") or [] if "functionCall" in part]
+        if content.get("role") == "model" and calls and "thoughtSignature" not in calls[0]:
+            name = calls[0]["functionCall"].get("name")
+            return (f"Function call is missing a thought_signature in functionCall parts. This is required for "
+                    f"tools to work correctly, and missing thought_signature may lead to degraded model "
+                    f"performance. Additional data, function call `{name}` , position {index + 1}.")
     return None
 
 
@@ -953,7 +967,12 @@ class _Gemini:
 
     @staticmethod
     def call_parts(reply: _Reply) -> list[dict[str, Any]]:
-        return [{"functionCall": {"name": call.name, "args": call.arguments_dict()}} for call in reply.tool_calls]
+        """Function calls; Gemini 3 puts a ``thoughtSignature`` beside the first (sent back, or it refuses)."""
+        parts: list[dict[str, Any]] = [{"functionCall": {"name": call.name, "args": call.arguments_dict()}}
+                                       for call in reply.tool_calls]
+        if parts and reply.model.startswith("gemini-3"):
+            parts[0]["thoughtSignature"] = f"c2lnX2Zha2Vf{reply.counter:04d}"
+        return parts
 
     @staticmethod
     def whole(reply: _Reply) -> dict[str, Any]:
