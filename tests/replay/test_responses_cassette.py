@@ -4,14 +4,9 @@ the ``agentloom`` fixture and through ``agentloom run --replay``, with encrypted
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import yaml
 
-import pytest_agentloom
 from tests.replay.helpers import CANARY_KEY, CANARY_SECRET, Project
 from tests.servers.fake_llm import text, tool_calls
 
@@ -89,17 +84,8 @@ def test_responses_record_then_replay_through_the_fixture_and_the_cli(project: P
     project.offline()
     project.run().assert_outcomes(passed=1)
 
-    env = {key: value for key, value in os.environ.items()
-           if key not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENTLOOM_REDACT_STATE_KEYS")}
-    env["OPENAI_BASE_URL"] = "http://127.0.0.1:9/v1"  # nothing listens there: a replay must not call out
-    package_root = str(Path(pytest_agentloom.__file__).parent.parent)  # this checkout, not another install
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest_agentloom.cli", "run", "flow.yaml", "--replay",
-         "cassettes/test_support.py/test_support.yaml", "--tools", "sums_tools:TOOLS",
-         "--state", f"api_token={CANARY_SECRET}", "--json", "--no-record"],
-        cwd=project.path, env=env, capture_output=True, text=True, timeout=60,
-    )
+    done = project.cli("run", "flow.yaml", "--replay", "cassettes/test_support.py/test_support.yaml",
+                       "--tools", "sums_tools:TOOLS", "--state", f"api_token={CANARY_SECRET}", "--json", "--no-record")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert (result["state"]["answer"], result["state"]["why"]) == ("19", "Because twelve and seven make nineteen.")
