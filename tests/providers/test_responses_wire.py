@@ -284,3 +284,15 @@ def test_gemini_3_tool_loop_sends_the_signature_back(fake_llm, monkeypatch) -> N
     unsigned = {"contents": [{"role": "model", "parts": [{"functionCall": {"name": "add", "args": {}}}]}]}
     answer = httpx.post(f"{fake_llm.url}/v1beta/models/gemini-3-pro-preview:generateContent", json=unsigned)
     assert answer.status_code == 400 and "missing a thought_signature" in answer.text
+
+
+def test_a_conversation_becomes_input_items_in_order() -> None:
+    from pytest_agentloom.providers.openai_responses import to_response_input
+
+    turns = (Message(role="system", content="You are terse."), Message(role="user", content="Hi", name="ana"),
+             Message(role="assistant", content="Hello."), Message(role="system", content="Now in French."),
+             Message(role="user", content="Again"))
+    instructions, items = to_response_input(turns)
+    assert instructions == "You are terse."
+    assert items == [{"role": "user", "content": "[ana] Hi"}, {"role": "assistant", "content": "Hello."},
+                     {"role": "system", "content": "Now in French."}, {"role": "user", "content": "Again"}]
