@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from ...core.clock import Clock
 from ...core.types import LLMRequest, LLMResponse, Message, text_listener
 from ...errors import ModelRefused, StepError
 from ..attachments import resolve_attachments
-from ..conversation import close_turn, open_turn
+from ..conversation import Turn, close_turn, open_turn
 from ..model import LLMCallStep
 from ..pricing import cost_of
 from ..templates import render
@@ -65,7 +65,7 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
     return outcome
 
 
-def _refusal_as_output(ctx: StepContext, refused: ModelRefused, model: str, turn: Any) -> StepOutcome:
+def _refusal_as_output(ctx: StepContext, refused: ModelRefused, model: str, turn: Turn | None) -> StepOutcome:
     """``on_refusal: output``: the refusal text is the step's answer, with ``finish_reason: refusal``."""
     outcome = StepOutcome(value=refused.refusal, attempts=ctx.attempts, finish_reason="refusal", usage=ctx.usage,
                           cost_usd=round(ctx.cost_usd, 10), model=model)
