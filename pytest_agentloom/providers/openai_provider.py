@@ -217,7 +217,7 @@ class OpenAIProvider:
             for call in (choice.message.tool_calls or [])
             if getattr(call, "function", None) is not None
         )
-        refusal = getattr(choice.message, "refusal", None)
+        refusal = _refusal(getattr(choice.message, "refusal", None), choice.message.content, calls)
         return LLMResponse(
             text=choice.message.content or "",
             tool_calls=calls,
@@ -262,7 +262,7 @@ class OpenAIProvider:
             ToolCall(id=slot["id"], name=slot["name"], arguments=slot["arguments"] or "{}")
             for _, slot in sorted(calls.items())
         )
-        refusal = "".join(refusals) if refusals is not None else None
+        refusal = _refusal("".join(refusals) if refusals is not None else None, "".join(parts), tool_calls)
         return LLMResponse(
             text="".join(parts),
             tool_calls=tool_calls,
@@ -295,6 +295,14 @@ def _usage(usage: Any) -> Usage:
         cached_input_tokens=cached,
         cache_write_tokens=getattr(prompt_details, "cache_write_tokens", None) or 0,
     )
+
+
+def _refusal(refusal: str | None, text: str | None, calls: tuple[ToolCall, ...]) -> str | None:
+    """The refusal text, when the reply is one: OpenAI streams a refusal's first piece as ``""``, but an empty
+    ``refusal`` beside an answer (as some compatible servers send) is no refusal."""
+    if refusal is None or (not refusal and (text or calls)):
+        return None
+    return refusal
 
 
 def _reasoning_text(message: Any) -> str:

@@ -293,3 +293,11 @@ def test_ollama_thinking_stream(fake_llm) -> None:
     answer = call(OllamaProvider(host=fake_llm.url), ask("gpt-oss", stream=True))
     assert answer.reasoning_content is not None and answer.reasoning_content.startswith("The user says")
     assert answer.text and (answer.usage.input_tokens, answer.finish_reason) == (70, "stop")
+
+
+def test_an_empty_refusal_beside_an_answer_is_no_refusal(fake_llm, chat) -> None:
+    body = json.loads(rec.raw("openai_chat_text_usage_details.json.txt"))
+    body["choices"][0]["message"]["refusal"] = ""  # as some compatible servers write it
+    fake_llm.plan("openai", recorded(json.dumps(body)))
+    answer = call(chat, ask("gpt-4.1-nano"))
+    assert (answer.refusal, answer.finish_reason) == (None, "stop") and answer.text
