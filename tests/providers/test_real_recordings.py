@@ -301,3 +301,15 @@ def test_an_empty_refusal_beside_an_answer_is_no_refusal(fake_llm, chat) -> None
     fake_llm.plan("openai", recorded(json.dumps(body)))
     answer = call(chat, ask("gpt-4.1-nano"))
     assert (answer.refusal, answer.finish_reason) == (None, "stop") and answer.text
+
+
+def test_anthropic_stream_cache_counts(fake_llm) -> None:
+    """No public stream with cache hits was found, so this one is the recorded stream with its cache counts
+    changed (ours, not recorded): message_start and message_delta carry them as in the non-streamed body."""
+    body = rec.cassette_body("anthropic_thinking_signature.stream.cassette.yaml")[1].replace(
+        b'"cache_creation_input_tokens":0,"cache_read_input_tokens":0',
+        b'"cache_creation_input_tokens":20,"cache_read_input_tokens":900')
+    fake_llm.plan("anthropic", recorded(body))
+    usage = call(AnthropicProvider(api_key="k", base_url=fake_llm.url), ask("claude-sonnet-4", stream=True)).usage
+    assert (usage.input_tokens, usage.cached_input_tokens, usage.cache_write_tokens) == (43 + 900 + 20, 900, 20)
+    assert usage.output_tokens == 277
