@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.plain import to_plain
+from ..errors import UsageError
 from .paths import parse_path
 from .result import StepResult, WorkflowResult
 from .salt import load_salt
@@ -150,6 +151,10 @@ class Redactor:
     def salt(self) -> bytes:
         if self._salt is None:
             self._salt = load_salt(self._salt_start, env=self._env)
+        elif not self._salt.strip():  # an HMAC keyed with nothing lets a short secret be guessed back
+            raise UsageError("redaction_salt is empty: markers keyed with nothing could be reversed by guessing "
+                             "short secrets.\nHow to fix: pass a long random salt, or leave redaction_salt out to "
+                             "use the project's .agentloom/salt.")
         return self._salt
 
     # -- matching and markers -------------------------------------------------------------------------------
@@ -197,7 +202,7 @@ class Redactor:
             elif self.active and self.matches(name):
                 out[key] = self.redact_value(value)
             else:
-                out[key] = self._walk(value, name, secrets)
+                out[self._scrub_key(key, secrets)] = self._walk(value, name, secrets)
         return out
 
     def redact_output(self, step_id: str, value: Any, secrets: list[str] | None = None) -> Any:
@@ -232,9 +237,9 @@ class Redactor:
                 name = str(key)
                 dotted = f"{path}.{name}" if path else name
                 if self.active and self.matches(name, dotted):
-                    out[key] = self.redact_value(item)
+                    out[self._scrub_key(key, secrets)] = self.redact_value(item)
                 else:
-                    out[key] = self._walk(item, dotted, secrets)
+                    out[self._scrub_key(key, secrets)] = self._walk(item, dotted, secrets)
             return out
         if isinstance(value, list | tuple):
             return [self._walk(item, path, secrets) for item in value]
@@ -303,15 +308,20 @@ class Redactor:
         return text
 
     def scrub(self, value: Any, secrets: list[str]) -> Any:
-        """A copy of ``value`` with :meth:`scrub_text` applied to every string (keys are never matched)."""
+        """A copy of ``value`` with :meth:`scrub_text` applied to every string, dictionary keys included
+        (a tool may key its result by a secret); keys are never matched against the patterns here."""
         value = _as_data(value)
         if isinstance(value, str):
             return self.scrub_text(value, secrets) if secrets else value
         if isinstance(value, Mapping):
-            return {key: self.scrub(item, secrets) for key, item in value.items()}
+            return {self._scrub_key(key, secrets): self.scrub(item, secrets) for key, item in value.items()}
         if isinstance(value, list | tuple):
             return [self.scrub(item, secrets) for item in value]
         return value
+
+    def _scrub_key(self, key: Any, secrets: list[str]) -> Any:
+        """A dictionary key with secret values replaced (string keys only: others cannot hold one)."""
+        return self.scrub_text(key, secrets) if secrets and isinstance(key, str) else key
 
     # -- the workflow definition ----------------------------------------------------------------------------
 
