@@ -2,10 +2,21 @@
 
 A workflow file must not be able to make the engine reach a private network, the
 machine itself or a cloud metadata service unless the file says so
-(``config.sandbox.allow_internal_targets``). An address is internal when it is
-private, loopback, link-local, reserved, multicast or unspecified; an IPv4
-address mapped into IPv6 is judged as the IPv4 address it carries. The names
-``localhost`` and ``*.localhost`` are internal without being resolved.
+(``config.sandbox.allow_internal_targets``). An address is internal unless it is
+*global* in the sense of :attr:`ipaddress.IPv4Address.is_global` (the IANA
+special-purpose registries): private, loopback, link-local, carrier-grade NAT
+(``100.64.0.0/10``, where one large cloud serves instance metadata), shared,
+documentation, benchmarking, reserved and unspecified ranges are all internal,
+and so is every multicast address. An IPv6 address that carries an IPv4 one
+(IPv4-mapped, 6to4, Teredo, the NAT64 prefix ``64:ff9b::/96``) is internal when
+either is. The names ``localhost`` and ``*.localhost`` are internal without
+being resolved.
+
+Known limit, shared by the three callers: a host *name* is resolved for the
+check and again by httpx to connect, so a DNS server that answers a public
+address first and an internal one next (DNS rebinding) gets past the check.
+Where that matters, block internal addresses at the network level too, or
+write URLs with IP addresses.
 """
 
 from __future__ import annotations
@@ -17,16 +28,27 @@ import socket
 __all__ = ["is_internal_address", "is_internal_host", "is_ip_literal", "resolve_host"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 
 
 def is_internal_address(address: IPAddress | str) -> bool:
     """Whether ``address`` (an IP address or its text) is one a workflow may not reach by default."""
     if isinstance(address, str):
-        address = ipaddress.ip_address(address.strip("[]"))
+        address = ipaddress.ip_address(address.strip("[]").split("%", 1)[0])
+    return any(not one.is_global or one.is_multicast for one in _judged(address))
+
+
+def _judged(address: IPAddress) -> list[IPAddress]:
+    """``address`` and the IPv4 address it carries, if any (each must be global)."""
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return any((address.is_private, address.is_loopback, address.is_link_local, address.is_reserved,
-                address.is_multicast, address.is_unspecified))
+        return [address.ipv4_mapped]  # ::ffff:0:0/96 itself is never global: judge what it carries
+    judged: list[IPAddress] = [address]
+    if isinstance(address, ipaddress.IPv6Address):
+        carried = [address.sixtofour, address.teredo[1] if address.teredo else None]
+        if address in _NAT64:
+            carried.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+        judged.extend(one for one in carried if one is not None)
+    return judged
 
 
 def is_ip_literal(host: str) -> bool:

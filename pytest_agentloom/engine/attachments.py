@@ -11,8 +11,9 @@ How a rendered ``source`` is read:
   resolved against the workflow file's folder, never the directory the run
   starts from, like every other path in a workflow (engine/paths.py).
 
-Every source may be up to 20 MB. URLs at private, loopback or link-local
-addresses are refused with either ``fetch`` unless
+Every source may be up to 20 MB. URLs at addresses that are not public
+(private, loopback, link-local, carrier-grade NAT...: the rule of
+``core/addresses.py``) are refused with either ``fetch`` unless
 ``config.sandbox.allow_internal_targets`` is true. ``sandbox.allow_network``
 and ``sandbox.allowed_domains`` restrict downloads even with the sandbox
 disabled; with it enabled, a file must sit under ``readable_paths`` or

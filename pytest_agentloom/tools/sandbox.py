@@ -5,9 +5,11 @@ Closed unless opened: with the defaults, ``shell_command`` runs nothing,
 host. Each refusal is a :class:`SandboxRefusal` whose ``rule`` names the
 setting that refused and whose message says how to open it. Paths are
 resolved (``..`` and symbolic links included) before they are compared, so a
-path cannot walk out of an allowed folder. ``http_request`` refuses private,
-loopback, link-local, reserved and multicast addresses, written as such or
-resolved from a host name, unless ``allow_internal_targets`` is true.
+path cannot walk out of an allowed folder. ``http_request`` refuses every
+address that is not public (:func:`~pytest_agentloom.core.addresses.is_internal_address`:
+private, loopback, link-local, carrier-grade NAT, reserved, multicast...),
+written as such or resolved from a host name, unless ``allow_internal_targets``
+is true (the DNS-rebinding limit is documented there).
 """
 
 from __future__ import annotations
@@ -137,7 +139,8 @@ class Sandbox:
             if is_internal_address(address):
                 raise SandboxRefusal(
                     "http_request", "allow_internal_targets",
-                    f"'{host}' resolves to {address}, a private, loopback or link-local address",
+                    f"'{host}' resolves to {address}, which is not a public address (private, loopback, "
+                    "link-local, carrier-grade NAT or another special-purpose range)",
                     "set config.sandbox.allow_internal_targets: true if the workflow may reach local services",
                 )
 
@@ -164,7 +167,8 @@ class Sandbox:
         if is_internal_host(host) and not self.config.allow_internal_targets:
             raise SandboxRefusal(
                 "http_request", "allow_internal_targets",
-                f"'{host}' is a private, loopback or link-local address",
+                f"'{host}' is not a public address (private, loopback, link-local, carrier-grade NAT or another "
+                "special-purpose range)",
                 "set config.sandbox.allow_internal_targets: true if the workflow may reach local services",
             )
 

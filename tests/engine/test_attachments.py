@@ -218,7 +218,7 @@ def test_a_missing_file_names_step_and_attachment(tmp_path):
 
 @pytest.mark.parametrize("fetch", ["local", "provider"])
 @pytest.mark.parametrize("url", ["http://127.0.0.1:9/a.png", "http://10.0.0.8/a.png", "http://169.254.169.254/a.png",
-                                 "http://localhost/a.png"])
+                                 "http://localhost/a.png", "http://100.100.100.200/latest/meta-data/a.png"])
 def test_internal_addresses_are_refused_with_either_fetch(tmp_path, url, fetch):
     config = "sandbox: {enabled: false, allow_network: true}"
     result, provider = run(workflow_file(tmp_path, [{"source": url, "fetch": fetch}], config=config))

@@ -159,8 +159,20 @@ def test_allowed_domains_include_subdomains_only(tmp_path: Path) -> None:
 
 def test_internal_targets_need_their_own_flag(tmp_path: Path) -> None:
     made = tools(tmp_path, allow_network=True)
-    for url in ("http://127.0.0.1:9/", "http://localhost/", "http://10.0.0.8/", "http://169.254.169.254/latest"):
+    for url in ("http://127.0.0.1:9/", "http://localhost/", "http://10.0.0.8/", "http://169.254.169.254/latest",
+                "http://100.100.100.200/latest/meta-data/", "http://[::ffff:100.64.0.1]/", "http://198.18.0.1/"):
         assert refusal(made, "http_request", url=url).rule == "allow_internal_targets"
+
+
+def test_a_name_resolving_into_carrier_grade_nat_is_refused(tmp_path: Path) -> None:
+    sandbox = Sandbox(SandboxConfig(allow_network=True), base_dir=tmp_path)
+
+    async def resolver(host: str, port: int) -> list[str]:
+        return ["100.100.100.200"]
+
+    with pytest.raises(SandboxRefusal, match="not a public address") as info:
+        asyncio.run(sandbox.check_resolved("https://metadata.example.org/latest/meta-data/", resolver))
+    assert info.value.rule == "allow_internal_targets"
 
 
 def test_only_http_urls(tmp_path: Path) -> None:

@@ -12,12 +12,13 @@ clock, since a resume usually happens in another process. Once the timeout has
 passed, ``on_timeout`` decides (``approve``, ``reject`` or ``fail``) whatever
 decision the resume brought.
 
-Webhook URLs must be ``http``/``https``. A host that is, or resolves to, a
-private, loopback, link-local, reserved or multicast address is refused unless
+Webhook URLs must be ``http``/``https``. A host that is, or resolves to, an
+address that is not public (the rule of :mod:`pytest_agentloom.core.addresses`,
+shared with ``http_request`` and attachment downloads) is refused unless
 ``config.sandbox.allow_internal_targets`` is true, so a workflow file cannot
 make the engine probe an internal network (or a cloud metadata service).
-Known limit: the name is resolved for the check and again by httpx to connect,
-so DNS rebinding (a public answer, then an internal one) is not prevented.
+Known limit (documented there): the name is resolved for the check and again by
+httpx to connect, so DNS rebinding is not prevented.
 """
 
 from __future__ import annotations
@@ -128,7 +129,8 @@ async def check_webhook_target(url: str, *, allow_internal: bool, step_id: str =
     for address in addresses:
         if is_internal_address(address):
             raise StepError(
-                f"approval gate '{step_id}': webhook host {host!r} is an internal address ({address}); refused. "
+                f"approval gate '{step_id}': webhook host {host!r} is an internal address ({address}: not a public "
+                "address); refused. "
                 "How to fix: use a public URL, or set config.sandbox.allow_internal_targets: true if this "
                 "workflow is meant to call a service on your own network.",
                 code="webhook_refused",

@@ -238,6 +238,7 @@ def test_resuming_does_not_notify_again(tmp_path, hook_server):
     "http://169.254.169.254/latest/meta-data",
     "http://[::1]:9/hook",
     "http://192.168.0.10/hook",
+    "http://100.100.100.200/latest/meta-data/",
 ])
 def test_internal_webhook_targets_are_refused_without_the_sandbox_flag(tmp_path, url):
     result = run(write_flow(tmp_path, gate_extra=notify(url)), tmp_path)
