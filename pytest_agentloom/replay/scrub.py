@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from ..core.api_keys import SCRUBBED, api_keys_from_env
 
 if TYPE_CHECKING:
     from vcr.request import Request
@@ -43,7 +44,6 @@ __all__ = [
     "api_keys_from_env",
 ]
 
-SCRUBBED = "<SCRUBBED>"
 SECRET_HEADERS = frozenset({
     "authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "openai-organization",
     "openai-project", "anthropic-organization-id", "cookie", "set-cookie", "x-request-id", "request-id",
@@ -52,14 +52,6 @@ SECRET_QUERY_PARAMS = frozenset({"key"})
 KEPT_REQUEST_HEADERS = frozenset({"content-type", "accept", "anthropic-version", "anthropic-beta", "openai-beta"})
 KEPT_RESPONSE_HEADERS = frozenset({"content-type", "retry-after", "retry-after-ms", "x-should-retry"})
 KEPT_RESPONSE_HEADER_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-")
-MIN_KEY_LENGTH = 8
-
-
-def api_keys_from_env(env: Mapping[str, str] | None = None) -> list[str]:
-    """Values of ``*_API_KEY`` environment variables (at least 8 characters), for the last line of defence."""
-    environ = os.environ if env is None else env
-    return sorted({value for name, value in environ.items()
-                   if name.upper().endswith("_API_KEY") and len(value) >= MIN_KEY_LENGTH})
 
 
 def _body_bytes(request: Any) -> bytes | None:
