@@ -42,6 +42,7 @@ __all__ = [
     "SECRET_QUERY_PARAMS",
     "Scrubber",
     "api_keys_from_env",
+    "scrub_data",
 ]
 
 SECRET_HEADERS = frozenset({
@@ -52,6 +53,21 @@ SECRET_QUERY_PARAMS = frozenset({"key"})
 KEPT_REQUEST_HEADERS = frozenset({"content-type", "accept", "anthropic-version", "anthropic-beta", "openai-beta"})
 KEPT_RESPONSE_HEADERS = frozenset({"content-type", "retry-after", "retry-after-ms", "x-should-retry"})
 KEPT_RESPONSE_HEADER_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-")
+
+
+def scrub_data(value: Any, scrub: Callable[[str], str]) -> Any:
+    """A copy of JSON-like data with ``scrub`` applied to every string, keys included.
+
+    Data is scrubbed *before* it is serialised: YAML folds or escapes a long or
+    multi-line string, so the serialised text may no longer contain the value.
+    """
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, Mapping):
+        return {scrub(key) if isinstance(key, str) else key: scrub_data(item, scrub) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub_data(item, scrub) for item in value]
+    return value
 
 
 def _body_bytes(request: Any) -> bytes | None:
@@ -131,13 +147,7 @@ class Scrubber:
 
     def data(self, value: Any) -> Any:
         """A copy of JSON data with :meth:`text` applied to every string (keys included)."""
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, Mapping):
-            return {self.text(str(key)): self.data(item) for key, item in value.items()}
-        if isinstance(value, list | tuple):
-            return [self.data(item) for item in value]
-        return value
+        return scrub_data(value, self.text)
 
     def body(self, body: bytes | None, content_type: str = "") -> bytes | None:
         """A body with secrets replaced: JSON bodies as data (so escaping cannot hide a value), others as text."""
