@@ -97,3 +97,12 @@ def test_ndjson_streams_and_anthropic_events_are_joined_the_same_way() -> None:
     assert b"ary-0123" not in scrubber.body(sse, "text/event-stream")
     untouched = b'data: {"delta": {"text": "nothing secret"}}\n\n'
     assert scrubber.body(untouched, "text/event-stream") == untouched  # unchanged events keep their bytes
+
+
+def test_credentials_in_a_base_url_never_reach_the_recorded_url() -> None:
+    from vcr.request import Request
+
+    request = Request("POST", "http://proxy-user:canary-url-pass-0123@127.0.0.1:9/v1/chat/completions?key=abc",
+                      b"{}", {"Content-Type": "application/json"})
+    scrubbed = Scrubber().request(request)
+    assert scrubbed.uri == f"http://127.0.0.1:9/v1/chat/completions?key={SCRUBBED}"
