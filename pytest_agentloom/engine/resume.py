@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Unpack
 
-
 from ..errors import UsageError
 from .checkpoints import (
     RESUMABLE,
