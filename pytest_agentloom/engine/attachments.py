@@ -34,7 +34,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from ..core.types import Attachment
-from ..errors import AgentloomError, StepError
+from ..errors import AgentloomError, SandboxRefusal, StepError
 from .model import AttachmentSpec, LLMCallStep
 from .templates import render
 
@@ -187,8 +187,10 @@ async def _download(where: str, url: str, ctx: Any) -> tuple[bytes, str | None]:
 
     from ..providers.common import shared_ssl_context
 
-    async with httpx.AsyncClient(timeout=DOWNLOAD_TIMEOUT, follow_redirects=False,
-                                 verify=shared_ssl_context(httpx)) as client:
+    verify = shared_ssl_context(httpx)
+    transport = _sandbox_for_urls(ctx, download=True).http_transport(verify=verify)  # connects where it checked
+    async with httpx.AsyncClient(timeout=DOWNLOAD_TIMEOUT, follow_redirects=False, verify=verify,
+                                 transport=transport) as client:
         for _hop in range(MAX_REDIRECTS + 1):
             await _check_url(where, url, ctx, download=True)  # every hop: a redirect may point inside
             try:
@@ -217,6 +219,8 @@ async def _download(where: str, url: str, ctx: Any) -> tuple[bytes, str | None]:
             except httpx.HTTPError as exc:
                 raise _fail(where, f"download of {_shown(url)} failed ({type(exc).__name__}: {exc})",
                             "check the URL and the network") from None
+            except SandboxRefusal as exc:  # the name resolved inside when connecting
+                raise StepError(f"{where}: {exc}", code="attachment_refused") from None
     raise _fail(where, f"download of {_shown(url)} was redirected more than {MAX_REDIRECTS} times",
                 "give the file's final URL")
 

@@ -50,7 +50,8 @@ def builtin_tools(sandbox: Sandbox) -> list[Tool]:
         await sandbox.check_resolved(url)
         import httpx  # imported here: the engine must stay cheap to import
 
-        async with httpx.AsyncClient(timeout=timeout, follow_redirects=False) as client:
+        async with httpx.AsyncClient(timeout=timeout, follow_redirects=False,
+                                     transport=sandbox.http_transport()) as client:
             response = await client.request(method, url, headers=headers, content=body)
         return {"status": response.status_code, "body": scrub_api_keys(response.text[:_MAX_OUTPUT_CHARS])}
 

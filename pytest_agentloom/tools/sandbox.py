@@ -9,7 +9,8 @@ path cannot walk out of an allowed folder. ``http_request`` refuses every
 address that is not public (:func:`~pytest_agentloom.core.addresses.is_internal_address`:
 private, loopback, link-local, carrier-grade NAT, reserved, multicast...),
 written as such or resolved from a host name, unless ``allow_internal_targets``
-is true (the DNS-rebinding limit is documented there).
+is true; requests connect only to an address that was checked
+(:meth:`Sandbox.http_transport`), which closes DNS rebinding.
 """
 
 from __future__ import annotations
@@ -23,7 +24,13 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..core.addresses import is_internal_address, is_internal_host, is_ip_literal, resolve_host
+from ..core.addresses import (
+    is_internal_address,
+    is_internal_host,
+    is_ip_literal,
+    public_only_transport,
+    resolve_host,
+)
 from ..core.api_keys import is_api_key_name
 from ..errors import SandboxRefusal
 
@@ -188,12 +195,24 @@ class Sandbox:
                                  "check the host name") from None
         for address in addresses:
             if is_internal_address(address):
-                raise SandboxRefusal(
-                    "http_request", "allow_internal_targets",
-                    f"'{host}' resolves to {address}, which is not a public address (private, loopback, "
-                    "link-local, carrier-grade NAT or another special-purpose range)",
-                    "set config.sandbox.allow_internal_targets: true if the workflow may reach local services",
-                )
+                raise self.internal_refusal(host, address)
+
+    def internal_refusal(self, host: str, address: str) -> SandboxRefusal:
+        """The refusal of ``host`` resolving to the internal ``address``."""
+        return SandboxRefusal(
+            "http_request", "allow_internal_targets",
+            f"'{host}' resolves to {address}, which is not a public address (private, loopback, "
+            "link-local, carrier-grade NAT or another special-purpose range)",
+            "set config.sandbox.allow_internal_targets: true if the workflow may reach local services",
+        )
+
+    def http_transport(self, **options: Any) -> Any:
+        """The httpx transport requests go through: it connects only to the public addresses it checked
+        (:func:`~pytest_agentloom.core.addresses.public_only_transport`); ``None`` (httpx's own) when the
+        sandbox is off or internal targets are allowed."""
+        if not self.enabled or self.config.allow_internal_targets:
+            return None
+        return public_only_transport(self.internal_refusal, **options)
 
     def check_url(self, url: str) -> None:
         parts = urlsplit(url)

@@ -278,3 +278,27 @@ def test_arguments_of_an_allowed_command_are_outside_the_path_rules(tmp_path: Pa
         assert refusal(made, "file_read", path=str(outside)).rule == "readable_paths"
     finally:
         outside.unlink()
+
+
+def test_http_request_connects_only_to_the_address_it_checked_dns_rebinding(
+        tmp_path: Path, local_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check sees a public address; the connection, a moment later, would get 127.0.0.1: refused there."""
+    from pytest_agentloom.core import addresses as addresses_module
+    from pytest_agentloom.tools import sandbox as sandbox_module
+
+    async def public(host: str, port: int) -> list[str]:
+        return ["93.184.216.34"]
+
+    async def inside(host: str, port: int) -> list[str]:
+        return ["127.0.0.1"]
+
+    monkeypatch.setattr(sandbox_module, "resolve_host", public)
+    monkeypatch.setattr(addresses_module, "resolve_host", inside)
+    port = local_server.rsplit(":", 1)[1]
+    made = tools(tmp_path, allow_network=True)
+    error = refusal(made, "http_request", url=f"http://rebind.example.org:{port}/tickets/7")
+    assert error.rule == "allow_internal_targets" and "resolves to 127.0.0.1" in str(error)
+    monkeypatch.setattr(addresses_module, "resolve_host", public)  # an honest answer goes through the same path
+    monkeypatch.setattr(sandbox_module, "resolve_host", inside)
+    opened = tools(tmp_path, allow_network=True, allow_internal_targets=True)
+    assert call(opened, "http_request", url=f"{local_server}/tickets/7")["status"] == 200
