@@ -66,7 +66,11 @@ async def aresume_workflow(checkpoint: Checkpoint, **options: Unpack[ResumeOptio
     check_options(options, ResumeOptions, "aresume_workflow")
     env, salt, checkpoint_dir = options.get("env"), options.get("redaction_salt"), options.get("checkpoint_dir")
     document, where = _locate(checkpoint, checkpoint_dir=checkpoint_dir, runs_dir=options.get("runs_dir"), env=env)
-    loaded, notes = _workflow_for(document, options.get("workflow"), env, salt)
+    given = options.get("workflow")
+    if given is None and isinstance(checkpoint, WorkflowResult) and checkpoint.ran_workflow is not None \
+            and checkpoint.ran_workflow.source is None:
+        given = checkpoint.ran_workflow  # the run's own workflow, held in memory (it has no file to reload)
+    loaded, notes = _workflow_for(document, given, env, salt)
     point, saved_state = _resume_point(document, loaded, _decision(options.get("decision")), options.get("state"),
                                        notes)
     inputs = prepare(loaded, saved_state, RunOptions(provider=options.get("provider"), tools=options.get("tools"),
@@ -118,9 +122,9 @@ def _workflow_for(checkpoint: dict[str, Any], given: Workflow | str | Path | Non
         return workflow, notes
     # the definition saved in a checkpoint is never run: a checkpoint is data anyone with the folder can edit,
     # and running it could widen what the run may do (a step added, the sandbox turned off)
-    where = f"file {file} is not there" if file else "run came from a workflow that has no file"
+    where = f"its workflow file {file} is not there" if file else "its workflow has no file (it was built in Python)"
     raise CheckpointError(
-        f"Cannot resume run '{checkpoint['run_id']}': its workflow {where}, and a checkpoint's saved definition is "
+        f"Cannot resume run '{checkpoint['run_id']}': {where}, and a checkpoint's saved definition is "
         "never run (a checkpoint is data; the definition it holds could allow what the workflow does not).\n"
         "How to fix: restore the workflow file, or pass the workflow explicitly (workflow=... in Python, "
         "--workflow FILE on the command line)."

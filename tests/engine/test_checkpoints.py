@@ -350,7 +350,7 @@ def test_resume_with_the_file_runs_the_file_not_the_widened_definition(tmp_path)
     doc = json.loads(path.read_text())
     doc["workflow"]["file"] = None  # a checkpoint that names no file cannot be resumed on its own either
     path.write_text(json.dumps({**doc, "status": "running"}))
-    with pytest.raises(CheckpointError, match="has no file"):
+    with pytest.raises(CheckpointError, match="has no file \\(it was built in Python\\)"):
         resume_workflow(path, provider=provider(), tools=tools(), runs_dir=False, redaction_salt=SALT)
     resumed = resume_workflow(path, provider=provider(), tools=tools(), clock=VirtualClock(), runs_dir=False,
                               redaction_salt=SALT, workflow=tmp_path / "flow.yaml")  # named by the caller: fine
@@ -409,3 +409,19 @@ def test_record_names_its_checkpoint_relative_to_the_runs_folder_and_resume_find
     outside = run_workflow(flow(tmp_path), tools=tools(), provider=provider(), clock=VirtualClock(), run_id="o",
                            runs_dir=tmp_path / "runs", checkpoint_dir=tmp_path / "out", redaction_salt=SALT)
     assert json.loads(outside.record_path.read_text())["checkpoint"] == str(tmp_path / "out" / "o.json")
+
+
+def test_an_in_memory_result_resumes_with_the_workflow_that_ran_never_its_checkpoints_copy(tmp_path):
+    from pytest_agentloom.engine.loader import parse_workflow
+
+    workflow = parse_workflow("name: mem\nsteps:\n  - {id: gate, type: approval_gate, message: 'ok?'}\n")
+    paused = run_workflow(workflow, provider=provider(), clock=VirtualClock(), runs_dir=False,
+                          checkpoint_dir=tmp_path / "cp", redaction_salt=SALT)
+    assert paused.status.value == "paused" and paused.checkpoint is not None
+    paused.checkpoint["workflow"]["definition"]["steps"].append(
+        {"id": "injected", "type": "tool", "tool_name": "shell_command", "tool_args": {"command": "touch pwned"},
+         "depends_on": ["gate"]})
+    paused.checkpoint_path = None  # the document in memory is what gets resumed
+    resumed = resume_workflow(paused, decision="approved", provider=provider(), clock=VirtualClock(),
+                              runs_dir=False, redaction_salt=SALT)
+    assert resumed.ok and list(resumed.steps) == ["gate"]
