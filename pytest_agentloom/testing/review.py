@@ -11,6 +11,7 @@ outcome from the reports it receives, and writes the files.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,7 @@ __all__ = ["Review", "ReviewSettings"]
 #: A finished run, as the harness reports it: the workflow, its result and the provider it ran with.
 Observer = Callable[["Workflow", "WorkflowResult", Any, int], None]
 _FAILURE_LINES = 60
+_WORKER_LINE = re.compile(r"^\[gw\d+\] .* -- Python ")
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,7 @@ class Review:
             outcome = report.outcome if report.when == "call" or report.skipped else "error"
             if known is not None and known["outcome"] in ("failed", "error"):
                 return
-            text = "\n".join(report.longreprtext.splitlines()[-_FAILURE_LINES:]) if report.failed else ""
+            text = _failure_text(report.longreprtext) if report.failed else ""
             self.outcomes[report.nodeid] = {"outcome": outcome, "failure": text}
 
     def outcome_listener(self) -> _OutcomeListener:
@@ -158,6 +160,17 @@ class _OutcomeListener:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.review.add_report(report)
+
+
+def _failure_text(text: str) -> str:
+    """A failure's last lines, without the ``[gw0] linux -- Python ...`` line xdist puts first (it names a
+    worker, which changes from run to run)."""
+    lines = text.splitlines()
+    if lines and _WORKER_LINE.match(lines[0]):
+        lines = lines[1:]
+        while lines and not lines[0].strip():
+            lines = lines[1:]
+    return "\n".join(lines[-_FAILURE_LINES:])
 
 
 def _fail_under(value: Any) -> float | str | None:
