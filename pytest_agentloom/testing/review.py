@@ -17,15 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .coverage import CoverageMap, gateway_fallbacks
 from .settings import read_setting
-from .timeline import run_timeline
 
 if TYPE_CHECKING:
     import pytest
 
     from ..engine.model import Workflow
     from ..engine.result import WorkflowResult
+    from .coverage import CoverageMap
 
 __all__ = ["Review", "ReviewSettings"]
 
@@ -68,14 +67,19 @@ class Review:
     """The session's coverage map, the runs of each test and each test's outcome."""
 
     def __init__(self, settings: ReviewSettings, rootdir: Path) -> None:
+        from .coverage import CoverageMap  # imported only when asked for: it builds the engine's models
+
         self.settings = settings
-        self.coverage = CoverageMap(rootdir)
+        self.coverage: CoverageMap = CoverageMap(rootdir)
         self.runs: dict[str, list[dict[str, Any]]] = {}  # node id -> its runs' timelines (report only)
         self.outcomes: dict[str, dict[str, Any]] = {}  # node id -> outcome and failure text (controller)
         self.partial = False  # a worker died: its runs are missing
 
     def observer(self, nodeid: str) -> Observer:
         """The callback a test's harness calls after each run (with the gateway fallbacks seen before it)."""
+
+        from .coverage import gateway_fallbacks
+        from .timeline import run_timeline
 
         def observe(workflow: Workflow, result: WorkflowResult, provider: Any, fallbacks_before: int) -> None:
             fallbacks = gateway_fallbacks(provider)[fallbacks_before:]
