@@ -177,12 +177,15 @@ _NODE_W, _NODE_H, _COL_GAP, _ROW_GAP, _PAD = 170, 46, 130, 26, 20
 _SVG_LABEL_LIMIT = 20  # what fits before the target box; the whole condition is in the label's tooltip
 
 
-def to_svg(workflow: Workflow, marks: Marks | None = None, *, standalone: bool = True) -> str:
+def to_svg(workflow: Workflow, marks: Marks | None = None, *, standalone: bool = True,
+           id_prefix: str = "agentloom") -> str:
     """An SVG drawing: layers as columns, arrows from each step's right side to the next's left side.
 
     ``standalone`` adds the XML namespace a ``.svg`` file needs; an SVG inlined in an HTML page
-    goes without it, so the page names no URL at all.
+    goes without it, so the page names no URL at all. ``id_prefix`` keeps the element ids of several
+    drawings in one page apart.
     """
+    arrow = f"{id_prefix}-arrow"
     columns = layers(workflow)
     place: dict[str, tuple[int, int]] = {}
     for column, step_ids in enumerate(columns):
@@ -194,7 +197,7 @@ def to_svg(workflow: Workflow, marks: Marks | None = None, *, standalone: bool =
     parts = [
         f'<svg{namespace} class="agentloom-graph" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img" aria-label="workflow {html.escape(workflow.name)}">',
-        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
+        f'<defs><marker id="{arrow}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
         'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#546e7a"/></marker></defs>',
         '<style>text{font-family:sans-serif;font-size:12px;fill:#1b1b1b}.caption{font-size:10px;fill:#455a64}'
         '.edge{fill:none;stroke:#546e7a;stroke-width:1.4}.branch{stroke:#1565c0;stroke-width:2}'
@@ -205,7 +208,7 @@ def to_svg(workflow: Workflow, marks: Marks | None = None, *, standalone: bool =
         parts.append(f'<text class="caption" x="{x}" y="{_PAD + 6}">layer {column + 1}</text>')
     missed = marks.missed_edges if marks else frozenset()
     for edge in edges(workflow):
-        parts.append(_svg_edge(edge, place, (edge.source, edge.target) in missed))
+        parts.append(_svg_edge(edge, place, (edge.source, edge.target) in missed, arrow))
     for step_id, (x, y) in place.items():
         mark = marks.nodes.get(step_id) if marks else None
         fill, stroke = MARK_CLASSES.get(mark or "", ("#ffffff", "#546e7a"))
@@ -222,7 +225,7 @@ def to_svg(workflow: Workflow, marks: Marks | None = None, *, standalone: bool =
     return "\n".join(parts) + "\n"
 
 
-def _svg_edge(edge: Edge, place: Mapping[str, tuple[int, int]], never_taken: bool) -> str:
+def _svg_edge(edge: Edge, place: Mapping[str, tuple[int, int]], never_taken: bool, arrow: str) -> str:
     sx, sy = place[edge.source]
     tx, ty = place[edge.target]
     x1, y1 = sx + _NODE_W, sy + _NODE_H // 2
@@ -230,7 +233,7 @@ def _svg_edge(edge: Edge, place: Mapping[str, tuple[int, int]], never_taken: boo
     bend = max((x2 - x1) // 2, 30)
     kind = "edge" if edge.label is None else ("edge missed-branch" if never_taken else "edge branch")
     path = (f'<path class="{kind}" d="M {x1} {y1} C {x1 + bend} {y1}, {x2 - bend} {y2}, {x2} {y2}" '
-            f'marker-end="url(#arrow)"/>')
+            f'marker-end="url(#{arrow})"/>')
     if edge.label is None:
         return path
     shown = edge.label if len(edge.label) <= _SVG_LABEL_LIMIT else edge.label[: _SVG_LABEL_LIMIT - 1] + "…"

@@ -110,8 +110,8 @@ class _Report:
     def html(self) -> str:
         body = [f"<header><h1>{_TITLE}</h1><p class=\"totals\">{_h(self._totals_line())}</p></header>",
                 "<section id=\"coverage\"><h2>Workflow coverage</h2>", _LEGEND, self._coverage_table()]
-        for key, entry, workflow in self._workflows():
-            body.append(self._workflow_html(key, entry, workflow))
+        for number, (key, entry, workflow) in enumerate(self._workflows(), start=1):
+            body.append(self._workflow_html(key, entry, workflow, f"workflow-{number}"))
         body.append("</section><section id=\"tests\"><h2>Tests</h2>")
         body += [self._test_html(nodeid, runs) for nodeid, runs in self.tests]
         body.append("</section>")
@@ -129,14 +129,15 @@ class _Report:
         rows.append("</tbody></table>")
         return "".join(rows)
 
-    def _workflow_html(self, key: str, entry: WorkflowCoverage, workflow: Workflow | None) -> str:
+    def _workflow_html(self, key: str, entry: WorkflowCoverage, workflow: Workflow | None, anchor: str) -> str:
         summary = entry.summary()
         graph = "<p class=\"note\">(no graph: the workflow was built in code or its file no longer loads)</p>"
         if workflow is not None:
             marks = diagram.Marks(entry.step_marks(), entry.missed_edges(workflow))
-            graph = diagram.to_svg(workflow, marks, standalone=False)
+            graph = diagram.to_svg(workflow, marks, standalone=False, id_prefix=anchor)
         stops = summary["agent_stops_never_reached"]
-        return (f"<article class=\"workflow\"><h3><code>{_h(key)}</code> ({_h(entry.data['workflow'])})</h3>"
+        return (f"<article class=\"workflow\" id=\"{anchor}\">"
+                f"<h3><code>{_h(key)}</code> ({_h(entry.data['workflow'])})</h3>"
                 f"<div class=\"graph\">{graph}</div>"
                 f"<p><b>reached:</b> {_h(', '.join(summary['reasons_reached']) or 'nothing')}</p>"
                 f"<p><b>never reached:</b> {_h(', '.join(summary['never_reached']) or 'nothing')}</p>"
@@ -182,7 +183,8 @@ _MARK_COLOURS = {"retry": "#6a1b9a", "tool": "#1565c0", "pause": "#ef6c00"}
 def _timeline_svg(run: dict[str, Any]) -> str:
     """Steps as bars on the run's clock (one row each), retries, tool calls and pauses as marks on them."""
     steps = run["steps"]
-    span = max(run["duration"], max((s["end"] for s in steps), default=0.0)) or 1.0
+    duration = max(run["duration"], max((s["end"] for s in steps), default=0.0))
+    span = duration or 1.0  # a run that took no virtual time: every bar at 0
     height = (len(steps) + 1) * _ROW_H + 8
     width = _LABEL_W + _TRACK_W + 60
     rows = {step["step"]: index for index, step in enumerate(steps)}
@@ -214,7 +216,7 @@ def _timeline_svg(run: dict[str, Any]) -> str:
                  "stroke=\"#90a4ae\"/>"
                  f"<text class=\"axis\" x=\"{_LABEL_W}\" y=\"{axis_y + 8}\">0s</text>"
                  f"<text class=\"axis\" x=\"{_LABEL_W + _TRACK_W}\" y=\"{axis_y + 8}\" text-anchor=\"end\">"
-                 f"{span:g}s</text></svg>")
+                 f"{duration:g}s{' (no virtual time passed)' if not duration else ''}</text></svg>")
     return "".join(parts)
 
 
