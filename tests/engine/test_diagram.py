@@ -17,10 +17,11 @@ steps:
   - id: pick
     type: router
     depends_on: [join]
-    conditions:
-      - {expression: "x == '<a|b>'", target: done}
-      - {expression: "y == 1", target: done}
     default: other
+    conditions:
+      - expression: "x == '<a|b>'"
+        target: done
+      - {target: done, expression: "y == 1"}
   - {id: done, type: llm_call, prompt: p}
   - {id: other, type: llm_call, prompt: p}
 """

@@ -195,3 +195,22 @@ def test_two_xdist_workers_give_the_same_map_as_one_process(suite: pytest.Pytest
     result = suite.runpytest_subprocess(*FAST, "-n", "2", "--agentloom-cov-report=json:cov.json")
     result.assert_outcomes(passed=4)
     assert json.loads((suite.path / "cov.json").read_text()) == serial
+
+
+def test_an_agent_steps_stop_reasons_and_call_decisions_are_counted(pytester: pytest.Pytester) -> None:
+    """The agent example's YAML-only table reaches all nine stop reasons: the map names each one."""
+    import shutil
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "agent_triage"
+    for name in ("conftest.py", "triage.yaml", "triage_desk.py", "test_agent_triage.agentloom.yaml"):
+        shutil.copy(example / name, pytester.path / name)
+    result = pytester.runpytest(*FAST, "--agentloom-cov-report=json:cov.json")
+    assert result.ret == pytest.ExitCode.OK
+    (entry,) = json.loads((pytester.path / "cov.json").read_text())["workflows"]
+    reached = {reason for reason, count in entry["agents"]["triage"].items() if count}
+    assert reached == {"done", "step_budget", "time_budget", "cost_budget", "repeated_call", "stuck",
+                       "needs_approval", "denied", "cancelled"}
+    assert entry["summary"]["agent_stops_never_reached"] == []
+    assert set(entry["approvals"]["triage"]) == {"call approved", "call rejected", "call cancelled"}
+    assert entry["terminations"]["awaiting_approval"] > 0 and entry["terminations"]["cancelled"] > 0
