@@ -58,6 +58,8 @@ class ReviewSettings:
         json_path = _json_target(read_setting(config, "cov_report"), here)
         report_path = _report_target(read_setting(config, "report"), here)
         problem = next((p for p in (fail_under, json_path, report_path) if isinstance(p, str)), None)
+        problem = problem or _not_ours(json_path, "--agentloom-cov-report", '"format": "agentloom-coverage/')
+        problem = problem or _not_ours(report_path, "--agentloom-report", "agentloom review report")
         if problem is not None:
             raise pytest.UsageError(problem)
         return cls(bool(read_setting(config, "cov")), fail_under, json_path, report_path)  # type: ignore[arg-type]
@@ -164,6 +166,20 @@ class _OutcomeListener:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.review.add_report(report)
+
+
+def _not_ours(path: Any, option: str, mark: str) -> str | None:
+    """Refuse to replace a file that is not one this option wrote before: a typo must never cost a file."""
+    if not isinstance(path, Path) or not path.exists():
+        return None
+    try:
+        head = path.read_text(encoding="utf-8", errors="replace")[:4096] if path.is_file() else ""
+    except OSError:
+        head = ""
+    if mark in head:
+        return None
+    return (f"{option}: {path} exists and is not a report this option wrote; it is left as it is.\n"
+            f"How to fix: give {option} another path, or move that file away.")
 
 
 def _failure_text(text: str) -> str:

@@ -214,3 +214,18 @@ def test_an_agent_steps_stop_reasons_and_call_decisions_are_counted(pytester: py
     assert entry["summary"]["agent_stops_never_reached"] == []
     assert set(entry["approvals"]["triage"]) == {"call approved", "call rejected", "call cancelled"}
     assert entry["terminations"]["awaiting_approval"] > 0 and entry["terminations"]["cancelled"] > 0
+
+
+@pytest.mark.parametrize("option", ["--agentloom-cov-report=json:notes.md", "--agentloom-report=notes.md"])
+def test_a_file_the_option_did_not_write_is_never_replaced(pytester: pytest.Pytester, option: str) -> None:
+    pytester.makepyfile(test_plain="def test_x():\n    pass\n")
+    notes = pytester.path / "notes.md"
+    notes.write_text("# my notes\n")
+    result = pytester.runpytest(*FAST, option)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*notes.md exists and is not a report this option wrote; it is left as it is.",
+                                 "How to fix: give --agentloom-*report another path, or move that file away."])
+    assert notes.read_text() == "# my notes\n"
+    notes.unlink()
+    assert pytester.runpytest(*FAST, option).ret == pytest.ExitCode.OK  # written, then replaced on the next run
+    assert pytester.runpytest(*FAST, option).ret == pytest.ExitCode.OK and "# my notes" not in notes.read_text()
