@@ -161,19 +161,22 @@ class WorkflowCoverage:
         found += [f"{step} fell back from {p}" for step, table in data["fallbacks"].items() for p in table]
         return found
 
-    def step_marks(self) -> dict[str, str]:
-        """A colour class per top-level step (see :data:`~pytest_agentloom.engine.diagram.MARK_CLASSES`)."""
+    def step_marks(self, prefix: str = "") -> dict[str, str]:
+        """A colour class per step of one level (see :data:`~pytest_agentloom.engine.diagram.MARK_CLASSES`):
+        the top level, or a subworkflow's children with ``prefix="<step>/"``. Keys are the level's own ids.
+        """
         marks = {}
         for step, counts in self.data["steps"].items():
-            if "/" in step:
+            if not step.startswith(prefix) or "/" in step[len(prefix):]:
                 continue
+            own = step[len(prefix):]
             if not (counts["ran"] or counts["failed"]):
-                marks[step] = "missed"
+                marks[own] = "missed"
             elif not counts["ran"]:
-                marks[step] = "failed"
+                marks[own] = "failed"
             else:
                 table = self.data["branches"].get(step) or self._gate_table(step)
-                marks[step] = "partial" if table and not all(table.values()) else "covered"
+                marks[own] = "partial" if table and not all(table.values()) else "covered"
         return marks
 
     def _gate_table(self, step: str) -> dict[str, int] | None:
@@ -182,14 +185,14 @@ class WorkflowCoverage:
         table = self.data["approvals"].get(step, {})
         return {d: table.get(d, 0) for d in DECISIONS}
 
-    def missed_edges(self, workflow: Workflow) -> frozenset[tuple[str, str]]:
-        """The router edges (router, target) no run took, for drawing them dashed."""
+    def missed_edges(self, workflow: Workflow, prefix: str = "") -> frozenset[tuple[str, str]]:
+        """The router edges (router, target) no run took, for drawing them dashed (``prefix`` as above)."""
         taken: set[tuple[str, str]] = set()
         declared: set[tuple[str, str]] = set()
         for step in workflow.steps:
             if not isinstance(step, RouterStep):
                 continue
-            table = self.data["branches"].get(step.id, {})
+            table = self.data["branches"].get(prefix + step.id, {})
             for index, condition in enumerate(step.conditions):
                 declared.add((step.id, condition.target))
                 if table.get(_condition_label(index, condition.expression)):

@@ -83,9 +83,10 @@ class _Report:
         for key, entry, workflow in workflows:
             summary = entry.summary()
             out += ["", f"### `{key}`", ""]
-            if workflow is not None:
-                marks = diagram.Marks(entry.step_marks(), entry.missed_edges(workflow))
-                out += ["```mermaid", diagram.to_mermaid(workflow, marks).rstrip("\n"), "```", ""]
+            for title, level, marks in _levels(entry, workflow):
+                if title:
+                    out += [f"{title}:", ""]
+                out += ["```mermaid", diagram.to_mermaid(level, marks).rstrip("\n"), "```", ""]
             out.append(f"- reached: {', '.join(summary['reasons_reached']) or 'nothing'}")
             out.append(f"- never reached: {', '.join(summary['never_reached']) or 'nothing'}")
             if summary["agent_stops_never_reached"]:
@@ -133,8 +134,10 @@ class _Report:
         summary = entry.summary()
         graph = "<p class=\"note\">(no graph: the workflow was built in code or its file no longer loads)</p>"
         if workflow is not None:
-            marks = diagram.Marks(entry.step_marks(), entry.missed_edges(workflow))
-            graph = diagram.to_svg(workflow, marks, standalone=False, id_prefix=anchor)
+            graph = "".join(
+                (f"<p class=\"child\">{_h(title)}:</p>" if title else "")
+                + diagram.to_svg(level, marks, standalone=False, id_prefix=f"{anchor}-{number}")
+                for number, (title, level, marks) in enumerate(_levels(entry, workflow)))
         stops = summary["agent_stops_never_reached"]
         return (f"<article class=\"workflow\" id=\"{anchor}\">"
                 f"<h3><code>{_h(key)}</code> ({_h(entry.data['workflow'])})</h3>"
@@ -159,6 +162,20 @@ class _Report:
                          "</details>")
         parts.append("</article>")
         return "".join(parts)
+
+
+def _levels(entry: WorkflowCoverage, workflow: Workflow | None,
+            prefix: str = "") -> list[tuple[str, Workflow, diagram.Marks]]:
+    """The graphs of a workflow file: the workflow itself, then each subworkflow child (titled by its step)."""
+    if workflow is None:
+        return []
+    title = f"subworkflow step {prefix.rstrip('/')}" if prefix else ""
+    levels = [(title, workflow, diagram.Marks(entry.step_marks(prefix), entry.missed_edges(workflow, prefix)))]
+    for step in workflow.steps:
+        child = workflow.compiled.children.get(step.id)
+        if child is not None:
+            levels += _levels(entry, child, f"{prefix}{step.id}/")
+    return levels
 
 
 def _load(rootdir: Path, key: str) -> Workflow | None:

@@ -50,9 +50,11 @@ def test_markdown_report_has_totals_coverage_mermaid_graphs_tests_and_the_snapsh
         "rejected |",
     ]
     blocks = re.findall(r"```mermaid\n(.*?)\n```", text, flags=re.S)
-    assert len(blocks) == 2 and all(block.startswith("flowchart LR\n") for block in blocks)
+    assert len(blocks) == 3 and all(block.startswith("flowchart LR\n") for block in blocks)
     assert "  class n0,n1,n2,n3 covered" in blocks[0]
     assert "  class n0 partial" in blocks[1] and "  class n1 covered" in blocks[1]  # the gate was never rejected
+    assert "subworkflow step sub:\n\n```mermaid" in text  # the child, drawn with its own coverage
+    assert "  class n0 partial" in blocks[2] and "  class n1 covered" in blocks[2] and "  class n2 missed" in blocks[2]
     tests = {row.split("|")[1].strip(" `"): row.split("|")[2].strip() for row in rows[2:]}
     assert tests["test_snap.py::test_snapshot"] == "failed"
     assert tests["test_flows.py::test_bug"] == "passed"
@@ -96,7 +98,7 @@ def test_html_report_is_one_self_contained_page(suite: pytest.Pytester) -> None:
     page = _Page()
     page.feed(text)
     assert "script" not in page.tags and "link" not in page.tags and "img" not in page.tags
-    assert page.classes.count("agentloom-graph") == 2  # one graph per workflow
+    assert page.classes.count("agentloom-graph") == 3  # one per workflow, and one for the subworkflow child
     assert page.classes.count("timeline") == 5  # one per run
     assert page.classes.count("outcome-failed") == 1 and page.classes.count("outcome-passed") == 3
     assert "failure" in page.classes and "question" in text

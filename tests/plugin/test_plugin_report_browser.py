@@ -67,14 +67,15 @@ def test_the_report_renders_its_graphs_and_timelines_offline_without_console_err
 
     assert page.title() == "agentloom review report"
     graphs = page.locator("svg.agentloom-graph")
-    assert graphs.count() == 2
+    assert graphs.count() == 3  # flow.yaml, gated.yaml and gated.yaml's child
     first = graphs.first.bounding_box()
     assert first is not None and first["width"] > 300 and first["height"] > 60
-    assert page.locator("svg.agentloom-graph g.node").count() == 6  # the top-level steps of both files
+    assert page.locator("svg.agentloom-graph g.node").count() == 9  # 4 + 2 steps, and the child's 3
     missed = page.locator("g.node.missed")
-    assert missed.count() == 1 and missed.get_attribute("data-step") == "reply"
-    assert page.locator("g.node.partial").count() == 2  # flow's router (default never taken), the gate (never rejected)
-    assert page.locator("path.missed-branch").count() == 1
+    assert [missed.nth(i).get_attribute("data-step") for i in range(missed.count())] == ["reply", "do_b"]
+    partial = page.locator("g.node.partial")  # routers with the default never taken, a gate never rejected
+    assert [partial.nth(i).get_attribute("data-step") for i in range(partial.count())] == ["route", "gate", "pick"]
+    assert page.locator("path.missed-branch").count() == 2
 
     timelines = page.locator("svg.timeline")
     assert timelines.count() == 4  # two triage runs, and the gated row's pause and resume
