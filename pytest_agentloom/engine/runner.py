@@ -64,6 +64,7 @@ def _run_id(source: str | RunIdSource | None, workflow: Workflow, state: dict[st
         return source
     if callable(source):
         return source()
-    definition = json.dumps(workflow.model_dump(mode="json"), sort_keys=True, default=str)
+    definition = workflow.memoized(
+        "run_id_definition", lambda: json.dumps(workflow.model_dump(mode="json"), sort_keys=True, default=str))
     inputs = json.dumps(to_plain(state), sort_keys=True)
     return derived_run_id(definition, inputs)
