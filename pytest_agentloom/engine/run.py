@@ -44,7 +44,7 @@ from ..core.plain import copy_plain
 from ..core.types import Provider
 from ..errors import AgentloomError, StepError
 from .graph import ReadySet, dependency_graph
-from .model import ApprovalGateStep, RouterStep, Workflow
+from .model import AnyStep, ApprovalGateStep, RouterStep, Workflow
 from .paths import OutputPathError, parse_path, set_path
 from .redaction import Redactor
 from .result import RunStatus, StepResult, StepStatus, TerminationReason, WorkflowResult
@@ -133,6 +133,9 @@ class Run:
                 for target in step.targets():
                     self.routers_of.setdefault(target, []).append(step.id)
         self.order = [step.id for step in workflow.steps]
+        self.steps: dict[str, AnyStep] = {}  # looked up several times per step; the first of an id, as step()
+        for step in reversed(workflow.steps):
+            self.steps[step.id] = step
         self.ready = ReadySet(self.graph)
         self.results: dict[str, StepResult] = {}
         self._spent = 0.0  # the cost of the results so far, added up in the order they arrived
@@ -355,7 +358,7 @@ class Run:
         )
 
     async def _run_step(self, ctx: StepContext) -> StepOutcome | StepError:
-        step = self.workflow.step(ctx.step_id)
+        step = self.steps[ctx.step_id]
         ctx.event("step_start", type=step.type)
         with use_clock(ctx.clock):
             try:
@@ -371,7 +374,7 @@ class Run:
         """Merge a step's events and apply its writes; a write that fails fails the step."""
         for time, kind, step_id, attempt, data in ctx.events:
             self.trace.append(time - self.start, kind, step_id, attempt, **data)
-        step = self.workflow.step(ctx.step_id)
+        step = self.steps[ctx.step_id]
         ended = ctx.clock.now() - self.start
         if isinstance(outcome, PauseOutcome):
             self._pause(ctx, ended, outcome)
@@ -426,7 +429,7 @@ class Run:
         # its own copy, so that a later write into one of the two never shows in the other
         steps[step_id] = {"output": copy_plain(value if raw is None else raw), "status": StepStatus.SUCCESS.value}
         self.trace.append(time, "state_write", step_id, path=f"steps.{step_id}")
-        if isinstance(self.workflow.step(step_id), ApprovalGateStep):
+        if isinstance(self.steps[step_id], ApprovalGateStep):
             self.state.setdefault("_approval", {})[step_id] = value
             self.trace.append(time, "state_write", step_id, path=f"_approval.{step_id}")
 
