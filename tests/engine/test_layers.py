@@ -11,6 +11,7 @@ file order, re-scan after each skip), written out again here as the reference.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import textwrap
 from pathlib import Path
@@ -22,8 +23,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pytest_agentloom import Scripted, VirtualClock, Workflow, WorkflowResult, resume_workflow, run_workflow
+from pytest_agentloom.core.clock import derived_run_id
+from pytest_agentloom.core.plain import to_plain
 from pytest_agentloom.engine import run as run_module
 from pytest_agentloom.engine.loader import parse_workflow
+from pytest_agentloom.engine.runner import state_json
 from pytest_agentloom.engine.steps.runners import STEP_RUNNERS
 
 
@@ -355,3 +359,27 @@ def test_a_run_resumed_after_a_pause_runs_each_remaining_step_once_in_its_layer(
     assert [e.step_id for e in finished.trace.events("step_skip")] == ["stop"]
     started = [e.step_id for e in finished.trace.events("step_start")]
     assert len(started) == len(set(started))
+
+
+# --------------------------------------------------------------------------- the derived run id's fast path
+
+
+@pytest.mark.parametrize("overrides", [{}, {"topic": "new"}, {"added": {"b": [1, 2.5, None], "a": "é"}},
+                                       {"nested": {"z": 1, "a": {"y": True}}}, {"weird": float("nan")}])
+def test_the_initial_state_json_is_what_encoding_the_whole_state_gives(overrides: dict[str, Any]) -> None:
+    workflow = flow(
+        """
+        name: ids
+        state: {topic: tides, nested: {b: 2, a: [3, {d: 1, c: 0}]}, "with space": 1, Zed: null}
+        steps:
+          - {id: a, type: tool, tool_name: noop}
+        """
+    )
+    whole = json.dumps(to_plain({**workflow.state, **overrides}), sort_keys=True)
+
+    assert state_json(workflow, overrides) == whole
+    assert state_json(workflow, overrides) == whole  # again, from the memo
+    first = run_workflow(workflow, state=overrides, tools={"noop": lambda: "ok"}, clock=VirtualClock(),
+                         runs_dir=False)
+    assert first.run_id == derived_run_id(
+        json.dumps(workflow.model_dump(mode="json"), sort_keys=True, default=str), whole)
