@@ -13,8 +13,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Unpack
 
-from ..core.clock import RunIdSource, derived_run_id
+from ..core.clock import RunIdSource, derived_run_id, is_valid_run_id
 from ..core.plain import to_plain
+from ..errors import UsageError
 from .loader import load_workflow
 from .model import Workflow
 from .options import RunOptions, check_options, prepare
@@ -65,10 +66,13 @@ def _run_id(source: str | RunIdSource | None, workflow: Workflow, overrides: Map
 
     The initial state is the file's ``state:`` with ``overrides`` laid over its top-level keys.
     """
-    if isinstance(source, str):
-        return source
-    if callable(source):
-        return source()
+    if isinstance(source, str) or callable(source):
+        given = source if isinstance(source, str) else source()
+        if not is_valid_run_id(given):  # it names the checkpoint and record files
+            raise UsageError(f"run_id {given!r} is not a valid run id: it names files, so it may hold only letters, "
+                             "digits, '.', '_' and '-' (no '..', no '/'), up to 128 characters.\n"
+                             "How to fix: pass an id such as 'nightly-2024-05-01'.")
+        return given
     definition = workflow.memoized(
         "run_id_definition", lambda: json.dumps(workflow.model_dump(mode="json"), sort_keys=True, default=str))
     return derived_run_id(definition, state_json(workflow, overrides))
