@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
 from ..errors import CassetteMismatchError, CassetteNotFoundError, UnusedInteractionsError, render_message
-from .matchers import DEFAULT_MATCH_ON, body_data, body_diff, resolve_matchers
+from .matchers import DEFAULT_MATCH_ON, body_data, body_diff, body_difference_count, resolve_matchers
 from .modes import RecordMode
 from .provenance import Provenance, stale_workflows, workflow_hash
 from .scrub import Scrubber, api_keys_from_env
@@ -500,7 +500,7 @@ class CassetteSession:
                 continue
             played = bool(self._cassette.play_counts[index])
             full = not failed
-            size = 0 if full else len(body_diff(body_data(stored), body_data(request), limit=1000))
+            size = 0 if full else body_difference_count(body_data(stored), body_data(request))
             key = (len(passed) * 2 + (0 if played and full else 1), -size, -index)
             if best is None or key > best:
                 best, best_index, best_full = key, index, full

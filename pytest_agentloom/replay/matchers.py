@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
-from ..core.diffs import path_diff
+from ..core.diffs import diff_report, path_diff
 
 if TYPE_CHECKING:
     from vcr.request import Request
@@ -164,3 +164,8 @@ def resolve_matchers(names: Sequence[str | Callable[[Any, Any], None]]) -> list[
 def body_diff(recorded: Any, requested: Any, *, limit: int = 12) -> list[str]:
     """Lines ``body.path: recorded -> requested``, sorted by path, at most ``limit`` (see :mod:`..core.diffs`)."""
     return path_diff(recorded, requested, root="body", limit=limit, width=70)
+
+
+def body_difference_count(recorded: Any, requested: Any) -> int:
+    """How many places of two bodies differ (to find the closest recording), without rendering them."""
+    return diff_report(recorded, requested, limit=1).count
