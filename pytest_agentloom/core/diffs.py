@@ -131,18 +131,12 @@ def _merged(changes: list[_Change]) -> list[tuple[_Change, list[_Change]]]:
         kept.append(change)
     out: list[tuple[_Change, list[_Change]]] = []
     for change in kept:
-        first = next((entry for entry in out if entry[0].kind != "type changes" and entry[0].same_change(change)),
-                     None) if _worth_grouping(change) else None
+        first = next((entry for entry in out if entry[0].same_change(change)), None)
         if first is not None:
             first[1].append(change)
         else:
             out.append((change, []))
     return out
-
-
-def _worth_grouping(change: _Change) -> bool:
-    """Only values that take room are named once: ``1 -> 2`` at two places reads better as two lines."""
-    return len(repr(change.old)) + len(repr(change.new)) > 30
 
 
 def _render(change: _Change, also: list[_Change], root: str, width: int) -> list[str]:

@@ -67,7 +67,7 @@ def test_a_mirrored_step_output_is_shown_once() -> None:
     assert report.count == 1 and len(report.lines) == 4
     assert report.lines[0].startswith("state.reply (same change at steps.draft.output): strings differ")
     small = path_diff({"steps": {"a": 1, "b": 1}}, {"steps": {"a": 2, "b": 2}})
-    assert small == ["steps.a: 1 -> 2", "steps.b: 1 -> 2"]  # small values: one line each, nothing grouped
+    assert small == ["steps.a (same change at steps.b): 1 -> 2"]
     many = path_diff({f"k{i}": LETTER for i in range(6)}, {f"k{i}": LETTER + "!" for i in range(6)})
     assert many[0].startswith("k0 (same change at k1, k2, k3 and 2 more places): strings differ")
     status = path_diff(run("x") | {"status": "ok"}, {**run("x"), "state": {"reply": "x", "steps": {

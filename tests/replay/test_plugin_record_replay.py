@@ -65,8 +65,10 @@ def test_missing_cassette_says_so_in_plain_words(project: Project) -> None:
     result.stdout.fnmatch_lines([
         "*CassetteNotFoundError: Test test_support.py::test_support has no cassette to replay: "
         "cassettes/test_support.py/test_support.yaml does not exist.",
-        "*How to fix: record it once against live providers (API keys needed): "
-        "pytest test_support.py::test_support --agentloom-record, then commit the file*",
+        f"*  looked for: {project.pytester.path}/cassettes/test_support.py/test_support.yaml",
+        f"*  resolved against: {project.pytester.path} (the rootdir)",
+        "*How to fix: record it once against live providers (API keys needed), then commit the file:",
+        "*  pytest test_support.py::test_support --agentloom-record",
     ])
 
 
@@ -94,11 +96,12 @@ def test_a_changed_request_fails_the_step_with_a_diff(project: Project) -> None:
         "(test test_support.py::test_support, step 'classify', turn 1).",
         "  cassette: cassettes/test_support.py/test_support.yaml (record mode none; 2 interactions, 0 used)",
         "  request: POST /v1/chat/completions (attempt 1, model gpt-4o-mini)",
+        "  matched on: method, url, body",
         "  closest recorded: interaction #1 (POST /v1/chat/completions); differences (recorded -> now):",
         "    body.messages[0].content: 'Classify (auth <REDACTED>): Printer on fire' -> "
         "'Classify (auth <REDACTED>): Scanner jammed'",
-        "How to fix: if the change is intended, re-record this test against live providers: "
-        "pytest test_support.py::test_support --agentloom-record*",
+        "How to fix: if the change is intended, re-record this test against live providers:",
+        "  pytest test_support.py::test_support --agentloom-record",
     ])
 
 
