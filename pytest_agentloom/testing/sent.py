@@ -2,8 +2,9 @@
 
 :class:`SentRequests` wraps the provider of one ``agentloom.run``: it notes
 each request and passes it on unchanged. :func:`sent_data` turns the notes into
-the ``requests`` part of a snapshot: per step id (sorted, so parallel steps
-give the same file whatever finished first), one entry per turn with the
+the ``requests`` part of a snapshot: per step id (in the file's order, a
+subworkflow's ``parent/child`` steps after their parent, so parallel steps give
+the same file whatever finished first), one entry per turn with the
 model, the params that shape the answer, the tool names and the messages. A
 retry that sent the same request again is listed once. Secret values of the
 run's state (``redact: true`` keys) are replaced by their markers, as in
@@ -76,7 +77,9 @@ def sent_data(sent: list[LLMRequest | EmbedRequest], workflow: Workflow | None =
         entry = _entry(request)
         if not entries or entries[-1] != entry:  # a retry sends the same request again
             entries.append(entry)
-    data = {step: by_step[step] for step in sorted(by_step)}
+    order = {step.id: index for index, step in enumerate(workflow.steps)} if workflow is not None else {}
+    ranked = sorted(by_step, key=lambda step: (order.get(step.split("/")[0], len(order)), step))
+    data = {step: by_step[step] for step in ranked}
     if workflow is None or state is None:
         return data
     from ..engine.redaction import Redactor
