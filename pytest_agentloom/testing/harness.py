@@ -189,7 +189,7 @@ class AgentloomHarness:
         sent: SentRequests = options["provider"]
         result.sent_requests = sent_data(sent.sent, workflow, result.unredacted_state)
         self.results.append(result)
-        self._run_inputs[result.run_id] = {"workflow": workflow, "provider": sent._inner, "tools": options["tools"]}
+        self._run_inputs[result.run_id] = {"workflow": workflow, "provider": sent.inner, "tools": options["tools"]}
         self._report_missing_keys(result, workflow)
         return result
 
@@ -197,7 +197,7 @@ class AgentloomHarness:
         if isinstance(provider, Scripted) and not any(provider is known for known in self._scripted):
             self._scripted.append(provider)
 
-    def _report_missing_keys(self, result: WorkflowResult, workflow: Workflow) -> None:
+    def _report_missing_keys(self, result: WorkflowResult, workflow: Workflow, stacklevel: int = 4) -> None:
         """A ``{state.x}`` that rendered empty: a :class:`MissingTemplateKeyWarning` (an error with
         ``missing_template_keys='error'``), naming the workflow file, the step and the path.
         """
@@ -211,7 +211,7 @@ class AgentloomHarness:
             warning = MissingTemplateKeyWarning(_missing_key_text(workflow, *key))
             if self._missing_keys == "error":
                 raise warning
-            warnings.warn(warning, stacklevel=3)
+            warnings.warn(warning, stacklevel=stacklevel)  # the test's line that ran the workflow
 
     def unused_replies_message(self) -> str | None:
         """Why this test fails although it passed: scripted replies that no request used (or ``None``)."""
@@ -267,7 +267,7 @@ class AgentloomHarness:
         self.results.append(resumed)
         self._run_inputs[resumed.run_id] = inputs
         if workflow is not None:
-            self._report_missing_keys(resumed, workflow)
+            self._report_missing_keys(resumed, workflow, stacklevel=3)
         return resumed
 
     def assert_no_secrets(self, *values: Any) -> None:
@@ -353,9 +353,10 @@ class AgentloomHarness:
 
 def _missing_key_text(workflow: Workflow, step_id: str | None, field: str) -> str:
     where = f"{workflow.source}" if workflow.source is not None else f"workflow '{workflow.name}'"
+    path = field.removeprefix("state.")
     return render_message(
-        f"Template placeholder {{state.{field}}} rendered empty in step '{step_id}': the state has no "
-        f"'{field}' ({where}).",
+        f"Template placeholder {{state.{path}}} rendered empty in step '{step_id}': the state has no "
+        f"'{path}' ({where}).",
         hint="fix the name in the template, or give the run that key in its state; "
              "-W error::pytest_agentloom.MissingTemplateKeyWarning (or ini agentloom_missing_template_keys = "
              "error) makes this fail the test.",

@@ -30,15 +30,15 @@ class SentRequests:
     """A provider that notes every request before handing it to ``inner``; other attributes are ``inner``'s."""
 
     def __init__(self, inner: Provider) -> None:
-        self._inner = inner
+        self.inner = inner
         self.sent: list[LLMRequest | EmbedRequest] = []
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         self.sent.append(request)
-        return await self._inner.complete(request)
+        return await self.inner.complete(request)
 
     def __getattr__(self, name: str) -> Any:
-        value = getattr(self._inner, name)
+        value = getattr(self.inner, name)
         if name == "embed" and callable(value):
             return self._embedder(value)
         return value
@@ -69,8 +69,13 @@ def _entry(request: LLMRequest | EmbedRequest) -> dict[str, Any]:
 
 
 def sent_data(sent: list[LLMRequest | EmbedRequest], workflow: Workflow | None = None,
-              state: Mapping[str, Any] | None = None) -> dict[str, list[dict[str, Any]]]:
-    """The ``requests`` part of a snapshot (see the module docs); ``state`` is the run's unredacted state."""
+              state: Mapping[str, Any] | None = None) -> dict[str, list[dict[str, Any]]] | None:
+    """The ``requests`` part of a snapshot (see the module docs); ``state`` is the run's unredacted state.
+
+    ``None`` when nothing was sent: a run without model calls has no ``requests`` key.
+    """
+    if not sent:
+        return None
     by_step: dict[str, list[dict[str, Any]]] = {}
     for request in sent:
         entries = by_step.setdefault(request.step_id, [])

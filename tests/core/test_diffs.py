@@ -16,7 +16,8 @@ def test_diff_lines_are_sorted_paths_and_cut_at_the_limit() -> None:
         "state.new: added None",
     ]
     many = path_diff({f"k{i:02d}": i for i in range(30)}, {f"k{i:02d}": -i for i in range(1, 30)}, limit=5)
-    assert many == ["k00: removed 0", "k01: 1 -> -1", "k02: 2 -> -2", "k03: 3 -> -3", "... 26 more lines (pytest -vv shows all)"]
+    assert many == ["k00: removed 0", "k01: 1 -> -1", "k02: 2 -> -2", "k03: 3 -> -3",
+                    "... 26 more lines (pytest -vv shows all)"]
 
 
 def test_paths_name_plain_keys_with_dots_and_odd_keys_in_brackets() -> None:

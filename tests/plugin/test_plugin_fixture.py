@@ -108,7 +108,8 @@ def test_run_without_provider_says_how_to_pass_one(triage: pytest.Pytester) -> N
         "the rootdir: run pytest from the project's folder or pass --rootdir",
         "E       How to fix: record it once against live providers (API keys needed), then commit the file:",
         "E         pytest test_no_provider.py::test_no_provider --agentloom-record",
-        "E       or give the run a provider, e.g. agentloom.run(path, provider=agentloom.scripted(step_id='reply text')).",
+        "E       or give the run a provider, e.g. "
+        "agentloom.run(path, provider=agentloom.scripted(step_id='reply text')).",
     ])
 
 

@@ -309,3 +309,37 @@ def test_help_lists_the_cassette_options(project: Project) -> None:
         "*",
         "*agentloom_cassette_dir (string):",
     ])
+
+
+CHANGED_TICKET = """
+    import os
+
+    def test_support(agentloom):
+        result = agentloom.run("flow.yaml", state={"ticket": "Scanner jammed",
+                                                    "api_token": os.environ["CANARY_SECRET"]})
+        assert result.ok, result.steps["classify"].error
+"""
+
+
+def test_ini_ignores_body_paths_and_the_marker_adds_matchers(project: Project) -> None:
+    project.live()
+    plan_support(project)
+    project.run("--agentloom-record").assert_outcomes(passed=1)
+    project.offline()
+    project.pytester.makepyfile(test_support=CHANGED_TICKET)
+    project.pytester.makeini("[pytest]\nagentloom_cassette_ignore =\n    messages[*].content\n")
+    project.run().assert_outcomes(passed=1)  # the prompts differ only in the ignored content
+    project.pytester.makeconftest("""
+        def same_length(request, recorded):
+            if len(request.body) != len(recorded.body):
+                raise AssertionError(f"body length {len(request.body)} != {len(recorded.body)}")
+    """)
+    project.pytester.makepyfile(test_support="import pytest\nfrom conftest import same_length\n\n"
+                                "pytestmark = pytest.mark.agentloom(cassette_matchers=[same_length])\n"
+                                + CHANGED_TICKET.replace("\n    ", "\n"))
+    result = project.run()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*  matched on: method, url, body (ignoring messages[[]*].content), same_length",
+        "*    matcher 'same_length': body length * != *",
+    ])
