@@ -134,30 +134,21 @@ class AgentloomHarness:
         ``only="step"`` runs that one step; ``start_at="step"`` runs it and the steps after it (see
         :func:`~.partial.partial_workflow`); give them the ``state`` they read.
         """
-        workflow, options = self._prepare(workflow_or_path, state, provider, tools, real_tools, only, start_at,
-                                          config_overrides)
+        workflow, options = self._prepare(workflow_or_path, state, provider, tools, real_tools=real_tools, only=only,
+                                          start_at=start_at, **config_overrides)
         return self._finish(run_workflow(workflow, **options), workflow, options)
 
-    async def arun(
-        self,
-        workflow_or_path: Workflow | str | Path | None = None,
-        state: Mapping[str, Any] | None = None,
-        provider: Provider | None = None,
-        tools: Mapping[str, Callable[..., Any]] | list[Any] | None = None,
-        *,
-        real_tools: bool | list[str] = False,
-        only: str | None = None,
-        start_at: str | None = None,
-        **config_overrides: Any,
-    ) -> WorkflowResult:
-        """:meth:`run` for async tests: ``result = await agentloom.arun("flow.yaml", provider=...)``."""
-        workflow, options = self._prepare(workflow_or_path, state, provider, tools, real_tools, only, start_at,
-                                          config_overrides)
-        return self._finish(await arun_workflow(workflow, **options), workflow, options)
+    async def arun(self, workflow_or_path: Workflow | str | Path | None = None,
+                   state: Mapping[str, Any] | None = None, provider: Provider | None = None,
+                   tools: Mapping[str, Callable[..., Any]] | list[Any] | None = None, **options: Any) -> WorkflowResult:
+        """:meth:`run` for async tests, with the same arguments: ``result = await agentloom.arun("flow.yaml")``."""
+        workflow, prepared = self._prepare(workflow_or_path, state, provider, tools, **options)
+        return self._finish(await arun_workflow(workflow, **prepared), workflow, prepared)
 
     def _prepare(self, workflow_or_path: Workflow | str | Path | None, state: Mapping[str, Any] | None,
-                 provider: Provider | None, tools: Any, real_tools: bool | list[str], only: str | None,
-                 start_at: str | None, config_overrides: dict[str, Any]) -> tuple[Workflow, dict[str, Any]]:
+                 provider: Provider | None, tools: Any, *, real_tools: bool | list[str] = False,
+                 only: str | None = None, start_at: str | None = None,
+                 **config_overrides: Any) -> tuple[Workflow, dict[str, Any]]:
         """The workflow and the options of one run (both ``run`` and ``arun``)."""
         workflow = self._workflow(workflow_or_path)
         if only is not None or start_at is not None:
