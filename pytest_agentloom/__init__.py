@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     )
     from .errors import (
         AgentloomError,
+        MissingTemplateKeyWarning,
         ProviderError,
         ScriptError,
         StepError,
@@ -44,6 +45,7 @@ __all__ = [
     "BaseTool",
     "LLMRequest",
     "LLMResponse",
+    "MissingTemplateKeyWarning",
     "ProviderError",
     "RunStatus",
     "ScriptError",
@@ -94,6 +96,7 @@ _EXPORTS = {
     "resume_workflow": ".engine",
     "run_workflow": ".engine",
     "AgentloomError": ".errors",
+    "MissingTemplateKeyWarning": ".errors",
     "ProviderError": ".errors",
     "ScriptError": ".errors",
     "StepError": ".errors",

@@ -25,6 +25,8 @@
     │   ├── MidStreamError                 a stream broke after its first chunk: no fallback to another provider
     │   └── AttachmentRefused              a provider cannot take an attachment; nothing was sent
     ├── ScriptError                        a scripted provider has no reply for a request: never retried
+    ├── UnusedRepliesError (AssertionError)  a test ended with scripted replies nobody asked for
+    ├── MissingTemplateKeyWarning (UserWarning)  a template placeholder rendered empty: its state key is missing
     ├── ScriptDataError (ValueError)       a scripted reply written as data has no reply's form
     ├── ReplayError                        a cassette cannot be used as asked (``path``)
     │   ├── CassetteNotFoundError          replay needs a cassette the test does not have yet
@@ -71,6 +73,7 @@ __all__ = [
     "ExpressionSyntaxError",
     "MarkerError",
     "MidStreamError",
+    "MissingTemplateKeyWarning",
     "ModelRefused",
     "OutputPathError",
     "ProviderConfigError",
@@ -87,6 +90,7 @@ __all__ = [
     "ToolReplayMissError",
     "UnusableResponseError",
     "UnusedInteractionsError",
+    "UnusedRepliesError",
     "UsageError",
     "WorkflowError",
     "render_message",
@@ -117,6 +121,7 @@ class ErrorCode(enum.StrEnum):
     STEP_ERROR = "step_error"  # a StepError that has no more specific code
     TIMEOUT = "timeout"  # a step attempt passed its timeout (retried); or, on a skipped step, the run's timeout
     TEMPLATE_ERROR = "template_error"  # a template has broken braces or a format spec that does not fit
+    MISSING_TEMPLATE_KEY = "missing_template_key"  # a {state.x} placeholder rendered empty (a warning in tests)
     MISSING_STATE_KEY = "missing_state_key"  # a tool argument 'state.x' names a key the state lacks
     OUTPUT_PATH = "output_path"  # a step's output cannot be written to its state path
 
@@ -165,6 +170,7 @@ class ErrorCode(enum.StrEnum):
     UNKNOWN_PROVIDER = "unknown_provider"  # config.provider names a provider the gateway does not have
     NO_ROUTE = "no_route"  # no gateway route matches the model
     SCRIPT_EXHAUSTED = "script_exhausted"  # a scripted provider has no reply for the request
+    UNUSED_REPLIES = "unused_replies"  # a test ended with scripted replies that no request used
 
     # -- record and replay
     REPLAY_ERROR = "replay_error"  # a ReplayError that has no more specific code
@@ -495,6 +501,18 @@ class ScriptError(AgentloomError):
     """A scripted provider received a request it has no reply for. Never retried."""
 
     code: str = ErrorCode.SCRIPT_EXHAUSTED
+
+
+class UnusedRepliesError(AgentloomError, AssertionError):
+    """A test ended with scripted replies that no request used: the workflow did less than the test expects."""
+
+    code: str = ErrorCode.UNUSED_REPLIES
+
+
+class MissingTemplateKeyWarning(AgentloomError, UserWarning):
+    """A ``{state.x}`` placeholder rendered empty because the state lacks the key (warned in tests)."""
+
+    code: str = ErrorCode.MISSING_TEMPLATE_KEY
 
 
 # -- record and replay -----------------------------------------------------------------------------------------

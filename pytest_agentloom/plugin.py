@@ -101,6 +101,7 @@ def pytest_runtest_makereport(
     report = yield
     if call.when == "call":
         item.config.stash[SESSION_KEY].finish_cassette(item, report)
+        item.config.stash[SESSION_KEY].finish_replies(item, report)
     if report.failed or report.skipped:
         item.config.stash[SESSION_KEY].test_did_not_pass(item)
     return report
@@ -158,20 +159,22 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 
 
 @pytest.fixture
-def agentloom_tools() -> dict[str, Callable[..., Any]]:
-    """Tools given to every run of the ``agentloom`` fixture. Override it in a conftest.py to register yours."""
+def agentloom_tools() -> dict[str, Callable[..., Any]] | list[Any]:
+    """Tools given to every run of the ``agentloom`` fixture. Override it in a conftest.py to register yours:
+    a dict of name -> callable, or a list of ``@tool`` functions (the forms ``agentloom.run(tools=...)`` takes).
+    """
     return {}
 
 
 @pytest.fixture
 def agentloom(
-    request: pytest.FixtureRequest, tmp_path: Path, agentloom_tools: dict[str, Callable[..., Any]]
+    request: pytest.FixtureRequest, tmp_path: Path, agentloom_tools: dict[str, Callable[..., Any]] | list[Any]
 ) -> AgentloomHarness:
     """A per-test harness: ``load(path)``, ``run(workflow, state=, provider=, tools=, **config)``,
     ``scripted(...)`` and ``assert_snapshot(result)``. Runs use a virtual clock and a run id derived
     from the test id; files they write go under ``agentloom.tmp_path``.
     """
-    return request.config.stash[SESSION_KEY].harness(request.node, tmp_path, dict(agentloom_tools))
+    return request.config.stash[SESSION_KEY].harness(request.node, tmp_path, agentloom_tools)
 
 
 @pytest.fixture

@@ -18,13 +18,24 @@ if TYPE_CHECKING:
 __all__ = ["check_output", "check_status", "check_steps", "check_tool_calls"]
 
 
-def _fail(headline: str, events: Iterable[TraceEvent], extra: Sequence[str] = ()) -> AssertionError:
+def _fail(headline: str, events: Iterable[TraceEvent], extra: Sequence[str] = (), shown: str | None = None
+          ) -> AssertionError:
+    """``shown``: an error text already in ``extra``, written once: a trace line carrying it says so instead."""
     lines = [headline, *extra]
     events = list(events)
     if events:
         lines.append("Relevant trace:")
-        lines += [f"  {event.line()}" for event in events]
+        lines += [f"  {_line(event, shown)}" for event in events]
     return AssertionError("\n".join(lines))
+
+
+def _line(event: TraceEvent, shown: str | None) -> str:
+    if shown is None or event.data.get("error") != shown:
+        return event.line()
+    from dataclasses import replace
+
+    rest = replace(event, data={key: value for key, value in event.data.items() if key != "error"})
+    return f"{rest.line()} error=(the failed step's, above)"
 
 
 def check_status(result: WorkflowResult, status: str, reason: str | None = None) -> None:
@@ -38,14 +49,16 @@ def check_status(result: WorkflowResult, status: str, reason: str | None = None)
                 f"and reason '{result.reason.value}', expected {wanted}.")
     extra = []
     events = [e for e in result.trace if e.kind == "run_end"]
+    shown = None
     if result.failed_step:
         step = result.steps[result.failed_step]
         extra.append(f"  failed step '{result.failed_step}' ({step.error_code}): {step.error}")
+        shown = step.error
         events = [e for e in result.trace if e.step_id == result.failed_step and e.kind in
                   ("provider_call", "tool_call", "retry", "step_end")] + events
     else:
         events = [e for e in result.trace if e.kind == "step_skip"] + events
-    raise _fail(headline, events, extra)
+    raise _fail(headline, events, extra, shown)
 
 
 def check_steps(result: WorkflowResult, expected: Sequence[str]) -> None:

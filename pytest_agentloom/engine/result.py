@@ -127,6 +127,8 @@ class WorkflowResult:
     ran_workflow: Any = field(default=None, repr=False, compare=False)
     #: the paused run this one resumed (set by the ``agentloom`` fixture's ``resume``), so checks can see both
     resumed_from: WorkflowResult | None = field(default=None, repr=False, compare=False)
+    #: what the run sent its provider, per step (set by the ``agentloom`` fixture; snapshots show it)
+    sent_requests: dict[str, list[dict[str, Any]]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:

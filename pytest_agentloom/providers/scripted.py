@@ -45,11 +45,16 @@ class Scripted:
     reply is a string, :func:`reply`, :func:`tool_call`, :func:`error`, or a
     callable taking the :class:`LLMRequest` and returning one of those. A
     single callable answers every request of its step.
+
+    In a test of the ``agentloom`` fixture, replies left unused when the test
+    passes fail it; ``allow_unused=True`` keeps them on purpose.
     """
 
     __test__ = False  # not a test class, whatever its name looks like to pytest
 
-    def __init__(self, replies: Mapping[str, Reply | Sequence[Reply]] | None = None) -> None:
+    def __init__(self, replies: Mapping[str, Reply | Sequence[Reply]] | None = None, *,
+                 allow_unused: bool = False) -> None:
+        self.allow_unused = allow_unused
         self._script: dict[str, list[Reply]] = {}
         self._repeat: dict[str, Reply] = {}
         for step_id, value in (replies or {}).items():
@@ -87,6 +92,10 @@ class Scripted:
             for step, queue in self._script.items()
             if len(queue) > self._used.get(step, 0)
         }
+
+    def script_length(self, step_id: str) -> int:
+        """How many replies were scripted for ``step_id`` (0 for a step answered by a callable)."""
+        return len(self._script.get(step_id, ()))
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         self.requests.append(_record(request))

@@ -41,7 +41,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
 from ..errors import CassetteMismatchError, CassetteNotFoundError, UnusedInteractionsError, render_message
-from .matchers import DEFAULT_MATCH_ON, body_data, body_diff, resolve_matchers
+from .matchers import (
+    DEFAULT_MATCH_ON,
+    body_data,
+    body_diff,
+    body_difference_count,
+    matcher_names,
+    resolve_matchers,
+)
 from .modes import RecordMode
 from .provenance import Provenance, stale_workflows, workflow_hash
 from .scrub import Scrubber, api_keys_from_env
@@ -79,7 +86,7 @@ class CassetteConfig:
     ``test_id`` and ``record_command`` only shape messages; ``root`` is the
     folder that workflow paths in the provenance (and ``display_path``) are
     relative to; ``api_keys`` are extra raw keys to scrub besides ``*_API_KEY``
-    environment variables.
+    environment variables. ``ignore`` are body paths the ``body`` matcher leaves out.
     """
 
     path: Path
@@ -88,6 +95,7 @@ class CassetteConfig:
     record_command: str | None = None
     root: Path | None = None
     match_on: tuple[Any, ...] = DEFAULT_MATCH_ON
+    ignore: tuple[str, ...] = ()
     api_keys: tuple[str, ...] = ()
     env: Mapping[str, str] | None = field(default=None, repr=False)
 
@@ -239,13 +247,16 @@ class CassetteSession:
         cls = _cassette_class()
         self._cassette = cls.load(
             path=str(self.config.path), persister=_Persister(self), record_mode=VcrMode(self.mode.value),
-            match_on=resolve_matchers(self.config.match_on), before_record_request=self._scrub_request,
+            match_on=self._matchers(), before_record_request=self._scrub_request,
             before_record_response=self._scrub_response, allow_playback_repeats=False,
         )
         self._cassette.session = self
         self.loaded_count = len(self._cassette.data)
         self.opened = True
         return self
+
+    def _matchers(self) -> list[Any]:
+        return resolve_matchers(self.config.match_on, self.config.ignore)
 
     def require_cassette(self) -> None:
         """Raise :class:`CassetteNotFoundError` when replay (mode ``none``) has no file to replay."""
@@ -255,12 +266,20 @@ class CassetteSession:
 
     def _missing_message(self) -> str:
         who = f"Test {self.config.test_id}" if self.config.test_id else "This run"
+        root = self.config.root
+        context: list[tuple[str, object]] = [
+            ("looked for", Path(self.config.path).resolve()),
+            ("resolved against", f"{root} (the rootdir)" if root is not None else None),
+            ("record mode", f"{self.mode.value} (replay only)"),
+        ]
+        details = [f"  note: {note}" for note in _rootdir_doubts(root, self.config.path)]
         return render_message(
-            f"{who} has no cassette to replay: {self.config.display_path} does not exist.",
-            [("record mode", f"{self.mode.value} (replay only)")],
-            hint=f"record it once against live providers (API keys needed): {self.config.how_to_record}, "
-                 "then commit the file; or give the run a provider, "
-                 "e.g. agentloom.run(path, provider=agentloom.scripted(step_id='reply text')).",
+            f"{who} has no cassette to replay: {self.config.display_path} does not exist.", context,
+            details=details,
+            hint=f"record it once against live providers (API keys needed), then commit the file:\n"
+                 f"  {self.config.how_to_record}\n"
+                 "or give the run a provider, e.g. "
+                 "agentloom.run(path, provider=agentloom.scripted(step_id='reply text')).",
         )
 
     def close(self) -> None:
@@ -454,13 +473,14 @@ class CassetteSession:
                          f"{len(cassette.data)} interactions, {used} used)"),
             ("request", f"{request.method} {request.parsed_uri.path}"
                         + (f" (attempt {llm.attempt}, model {llm.model})" if llm is not None else "")),
+            ("matched on", matcher_names(self.config.match_on, self.config.ignore)),
         ]
         details: list[str] = []
         reason = "no_match"
         if not self.exists and not cassette.data:
             reason = "no_cassette"
             headline = f"No cassette to replay for this request ({', '.join(where) or 'outside a test'})."
-            hint = f"record it once against live providers: {self.config.how_to_record}"
+            hint = f"record it once against live providers:\n  {self.config.how_to_record}"
         else:
             index, passed, played = self._closest(request)
             headline = f"Cassette has no recorded response for this request ({', '.join(where) or 'no step'})."
@@ -478,9 +498,9 @@ class CassetteSession:
                 details.append(f"  closest recorded: interaction #{index + 1} "
                                f"({recorded.method} {recorded.parsed_uri.path}); differences (recorded -> now):")
                 diff = self._describe_difference(recorded, request)
-                details.extend(f"    {line}" for line in diff[:12])
-            hint = (f"if the change is intended, re-record this test against live providers: "
-                    f"{self.config.how_to_record}")
+                details.extend(f"    {line}" for line in diff)
+            hint = (f"if the change is intended, re-record this test against live providers:\n"
+                    f"  {self.config.how_to_record}")
         message = render_message(headline, context, hint=hint, details=details)
         return CassetteMismatchError(message, reason=reason, path=str(self.config.path),
                                      step_id=llm.step_id if llm else None,
@@ -490,7 +510,7 @@ class CassetteSession:
         """The recorded request most like ``request``: (position, fully matches, already played)."""
         from vcr.matchers import get_matchers_results
 
-        matchers = resolve_matchers(self.config.match_on)
+        matchers = self._matchers()
         best: tuple[int, int, int] | None = None  # (passed matchers, -diff size, -index)
         best_index: int | None = None
         best_full = False
@@ -500,7 +520,8 @@ class CassetteSession:
                 continue
             played = bool(self._cassette.play_counts[index])
             full = not failed
-            size = 0 if full else len(body_diff(body_data(stored), body_data(request), limit=1000))
+            ignore = self.config.ignore
+            size = 0 if full else body_difference_count(body_data(stored, ignore), body_data(request, ignore))
             key = (len(passed) * 2 + (0 if played and full else 1), -size, -index)
             if best is None or key > best:
                 best, best_index, best_full = key, index, full
@@ -515,8 +536,34 @@ class CassetteSession:
         if recorded.parsed_uri.path != request.parsed_uri.path or recorded.parsed_uri.query != request.parsed_uri.query:
             lines.append(f"url: {recorded.parsed_uri.path}?{recorded.parsed_uri.query} -> "
                          f"{request.parsed_uri.path}?{request.parsed_uri.query}")
-        lines.extend(body_diff(body_data(recorded), body_data(request)))
+        ignore = self.config.ignore
+        lines.extend(body_diff(body_data(recorded, ignore), body_data(request, ignore)))
+        from vcr.matchers import get_matchers_results
+
+        _, failed = get_matchers_results(request, recorded, self._matchers())
+        lines += [f"matcher '{name}': {reason}" for name, reason in failed if name not in ("method", "url", "body")]
         return lines or ["(no difference in method, URL or body: compare the headers of the recording)"]
+
+
+def _rootdir_doubts(root: Path | None, path: Path) -> list[str]:
+    """Why the rootdir may be the wrong one: cassettes are found relative to it, and pytest picks it from
+    the first ini file (or the common folder of the arguments) it finds.
+    """
+    if root is None:
+        return []
+    notes = []
+    if not any((root / name).is_file() for name in ("pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")):
+        notes.append(f"{root} holds no pytest.ini, pyproject.toml, tox.ini or setup.cfg, so pytest may have "
+                     "guessed the rootdir: run pytest from the project's folder or pass --rootdir")
+    cwd = Path.cwd().resolve()
+    try:
+        relative = Path(path).resolve().relative_to(root.resolve())
+    except ValueError:
+        return notes
+    if cwd != root.resolve() and (cwd / relative).is_file():
+        notes.append(f"the file exists under the current directory instead: {cwd / relative} "
+                     f"(run pytest with --rootdir={cwd})")
+    return notes
 
 
 _RECORDED_AT = re.compile(r"^  recorded_at: .*$", re.MULTILINE)

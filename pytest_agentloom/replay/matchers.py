@@ -19,8 +19,10 @@ matcher of ``match_on``, in order (default: ``method``, ``url``, ``body``):
 Identical requests (a tool loop, a retried call) each match the first
 recording not yet played, so they replay in recorded order.
 
-:data:`MATCHERS` is the registry of matchers by name; add your own function
-there to use it in ``match_on``.
+``ignore`` paths (``metadata.trace_id``, ``messages[*].name``; see
+:mod:`..core.patterns`) are left out of the ``body`` comparison and of the
+mismatch diff. :data:`MATCHERS` is the registry of matchers by name; add your
+own function there, or name it ``module:function``, to use it in ``match_on``.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
-from ..core.diffs import path_diff
+from ..core.diffs import diff_report, path_diff
+from ..core.patterns import DROP, edit_path, split_path
 
 if TYPE_CHECKING:
     from vcr.request import Request
@@ -44,6 +47,8 @@ __all__ = [
     "body",
     "body_data",
     "body_diff",
+    "body_difference_count",
+    "matcher_names",
     "method",
     "resolve_matchers",
     "url",
@@ -79,7 +84,7 @@ def url(request: Request, recorded: Request) -> None:
 
 
 @functools.lru_cache(maxsize=512)
-def _normalised(raw: bytes) -> tuple[str, Any] | None:
+def _normalised(raw: bytes, ignore: tuple[str, ...] = ()) -> tuple[str, Any] | None:
     """The canonical JSON text of a body (for equality) and its data (for diffs); ``None`` if not JSON."""
     try:
         data = json.loads(raw)
@@ -87,6 +92,8 @@ def _normalised(raw: bytes) -> tuple[str, Any] | None:
         return None
     if isinstance(data, dict):
         data = {key: value for key, value in data.items() if key not in IGNORED_BODY_FIELDS}
+    for path in ignore:
+        data, _ = edit_path(data, split_path(path), lambda _value: DROP)
     data = _unify_markers(data)
     return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":")), data
 
@@ -112,10 +119,10 @@ def _raw(request: Request) -> bytes:
     return bytes(request.body_bytes or b"")  # a file or an iterator, materialised by vcrpy
 
 
-def body_data(request: Request) -> Any:
+def body_data(request: Request, ignore: tuple[str, ...] = ()) -> Any:
     """The body as the ``body`` matcher sees it: normalised JSON data, else the text (or bytes)."""
     raw = _raw(request)
-    parsed = _normalised(raw)
+    parsed = _normalised(raw, ignore)
     if parsed is not None:
         return parsed[1]
     try:
@@ -124,12 +131,12 @@ def body_data(request: Request) -> Any:
         return raw
 
 
-def body(request: Request, recorded: Request) -> None:
+def body(request: Request, recorded: Request, ignore: tuple[str, ...] = ()) -> None:
     """Same body: JSON compared as data (see the module docs), anything else byte for byte."""
     mine, theirs = _raw(request), _raw(recorded)
     if mine == theirs:
         return
-    left, right = _normalised(mine), _normalised(theirs)
+    left, right = _normalised(mine, ignore), _normalised(theirs, ignore)
     if left is not None and right is not None:
         # no diff here: vcrpy runs matchers against every recording on every lookup; the mismatch error
         # computes one diff, against the closest recording only
@@ -143,19 +150,64 @@ MATCHERS: dict[str, Callable[[Any, Any], None]] = {"method": method, "url": url,
 DEFAULT_MATCH_ON: tuple[str, ...] = ("method", "url", "body")
 
 
-def resolve_matchers(names: Sequence[str | Callable[[Any, Any], None]]) -> list[Callable[[Any, Any], None]]:
-    """Matcher functions for names of :data:`MATCHERS` (functions pass through)."""
+def resolve_matchers(names: Sequence[str | Callable[[Any, Any], None]],
+                     ignore: Sequence[str] = ()) -> list[Callable[[Any, Any], None]]:
+    """Matcher functions for names of :data:`MATCHERS` or ``module:function`` (functions pass through).
+
+    With ``ignore``, the ``body`` matcher leaves those paths out.
+    """
     out = []
     for name in names:
         if callable(name):
             out.append(name)
-            continue
-        if name not in MATCHERS:
+        elif name == "body" and ignore:
+            out.append(_ignoring(tuple(ignore)))
+        elif name in MATCHERS:
+            out.append(MATCHERS[name])
+        elif isinstance(name, str) and ":" in name:
+            out.append(_imported(name))
+        else:
             from ..errors import UsageError
 
-            raise UsageError(f"unknown matcher {name!r}; known matchers: {', '.join(sorted(MATCHERS))}")
-        out.append(MATCHERS[name])
+            raise UsageError(f"unknown matcher {name!r}.\nHow to fix: use one of {', '.join(sorted(MATCHERS))}, "
+                             "a function, or 'module:function' naming one.")
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _ignoring(ignore: tuple[str, ...]) -> Callable[[Any, Any], None]:
+    def body_ignoring(request: Request, recorded: Request) -> None:
+        body(request, recorded, ignore)
+
+    body_ignoring.__name__ = "body"  # vcrpy and our messages name the matcher
+    return body_ignoring
+
+
+def _imported(name: str) -> Callable[[Any, Any], None]:
+    import importlib
+
+    from ..errors import UsageError
+
+    module, _, attribute = name.partition(":")
+    try:
+        found = getattr(importlib.import_module(module), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise UsageError(f"matcher {name!r} cannot be imported ({exc}).\nHow to fix: name a function as "
+                         "'package.module:function', importable from the rootdir.") from None
+    if not callable(found):
+        raise UsageError(f"matcher {name!r} is not a function (got {type(found).__name__}).")
+    return found  # type: ignore[no-any-return]
+
+
+def matcher_names(names: Sequence[Any], ignore: Sequence[str] = ()) -> str:
+    """How a mismatch message names the matching: ``method, url, body (ignoring metadata.id), mine``."""
+    shown = []
+    for name in names:
+        text = name if isinstance(name, str) else getattr(name, "__name__", repr(name))
+        if text == "body" and ignore:
+            text += f" (ignoring {', '.join(ignore)})"
+        shown.append(text)
+    return ", ".join(shown)
 
 
 # -- diffs -------------------------------------------------------------------------------------------------
@@ -164,3 +216,8 @@ def resolve_matchers(names: Sequence[str | Callable[[Any, Any], None]]) -> list[
 def body_diff(recorded: Any, requested: Any, *, limit: int = 12) -> list[str]:
     """Lines ``body.path: recorded -> requested``, sorted by path, at most ``limit`` (see :mod:`..core.diffs`)."""
     return path_diff(recorded, requested, root="body", limit=limit, width=70)
+
+
+def body_difference_count(recorded: Any, requested: Any) -> int:
+    """How many places of two bodies differ (to find the closest recording), without rendering them."""
+    return diff_report(recorded, requested, limit=1).count

@@ -1,15 +1,15 @@
 """Focused explanations for ``assert result_a == result_b`` and ``assert state == expected``.
 
 Called from ``pytest_assertrepr_compare``: instead of two long reprs, the
-explanation lists the paths that differ (deepdiff), sorted and cut to about
-twenty lines.
+explanation lists the places that differ, rendered by :mod:`..core.diffs` (the
+renderer of snapshot and cassette messages too); ``-vv`` shows them all.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..core.diffs import MAX_DIFF_LINES, path_diff
+from ..core.diffs import diff_report
 from ..engine.result import WorkflowResult
 from .snapshots import snapshot_data
 
@@ -20,15 +20,16 @@ def explain_comparison(op: str, left: Any, right: Any, *, verbose: int = 0) -> l
     """Lines for pytest to show, or ``None`` to leave the comparison to pytest."""
     if op != "==":
         return None
-    limit = MAX_DIFF_LINES if verbose < 2 else 10_000
     if isinstance(left, WorkflowResult) and isinstance(right, WorkflowResult):
-        lines = path_diff(snapshot_data(left), snapshot_data(right), limit=limit)
+        report = diff_report(snapshot_data(left), snapshot_data(right), verbose=verbose)
         head = f"{left!r} == {right!r}"
-        return [head, f"The runs differ in {_count(lines)} (left -> right):", *[f"  {line}" for line in lines]]
+        return [head, f"The runs differ in {_count(report.count)} (left -> right):",
+                *[f"  {line}" for line in report.lines]]
     if isinstance(left, dict) and isinstance(right, dict) and _looks_like_state(left, right):
-        lines = path_diff(left, right, limit=limit)
+        report = diff_report(left, right, verbose=verbose)
         head = f"{_brief(left)} == {_brief(right)}"
-        return [head, f"The states differ in {_count(lines)} (left -> right):", *[f"  {line}" for line in lines]]
+        return [head, f"The states differ in {_count(report.count)} (left -> right):",
+                *[f"  {line}" for line in report.lines]]
     return None
 
 
@@ -46,8 +47,5 @@ def _brief(value: dict[str, Any]) -> str:
     return f"{{{keys}{more}: ...}}"
 
 
-def _count(lines: list[str]) -> str:
-    total = len(lines)
-    if lines and lines[-1].startswith("... and "):
-        total = len(lines) - 1 + int(lines[-1].split()[2])
+def _count(total: int) -> str:
     return f"{total} place{'s' if total != 1 else ''}"

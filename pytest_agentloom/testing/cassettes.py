@@ -113,6 +113,8 @@ class TestCassette:
 
     settings: ReplaySettings
     item: pytest.Item
+    #: body paths to ignore and extra matchers, from the marker or ini (see :mod:`.settings`)
+    matching: tuple[tuple[str, ...], tuple[Any, ...]] = ((), ())
     session: CassetteSession | None = None
     tape: Any = None  # the ToolTape of the tools with side effects, made at the first run
 
@@ -123,10 +125,13 @@ class TestCassette:
     def _session(self) -> CassetteSession:
         if self.session is None:
             from ..replay.cassette import CassetteConfig, CassetteSession
+            from ..replay.matchers import DEFAULT_MATCH_ON
 
+            ignore, extra = self.matching
             config = CassetteConfig(
                 path=self.path, mode=self.settings.mode, test_id=self.item.nodeid,
                 record_command=self.settings.record_command(self.item), root=self.settings.rootdir,
+                match_on=(*DEFAULT_MATCH_ON, *extra), ignore=tuple(ignore),
             )
             self.session = CassetteSession(config)
         return self.session

@@ -7,7 +7,8 @@ for byte. Files the engine writes go under :attr:`AgentloomHarness.tmp_path`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import warnings
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, final
 
@@ -15,12 +16,13 @@ from ..core.clock import VirtualClock, derived_run_id
 from ..engine.loader import load_workflow
 from ..engine.model import Workflow
 from ..engine.resume import resume_workflow
-from ..engine.runner import run_workflow
-from ..errors import UsageError
+from ..engine.runner import arun_workflow, run_workflow
+from ..errors import MissingTemplateKeyWarning, UsageError, render_message
 from ..providers.scripted import Scripted
 from ..tools.registry import tools_by_name
 from .secrets import check_no_secrets, files_written, pending_writes
-from .snapshots import SnapshotSession, sanitize
+from .sent import SentRequests, sent_data
+from .snapshots import SnapshotOptions, SnapshotSession, sanitize
 
 if TYPE_CHECKING:
     from ..core.types import Provider
@@ -63,6 +65,8 @@ class AgentloomHarness:
         defaults: Mapping[str, Any] | None = None,
         cassette: TestCassette | None = None,
         observer: Observer | None = None,
+        snapshot_options: SnapshotOptions | None = None,
+        missing_template_keys: str = "warn",
     ) -> None:
         self.nodeid = nodeid
         self.test_dir = test_dir
@@ -79,6 +83,9 @@ class AgentloomHarness:
         self._runs = 0
         self._run_inputs: dict[str, dict[str, Any]] = {}  # run id -> workflow, provider, tools (for resume)
         self._snapshot_count = 0
+        self._snapshot_options = snapshot_options or SnapshotOptions()
+        self._missing_keys = missing_template_keys
+        self._scripted: list[Scripted] = []  # checked for unused replies when the test passed
         #: Every result this harness returned, in order.
         self.results: list[WorkflowResult] = []
 
@@ -96,9 +103,16 @@ class AgentloomHarness:
         """Load and check a workflow file; ``path`` is relative to the test file's folder."""
         return load_workflow(self.path(path))
 
-    def scripted(self, replies: Mapping[str, Any] | None = None, /, **by_step: Any) -> Scripted:
-        """A :class:`~pytest_agentloom.Scripted` provider: ``agentloom.scripted(classify="bug")``."""
-        return Scripted({**dict(replies or {}), **by_step})
+    def scripted(self, replies: Mapping[str, Any] | None = None, /, *, allow_unused: bool = False,
+                 **by_step: Any) -> Scripted:
+        """A :class:`~pytest_agentloom.Scripted` provider: ``agentloom.scripted(classify="bug")``.
+
+        A test that passes with replies of it that no request used fails (the workflow did less than the
+        script says); ``allow_unused=True`` lets this provider keep replies, e.g. for a branch not taken.
+        """
+        provider = Scripted({**dict(replies or {}), **by_step})
+        provider.allow_unused = allow_unused
+        return provider
 
     def run(
         self,
@@ -108,6 +122,8 @@ class AgentloomHarness:
         tools: Mapping[str, Callable[..., Any]] | list[Any] | None = None,
         *,
         real_tools: bool | list[str] = False,
+        only: str | None = None,
+        start_at: str | None = None,
         **config_overrides: Any,
     ) -> WorkflowResult:
         """Run a workflow with a virtual clock and a run id derived from the test; return its result.
@@ -118,8 +134,32 @@ class AgentloomHarness:
         the marker's. Without ``provider`` the default provider is used (see
         :meth:`_default_provider`). In a replayed run, tools with side effects return their recorded
         results instead of running; ``real_tools=True`` (or a list of tool names) lets them run.
+        ``only="step"`` runs that one step; ``start_at="step"`` runs it and the steps after it (see
+        :func:`~.partial.partial_workflow`); give them the ``state`` they read.
         """
+        workflow, options = self._prepare(workflow_or_path, state, provider, tools, real_tools=real_tools, only=only,
+                                          start_at=start_at, **config_overrides)
+        before = self._fallbacks_so_far(options["provider"].inner)
+        return self._finish(run_workflow(workflow, **options), workflow, options, before)
+
+    async def arun(self, workflow_or_path: Workflow | str | Path | None = None,
+                   state: Mapping[str, Any] | None = None, provider: Provider | None = None,
+                   tools: Mapping[str, Callable[..., Any]] | list[Any] | None = None, **options: Any) -> WorkflowResult:
+        """:meth:`run` for async tests, with the same arguments: ``result = await agentloom.arun("flow.yaml")``."""
+        workflow, prepared = self._prepare(workflow_or_path, state, provider, tools, **options)
+        before = self._fallbacks_so_far(prepared["provider"].inner)
+        return self._finish(await arun_workflow(workflow, **prepared), workflow, prepared, before)
+
+    def _prepare(self, workflow_or_path: Workflow | str | Path | None, state: Mapping[str, Any] | None,
+                 provider: Provider | None, tools: Any, *, real_tools: bool | list[str] = False,
+                 only: str | None = None, start_at: str | None = None,
+                 **config_overrides: Any) -> tuple[Workflow, dict[str, Any]]:
+        """The workflow and the options of one run (both ``run`` and ``arun``)."""
         workflow = self._workflow(workflow_or_path)
+        if only is not None or start_at is not None:
+            from .partial import partial_workflow
+
+            workflow = partial_workflow(workflow, only=only, start_at=start_at)
         _check_overrides(config_overrides, self.nodeid)
         config = {**self._defaults.get("config", {}), **config_overrides}
         if config:
@@ -130,19 +170,69 @@ class AgentloomHarness:
             provider = self._default_provider(workflow, merged_state)
             if self._cassette is not None:  # tools with side effects are replayed with the model calls
                 merged_tools = dict(self._cassette.tools(workflow, merged_tools, allow_real=real_tools))
+        self._watch(provider)
         self._runs += 1
         parts = (self.nodeid,) if self._runs == 1 else (self.nodeid, str(self._runs))
         clock = VirtualClock()
-        fallbacks_before = self._fallbacks_so_far(provider)
-        result = run_workflow(
-            workflow, state=merged_state, provider=provider, tools=merged_tools, clock=clock,
-            run_id=derived_run_id(*parts), runs_dir=self.run_dir, wall_clock=virtual_wall_clock(clock),
-        )
+        return workflow, {
+            "state": merged_state, "provider": SentRequests(provider), "tools": merged_tools, "clock": clock,
+            "run_id": derived_run_id(*parts), "runs_dir": self.run_dir, "wall_clock": virtual_wall_clock(clock),
+        }
+
+    def _finish(self, result: WorkflowResult, workflow: Workflow, options: dict[str, Any],
+                fallbacks_before: int) -> WorkflowResult:
+        """Note what the run sent (for snapshots) and its coverage, report template keys it missed, remember
+        it for resume."""
+        __tracebackhide__ = True
+        sent: SentRequests = options["provider"]
         if self._observer is not None:
-            self._observer(workflow, result, provider, fallbacks_before)
+            self._observer(workflow, result, sent.inner, fallbacks_before)
+        result.sent_requests = sent_data(sent.sent, workflow, result.unredacted_state)
         self.results.append(result)
-        self._run_inputs[result.run_id] = {"workflow": workflow, "provider": provider, "tools": merged_tools}
+        self._run_inputs[result.run_id] = {"workflow": workflow, "provider": sent.inner, "tools": options["tools"]}
+        self._report_missing_keys(result, workflow)
         return result
+
+    def _watch(self, provider: Any) -> None:
+        if isinstance(provider, Scripted) and not any(provider is known for known in self._scripted):
+            self._scripted.append(provider)
+
+    def _report_missing_keys(self, result: WorkflowResult, workflow: Workflow, stacklevel: int = 4) -> None:
+        """A ``{state.x}`` that rendered empty: a :class:`MissingTemplateKeyWarning` (an error with
+        ``missing_template_keys='error'``), naming the workflow file, the step and the path.
+        """
+        __tracebackhide__ = True
+        seen: set[tuple[str | None, str]] = set()
+        for event in result.trace.events("template_warning"):
+            key = (event.step_id, str(event.data.get("field")))
+            if key in seen:
+                continue
+            seen.add(key)
+            warning = MissingTemplateKeyWarning(_missing_key_text(workflow, *key))
+            if self._missing_keys == "error":
+                raise warning
+            warnings.warn(warning, stacklevel=stacklevel)  # the test's line that ran the workflow
+
+    def unused_replies_message(self) -> str | None:
+        """Why this test fails although it passed: scripted replies that no request used (or ``None``)."""
+        from ..errors import UnusedRepliesError
+
+        lines = []
+        for provider in self._scripted:
+            if getattr(provider, "allow_unused", False):
+                continue
+            for step, left in sorted(provider.unused().items()):
+                total = provider.script_length(step)
+                lines.append(f"  step '{step}': {left} of {total} scripted repl{'y' if total == 1 else 'ies'} "
+                             "never used")
+        if not lines:
+            return None
+        return str(UnusedRepliesError(render_message(
+            f"Test {self.nodeid} passed, but its scripted provider kept replies that no request used: "
+            "the workflow did less than the script says.", details=lines,
+            hint="remove the replies the workflow does not need, or keep them on purpose with "
+                 "agentloom.scripted(..., allow_unused=True) (Scripted(..., allow_unused=True)).",
+        )))
 
     def resume(self, result: WorkflowResult,
                approve: bool | Literal["approved", "rejected", "cancelled"] | None = True,
@@ -162,19 +252,25 @@ class AgentloomHarness:
                 "checkpoint: true."
             )
         inputs = self._run_inputs.get(result.run_id, {})
+        self._watch(provider)
         clock = VirtualClock()
-        provider = provider if provider is not None else inputs.get("provider")
-        fallbacks_before = self._fallbacks_so_far(provider)
+        inner = provider if provider is not None else inputs.get("provider")
+        fallbacks_before = self._fallbacks_so_far(inner)
+        sent = SentRequests(inner) if inner is not None else None
         resumed = resume_workflow(
             result, decision=approve, state=state, tools=inputs.get("tools"), workflow=inputs.get("workflow"),
-            provider=provider, clock=clock, runs_dir=self.run_dir, wall_clock=virtual_wall_clock(clock),
+            provider=sent, clock=clock, runs_dir=self.run_dir, wall_clock=virtual_wall_clock(clock),
         )
         workflow = inputs.get("workflow")
         if self._observer is not None and isinstance(workflow, Workflow):
-            self._observer(workflow, resumed, provider, fallbacks_before)
+            self._observer(workflow, resumed, inner, fallbacks_before)
         resumed.resumed_from = result
+        if sent is not None:
+            resumed.sent_requests = sent_data(sent.sent, workflow, resumed.unredacted_state)
         self.results.append(resumed)
         self._run_inputs[resumed.run_id] = inputs
+        if workflow is not None:
+            self._report_missing_keys(resumed, workflow, stacklevel=3)
         return resumed
 
     def _fallbacks_so_far(self, provider: Any) -> int:
@@ -236,11 +332,18 @@ class AgentloomHarness:
         stem = self.snapshot_name if name is None else f"{self.snapshot_name}.{sanitize(name)}"
         return self.snapshot_dir / f"{stem}.yaml"
 
-    def assert_snapshot(self, result: WorkflowResult, name: str | None = None) -> None:
-        """Compare ``result`` with its golden snapshot file; ``--agentloom-update-snapshots`` (re)writes it.
+    def assert_snapshot(self, result: WorkflowResult, name: str | None = None, *,
+                        exclude: Iterable[str] = (), matchers: Mapping[str, Any] | None = None,
+                        requests: bool | None = None) -> None:
+        """Compare ``result`` with its golden snapshot file; ``--agentloom-create-snapshots`` writes a missing
+        one, ``--agentloom-update-snapshots`` also rewrites a changed one.
 
         Without ``name`` the first snapshot of a test is ``<test>.yaml``, the
-        next ones ``<test>.2.yaml``, ``<test>.3.yaml``...
+        next ones ``<test>.2.yaml``, ``<test>.3.yaml``... ``exclude`` paths
+        (``steps.*.output.id``) are left out and ``matchers`` (path -> type,
+        regex or callable) write a matched value as a placeholder, both added to
+        the marker's (or ini's); see :mod:`.volatile`. ``requests=False`` leaves
+        what the steps sent out of this snapshot.
         """
         __tracebackhide__ = True
         if name is None:
@@ -248,7 +351,27 @@ class AgentloomHarness:
             if self._snapshot_count > 1:
                 name = str(self._snapshot_count)
         label = self.snapshot_name if name is None else f"{self.snapshot_name}.{name}"
-        self._snapshots.assert_match(self.snapshot_path(name), result, label=label, nodeid=self.nodeid)
+        defaults = self._snapshot_options
+        exclude, matchers = tuple(exclude), dict(matchers or {})
+        options = SnapshotOptions(
+            requests=defaults.requests if requests is None else requests,
+            exclude=(*defaults.exclude, *exclude), matchers={**defaults.matchers, **matchers},
+            strict_paths=(*exclude, *matchers), verbose=defaults.verbose,
+        )
+        self._snapshots.assert_match(self.snapshot_path(name), result, label=label, nodeid=self.nodeid,
+                                     options=options)
+
+
+def _missing_key_text(workflow: Workflow, step_id: str | None, field: str) -> str:
+    where = f"{workflow.source}" if workflow.source is not None else f"workflow '{workflow.name}'"
+    path = field.removeprefix("state.")
+    return render_message(
+        f"Template placeholder {{state.{path}}} rendered empty in step '{step_id}': the state has no "
+        f"'{path}' ({where}).",
+        hint="fix the name in the template, or give the run that key in its state; "
+             "-W error::pytest_agentloom.MissingTemplateKeyWarning (or ini agentloom_missing_template_keys = "
+             "error) makes this fail the test.",
+    )
 
 
 def _check_overrides(overrides: Mapping[str, Any], nodeid: str) -> None:

@@ -16,7 +16,7 @@ import pytest
 from .cassettes import ReplaySettings, ReplaySummary, TestCassette
 from .review import Review, ReviewSettings
 from .settings import marker_defaults, read_setting
-from .snapshots import SnapshotSession, sanitize
+from .snapshots import SnapshotOptions, SnapshotSession, sanitize
 
 if TYPE_CHECKING:
     from .harness import AgentloomHarness
@@ -34,7 +34,8 @@ class AgentloomSession:
         self.update_snapshots = bool(read_setting(config, "update_snapshots"))
         self.warn_unused = bool(read_setting(config, "warn_unused_snapshots"))
         self.scenario_glob = str(read_setting(config, "scenario_glob"))
-        self.snapshots = SnapshotSession(update=self.update_snapshots)
+        self.snapshots = SnapshotSession(update=self.update_snapshots,
+                                         create=bool(read_setting(config, "create_snapshots")))
         self.deselected = 0
         self.collection_errors = 0
         self.worker_reports: list[dict[str, Any]] = []
@@ -62,19 +63,51 @@ class AgentloomSession:
         parts = item.nodeid.split("::")[1:]
         return root / _module_name(item.path), sanitize(".".join(parts) or item.name)
 
-    def harness(self, item: pytest.Item, tmp_path: Path, tools: dict[str, Any] | None = None) -> AgentloomHarness:
+    def harness(self, item: pytest.Item, tmp_path: Path, tools: Any = None) -> AgentloomHarness:
+        from ..tools.registry import tools_by_name
         from .harness import AgentloomHarness
 
         defaults = self.defaults(item)
         if tools:
-            defaults["tools"] = {**tools, **defaults.get("tools", {})}
+            defaults["tools"] = {**tools_by_name(tools), **defaults.get("tools", {})}
         snapshot_dir, snapshot_name = self.snapshot_location(item, defaults)
-        cassette = item.stash[CASSETTE_KEY] = TestCassette(self.replay, item)
-        return AgentloomHarness(
+        cassette = item.stash[CASSETTE_KEY] = TestCassette(self.replay, item, matching=self.matching(defaults))
+        harness = item.stash[HARNESS_KEY] = AgentloomHarness(
             nodeid=item.nodeid, test_dir=item.path.parent, tmp_path=tmp_path, snapshot_dir=snapshot_dir,
             snapshot_name=snapshot_name, snapshots=self.snapshots, defaults=defaults, cassette=cassette,
             observer=self.review.observer(item.nodeid) if self.review is not None else None,
+            snapshot_options=self.snapshot_options(defaults),
+            missing_template_keys=str(read_setting(self.config, "missing_template_keys", defaults)),
         )
+        return harness
+
+    def snapshot_options(self, defaults: dict[str, Any]) -> SnapshotOptions:
+        """A test's snapshot defaults: marker, then ini (see :mod:`.settings`), with ``-vv`` for the diffs."""
+        from .volatile import matchers_from_lines
+
+        matchers = read_setting(self.config, "snapshot_matchers", defaults)
+        if not isinstance(matchers, dict):
+            matchers = matchers_from_lines(matchers, "ini agentloom_snapshot_matchers")
+        return SnapshotOptions(
+            requests=bool(read_setting(self.config, "snapshot_requests", defaults)),
+            exclude=tuple(read_setting(self.config, "snapshot_exclude", defaults)), matchers=dict(matchers),
+            verbose=self.config.get_verbosity(),
+        )
+
+    def matching(self, defaults: dict[str, Any]) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+        """A test's cassette matching additions: body paths to ignore and extra matchers (marker, then ini)."""
+        ignore = tuple(read_setting(self.config, "cassette_ignore", defaults))
+        return ignore, tuple(read_setting(self.config, "cassette_matchers", defaults))
+
+    def finish_replies(self, item: pytest.Item, report: pytest.TestReport) -> None:
+        """After a test's call that passed: scripted replies no request used fail it (see the harness)."""
+        harness = item.stash.get(HARNESS_KEY, None)
+        if harness is None or not report.passed:
+            return
+        failure = harness.unused_replies_message()
+        if failure is not None:
+            report.outcome = "failed"
+            report.longrepr = failure
 
     def finish_cassette(self, item: pytest.Item, report: pytest.TestReport) -> None:
         """After a test's call: write its cassette when recording, flag it if stale, fail on unused interactions."""
@@ -192,9 +225,10 @@ class AgentloomSession:
 
     def summary_lines(self, unused: list[Path], deleted: bool) -> list[str]:
         lines = []
-        written = len(self.snapshots.written)
-        if written:
-            lines.append(f"agentloom: {written} snapshot{'s' if written != 1 else ''} written")
+        for verb, paths in (("created", self.snapshots.created), ("updated", self.snapshots.updated)):
+            if paths:
+                lines.append(f"agentloom: {len(paths)} snapshot{'s' if len(paths) != 1 else ''} {verb}:")
+                lines += [f"  {_relative(Path(path))}" for path in sorted(paths)]
         if unused:
             verb = "deleted" if deleted else "unused"
             lines.append(f"agentloom: {len(unused)} snapshot file{'s' if len(unused) != 1 else ''} {verb}:")
@@ -235,3 +269,4 @@ def _relative(path: Path) -> str:
 
 SESSION_KEY = pytest.StashKey[AgentloomSession]()
 CASSETTE_KEY = pytest.StashKey[TestCassette]()  # the cassette of a test that used the agentloom fixture
+HARNESS_KEY = pytest.StashKey["AgentloomHarness"]()  # the agentloom fixture's object of a test that used it

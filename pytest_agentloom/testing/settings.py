@@ -37,10 +37,11 @@ class Option:
 
     name: str
     help: str
-    kind: Literal["string", "bool"] = "string"
+    kind: Literal["string", "bool", "linelist"] = "string"
     default: Any = None
     ini: bool = True
     marker: bool = False
+    cli: bool = True
 
     @property
     def flag(self) -> str:
@@ -68,6 +69,60 @@ OPTIONS: tuple[Option, ...] = (
         kind="bool",
         default=False,
         ini=False,
+    ),
+    Option(
+        "create_snapshots",
+        "write only the snapshots that do not exist yet; a changed snapshot still fails.",
+        kind="bool",
+        default=False,
+        ini=False,
+    ),
+    Option(
+        "snapshot_requests",
+        "put what each step sent its provider (messages, model, params, tools) in snapshots (default: true).",
+        kind="bool",
+        default=True,
+        marker=True,
+        cli=False,
+    ),
+    Option(
+        "snapshot_exclude",
+        "snapshot paths left out of every snapshot, one a line (e.g. steps.*.output.id).",
+        kind="linelist",
+        default=[],
+        marker=True,
+        cli=False,
+    ),
+    Option(
+        "snapshot_matchers",
+        "'path: matcher' lines (a type name or /regex/): matched values are written as placeholders.",
+        kind="linelist",
+        default=[],
+        marker=True,
+        cli=False,
+    ),
+    Option(
+        "missing_template_keys",
+        "a {state.x} placeholder that renders empty in a test: warn (the default) or error.",
+        default="warn",
+        marker=True,
+        cli=False,
+    ),
+    Option(
+        "cassette_ignore",
+        "JSON paths of request bodies left out of cassette matching, one a line (e.g. metadata.trace_id).",
+        kind="linelist",
+        default=[],
+        marker=True,
+        cli=False,
+    ),
+    Option(
+        "cassette_matchers",
+        "extra request matchers by name, one a line: 'module:function' or a name registered in MATCHERS.",
+        kind="linelist",
+        default=[],
+        marker=True,
+        cli=False,
     ),
     Option(
         "warn_unused_snapshots",
@@ -125,20 +180,21 @@ def add_options(parser: pytest.Parser) -> None:
     """Register every option of :data:`OPTIONS` in the ``agentloom`` group, and its ini key."""
     group = parser.getgroup("agentloom", "agentloom: test AgentLoom workflows")
     for option in OPTIONS:
-        if option.kind == "bool":
+        if not option.cli:
+            pass
+        elif option.kind == "bool":
             group.addoption(option.flag, action="store_true", default=None, dest=option.dest, help=option.help)
         else:
             group.addoption(option.flag, action="store", default=None, dest=option.dest, metavar="VALUE",
                             help=option.help)
         if option.ini:
-            ini_type: Literal["bool", "string"] = "bool" if option.kind == "bool" else "string"
-            parser.addini(option.ini_key, option.help, type=ini_type, default=option.default)
+            parser.addini(option.ini_key, option.help, type=option.kind, default=option.default)
 
 
 def read_setting(config: pytest.Config, name: str, marker: Mapping[str, Any] | None = None) -> Any:
     """The value of one setting: command line, then ``marker`` (if the option allows it), then ini."""
     option = _BY_NAME[name]
-    value = config.getoption(option.dest, default=None)
+    value = config.getoption(option.dest, default=None) if option.cli else None
     if value is not None:
         return value
     if marker is not None and option.marker and marker.get(name) is not None:
@@ -158,8 +214,16 @@ MARKER_KEYS: dict[str, str] = {
     "tools": "dict of tool name -> callable, passed to every run",
     "state": "dict of state keys added to every run's state",
     "snapshot_dir": "snapshot folder for these tests (the command line still wins)",
+    "snapshot_requests": "False leaves what the steps sent out of these tests' snapshots",
+    "snapshot_exclude": "list of snapshot paths left out (e.g. 'steps.*.output.id'), instead of the ini's",
+    "snapshot_matchers": "dict of snapshot path -> matcher (type, regex, callable), instead of the ini's",
+    "missing_template_keys": "'warn' or 'error' for a {state.x} placeholder that renders empty",
+    "cassette_ignore": "list of request body paths left out of cassette matching, instead of the ini's",
+    "cassette_matchers": "list of extra request matchers (functions or registered names), instead of the ini's",
 }
-MARKER_SIGNATURE = "agentloom(workflow=None, *, tools=None, state=None, snapshot_dir=None, **config)"
+MARKER_SIGNATURE = ("agentloom(workflow=None, *, tools=None, state=None, snapshot_dir=None, snapshot_requests=True, "
+                    "snapshot_exclude=None, snapshot_matchers=None, missing_template_keys='warn', "
+                    "cassette_ignore=None, cassette_matchers=None, **config)")
 
 
 def _config_keys() -> list[str]:
@@ -201,12 +265,47 @@ def marker_defaults(markers: Iterable[Any], where: str) -> dict[str, Any]:
                     f"  allowed keywords: {', '.join(allowed)}\n"
                     f"How to fix: {hint + ' ' if hint else ''}use {MARKER_SIGNATURE}."
                 )
-        for key, kind in (("tools", dict), ("state", dict), ("workflow", (str,)), ("snapshot_dir", (str,))):
-            value = kwargs.get(key)
-            if value is not None and not isinstance(value, kind) and not hasattr(value, "__fspath__"):
-                raise MarkerError(
-                    f"@pytest.mark.agentloom argument '{key}' must be a "
-                    f"{'dict' if kind is dict else 'str or path'} (got {value!r} that is a {type(value).__name__}) "
-                    f"on {where}."
-                )
+        _check_kinds(kwargs, where)
+    if "tools" in merged:
+        merged["tools"] = _tools(merged["tools"], where)
     return merged
+
+
+def _tools(value: Any, where: str) -> dict[str, Any]:
+    """The marker's ``tools=`` in any form ``run(tools=...)`` takes: a dict, or a list of ``@tool``s."""
+    from ..errors import UsageError
+    from ..tools.registry import tools_by_name
+
+    try:
+        return tools_by_name(value)
+    except UsageError as exc:
+        raise MarkerError(f"@pytest.mark.agentloom argument 'tools' on {where}: {exc}") from None
+
+
+_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
+    "tools": ((dict, list, tuple), "dict or list of tools"),
+    "state": ((dict,), "dict"),
+    "workflow": ((str,), "str or path"),
+    "snapshot_dir": ((str,), "str or path"),
+    "snapshot_requests": ((bool,), "bool"),
+    "snapshot_exclude": ((list, tuple), "list of paths"),
+    "snapshot_matchers": ((dict,), "dict of path -> matcher"),
+    "missing_template_keys": ((str,), "'warn' or 'error'"),
+    "cassette_ignore": ((list, tuple), "list of paths"),
+    "cassette_matchers": ((list, tuple), "list of matchers"),
+}
+
+
+def _check_kinds(kwargs: Mapping[str, Any], where: str) -> None:
+    for key, (kinds, shown) in _KINDS.items():
+        value = kwargs.get(key)
+        if value is None or isinstance(value, kinds) or (shown == "str or path" and hasattr(value, "__fspath__")):
+            continue
+        raise MarkerError(
+            f"@pytest.mark.agentloom argument '{key}' must be a {shown} (got {value!r} that is a "
+            f"{type(value).__name__}) on {where}."
+        )
+    mode = kwargs.get("missing_template_keys")
+    if mode is not None and mode not in ("warn", "error"):
+        raise MarkerError(f"@pytest.mark.agentloom argument 'missing_template_keys' must be 'warn' or 'error' "
+                          f"(got {mode!r}) on {where}.")

@@ -3,7 +3,12 @@
 A snapshot is one YAML file per assertion, under a ``__snapshots__`` folder
 beside the test file (``<folder>/<test module>/<test name>[<param id>].yaml``).
 Keys come in a fixed order, state keys sorted, multi-line strings as literal
-blocks, so that a changed run reads as a clean diff in review.
+blocks, so that a changed run reads as a clean diff in review. After the steps
+come the ``requests`` the run sent (see :mod:`.sent`), so a prompt change shows
+too; volatile values are excluded or matched (see :mod:`.volatile`).
+
+Two ways to write files: ``create`` writes only the snapshots that do not exist
+yet (a changed one still fails); ``update`` also rewrites the changed ones.
 
 :class:`SnapshotSession` is plain Python (no pytest import): it remembers which
 files were used, writes atomically and finds unused files. The plugin keeps one
@@ -20,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from ..core.diffs import path_diff
+from ..core.diffs import diff_report
 from ..core.files import write_text_atomic
 from ..core.plain import to_plain
 
@@ -29,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FORMAT_VERSION",
+    "SnapshotOptions",
     "SnapshotSession",
     "dump_yaml",
     "sanitize",
@@ -41,8 +47,12 @@ FORMAT_VERSION = 1
 # -- what goes in -----------------------------------------------------------------------------------------
 
 
-def snapshot_data(result: WorkflowResult) -> dict[str, Any]:
-    """The stable part of a run: status, reason, final state, each step, totals. Nothing time-dependent."""
+def snapshot_data(result: WorkflowResult, *, requests: bool = True) -> dict[str, Any]:
+    """The stable part of a run: status, reason, final state, each step, what was sent, totals.
+
+    Nothing time-dependent. ``requests`` come from ``result.sent_requests`` (set by the ``agentloom``
+    fixture); with ``requests=False``, or for a result that has none, the key is left out.
+    """
     steps: dict[str, Any] = {}
     for step_id, step in result.steps.items():
         entry: dict[str, Any] = {"status": step.status.value, "output": to_plain(step.output)}
@@ -57,7 +67,7 @@ def snapshot_data(result: WorkflowResult) -> dict[str, Any]:
         if calls:
             entry["tool_calls"] = calls
         steps[step_id] = entry
-    return {
+    data: dict[str, Any] = {
         "format_version": FORMAT_VERSION,
         "workflow": result.workflow,
         "status": result.status.value,
@@ -65,9 +75,12 @@ def snapshot_data(result: WorkflowResult) -> dict[str, Any]:
         "failed_step": result.failed_step,
         "state": _sorted(to_plain(result.state)),
         "steps": steps,
-        "usage": dict(result.usage),
-        "cost_usd": result.cost_usd,
     }
+    if requests and result.sent_requests is not None:
+        data["requests"] = result.sent_requests
+    data["usage"] = dict(result.usage)
+    data["cost_usd"] = result.cost_usd
+    return data
 
 
 def _sorted(value: Any) -> Any:
@@ -117,10 +130,33 @@ def sanitize(name: str, limit: int = 120) -> str:
 
 
 def update_hint(nodeid: str, *, missing: bool = False) -> str:
-    command = f"pytest --agentloom-update-snapshots '{nodeid}'"
+    import shlex
+
     if missing:
-        return f"How to fix: run {command} to write it, then review and commit the file."
-    return f"How to fix: if the change is intended, run: {command}"
+        command = f"pytest --agentloom-create-snapshots {shlex.quote(nodeid)}"
+        return f"How to fix: run this to write it, then review and commit the file:\n  {command}"
+    command = f"pytest --agentloom-update-snapshots {shlex.quote(nodeid)}"
+    return f"How to fix: if the change is intended, run:\n  {command}"
+
+
+@dataclass(frozen=True)
+class SnapshotOptions:
+    """How one assertion builds its snapshot: with the requests sent or not, and the volatile values."""
+
+    requests: bool = True
+    exclude: tuple[str, ...] = ()
+    matchers: dict[str, Any] = field(default_factory=dict)
+    #: paths passed to this assertion itself must reach something (marker and ini defaults need not)
+    strict_paths: tuple[str, ...] = ()
+    verbose: int = 0
+
+    def data(self, result: WorkflowResult) -> dict[str, Any]:
+        from .volatile import apply_volatile
+
+        data = snapshot_data(result, requests=self.requests)
+        if not self.exclude and not self.matchers:
+            return data
+        return apply_volatile(data, self.exclude, self.matchers, strict=self.strict_paths)  # type: ignore[no-any-return]
 
 
 # -- the session ------------------------------------------------------------------------------------------
@@ -136,23 +172,30 @@ class SnapshotSession:
     """
 
     update: bool = False
+    create: bool = False
     used: set[str] = field(default_factory=set)
-    written: set[str] = field(default_factory=set)
+    created: set[str] = field(default_factory=set)
+    updated: set[str] = field(default_factory=set)
     roots: set[str] = field(default_factory=set)
     protected: set[str] = field(default_factory=set)
 
-    def assert_match(self, path: Path, result: WorkflowResult, *, label: str, nodeid: str) -> None:
-        """Compare ``result`` with the file at ``path`` (or write it under update); raise AssertionError."""
+    @property
+    def written(self) -> set[str]:
+        return self.created | self.updated
+
+    def assert_match(self, path: Path, result: WorkflowResult, *, label: str, nodeid: str,
+                     options: SnapshotOptions | None = None) -> None:
+        """Compare ``result`` with the file at ``path`` (or write it under create/update); raise AssertionError."""
         __tracebackhide__ = True
+        options = options or SnapshotOptions()
         self.used.add(str(path))
-        data = snapshot_data(result)
-        text = dump_yaml(data)
+        text = dump_yaml(options.data(result))
         fresh = yaml.safe_load(text)
         shown = _display(path)
         if not path.exists():
-            if self.update:
+            if self.update or self.create:
                 write_text_atomic(path, text, durable=True)
-                self.written.add(str(path))
+                self.created.add(str(path))
                 return
             raise AssertionError(
                 f"Snapshot '{label}' does not exist: {shown}\n"
@@ -169,14 +212,13 @@ class SnapshotSession:
             return
         if self.update:
             write_text_atomic(path, text, durable=True)
-            self.written.add(str(path))
+            self.updated.add(str(path))
             return
-        lines = path_diff(stored, fresh)
-        count = len(lines)
-        body = "\n".join(f"  {line}" for line in lines)
+        report = diff_report(stored, fresh, verbose=options.verbose)
+        body = "\n".join(f"  {line}" for line in report.lines)
         raise AssertionError(
-            f"Snapshot '{label}' does not match {shown} "
-            f"({count} difference{'s' if count != 1 else ''}, stored -> now):\n{body}\n{update_hint(nodeid)}"
+            f"Snapshot '{label}' does not match {shown} ({report.places}, stored -> now):\n{body}\n"
+            f"{update_hint(nodeid)}"
         )
 
     def protect(self, prefix: Path, *, folder: bool = False) -> None:
@@ -186,14 +228,16 @@ class SnapshotSession:
     def merge(self, other: dict[str, list[str]]) -> None:
         """Add what an xdist worker reported (see :meth:`to_wire`)."""
         self.used.update(other.get("used", ()))
-        self.written.update(other.get("written", ()))
+        self.created.update(other.get("created", ()))
+        self.updated.update(other.get("updated", ()))
         self.roots.update(other.get("roots", ()))
         self.protected.update(other.get("protected", ()))
 
     def to_wire(self) -> dict[str, list[str]]:
         return {
             "used": sorted(self.used),
-            "written": sorted(self.written),
+            "created": sorted(self.created),
+            "updated": sorted(self.updated),
             "roots": sorted(self.roots),
             "protected": sorted(self.protected),
         }

@@ -101,8 +101,14 @@ def test_run_without_provider_says_how_to_pass_one(triage: pytest.Pytester) -> N
     result.stdout.fnmatch_lines([
         "E       pytest_agentloom.errors.CassetteNotFoundError: Test test_no_provider.py::test_no_provider "
         "has no cassette to replay: cassettes/test_no_provider.py/test_no_provider.yaml does not exist.",
+        f"E         looked for: {triage.path}/cassettes/test_no_provider.py/test_no_provider.yaml",
+        f"E         resolved against: {triage.path} (the rootdir)",
         "E         record mode: none (replay only)",
-        "E       How to fix: *or give the run a provider, e.g. "
+        "E         note: * holds no pytest.ini, pyproject.toml, tox.ini or setup.cfg, so pytest may have guessed "
+        "the rootdir: run pytest from the project's folder or pass --rootdir",
+        "E       How to fix: record it once against live providers (API keys needed), then commit the file:",
+        "E         pytest test_no_provider.py::test_no_provider --agentloom-record",
+        "E       or give the run a provider, e.g. "
         "agentloom.run(path, provider=agentloom.scripted(step_id='reply text')).",
     ])
 

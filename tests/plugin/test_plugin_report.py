@@ -14,7 +14,7 @@ from tests.plugin.test_plugin_coverage import CHILD, CONFTEST, FAST, GATED, ROWS
 
 SNAPSHOT_TEST = """\
 def test_snapshot(agentloom):
-    provider = agentloom.scripted(classify="REPLY", reply="Thanks!")
+    provider = agentloom.scripted(classify="REPLY", reply="Thanks!", allow_unused=True)  # reply runs only for questions
     result = agentloom.run("flow.yaml", state={"ticket": "t"}, provider=provider)
     agentloom.assert_snapshot(result)
 """

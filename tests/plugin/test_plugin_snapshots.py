@@ -12,7 +12,8 @@ import pytest
 def test_triage(agentloom, ticket):
     category = "bug" if ticket == "crash" else "question"
     script = {"classify": category, "reply": "Line one.\\nLine two."}
-    result = agentloom.run("flow.yaml", state={"ticket": ticket}, provider=agentloom.scripted(script))
+    provider = agentloom.scripted(script, allow_unused=True)  # one branch of the two is taken
+    result = agentloom.run("flow.yaml", state={"ticket": ticket}, provider=provider)
     agentloom.assert_snapshot(result)
 
 def test_two_snapshots(agentloom):
@@ -48,8 +49,8 @@ def test_missing_snapshot_fails_with_the_update_command(snap: pytest.Pytester) -
     assert (
         "E       AssertionError: Snapshot 'test_triage[crash]' does not exist: "
         "__snapshots__/test_snap/test_triage[crash].yaml\n"
-        "E       How to fix: run pytest --agentloom-update-snapshots 'test_snap.py::test_triage[crash]' to write it, "
-        "then review and commit the file."
+        "E       How to fix: run this to write it, then review and commit the file:\n"
+        "E         pytest --agentloom-create-snapshots 'test_snap.py::test_triage[crash]'"
     ) in text
     assert files(snap) == []
 
@@ -57,7 +58,8 @@ def test_missing_snapshot_fails_with_the_update_command(snap: pytest.Pytester) -
 def test_update_writes_then_plain_run_passes(snap: pytest.Pytester) -> None:
     result = snap.runpytest_inprocess("--agentloom-update-snapshots")
     result.assert_outcomes(passed=3)
-    result.stdout.fnmatch_lines(["*= agentloom =*", "agentloom: 5 snapshots written"])
+    result.stdout.fnmatch_lines(["*= agentloom =*", "agentloom: 5 snapshots created:",
+                                 *[f"  {name}" for name in EXPECTED_FILES]])
     assert files(snap) == EXPECTED_FILES
     again = snap.runpytest_inprocess()
     again.assert_outcomes(passed=3)
@@ -69,8 +71,8 @@ def test_file_format_is_versioned_ordered_and_uses_literal_blocks(snap: pytest.P
     snap.runpytest_inprocess("--agentloom-update-snapshots").assert_outcomes(passed=3)
     text = (snap.path / EXPECTED_FILES[1]).read_text()
     keys = [line.split(":")[0] for line in text.splitlines() if line and not line.startswith(" ")]
-    assert keys == ["format_version", "workflow", "status", "reason", "failed_step", "state", "steps", "usage",
-                    "cost_usd"]
+    assert keys == ["format_version", "workflow", "status", "reason", "failed_step", "state", "steps", "requests",
+                    "usage", "cost_usd"]
     assert text.startswith("format_version: 1\nworkflow: triage\nstatus: success\nreason: completed\n")
     assert "  answer: |-\n    Line one.\n    Line two.\n" in text
     data = yaml.safe_load(text)
@@ -90,12 +92,10 @@ def test_mismatch_shows_a_sorted_path_diff_and_the_update_command(snap: pytest.P
     text = result.stdout.str()
     assert (
         "E       AssertionError: Snapshot 'test_triage[crash]' does not match "
-        "__snapshots__/test_snap/test_triage[crash].yaml (3 differences, stored -> now):\n"
-        "E         state.bug_id: 'BUG-5' -> 'JIRA-7'\n"
-        "E         state.steps.file_bug.output: 'BUG-5' -> 'JIRA-7'\n"
-        "E         steps.file_bug.output: 'BUG-5' -> 'JIRA-7'\n"
-        "E       How to fix: if the change is intended, run: "
-        "pytest --agentloom-update-snapshots 'test_snap.py::test_triage[crash]'"
+        "__snapshots__/test_snap/test_triage[crash].yaml (1 difference, stored -> now):\n"
+        "E         state.bug_id (same change at steps.file_bug.output): 'BUG-5' -> 'JIRA-7'\n"
+        "E       How to fix: if the change is intended, run:\n"
+        "E         pytest --agentloom-update-snapshots 'test_snap.py::test_triage[crash]'"
     ) in text
     snap.runpytest_inprocess("-k", "crash", "--agentloom-update-snapshots").assert_outcomes(passed=1)
     snap.runpytest_inprocess("-k", "crash").assert_outcomes(passed=1)

@@ -119,10 +119,11 @@ def recorded(tmp_path: Path, *contents: str) -> Path:
     return path
 
 
-def replay(path: Path, *requests: LLMRequest, test_id: str = "t.py::test_x") -> tuple[list[Any], CassetteSession]:
+def replay(path: Path, *requests: LLMRequest, test_id: str = "t.py::test_x", **config: Any,
+           ) -> tuple[list[Any], CassetteSession]:
     session = CassetteSession(CassetteConfig(path=path, mode=RecordMode.NONE, test_id=test_id,
                                              record_command="pytest t.py::test_x --agentloom-record",
-                                             root=path.parent))
+                                             root=path.parent, **config))
     with session:
         return run_calls(session, ROUTES["openai"][1](None), list(requests)), session
 
@@ -137,11 +138,45 @@ def test_a_mismatch_names_test_step_turn_and_shows_the_closest_diff(tmp_path: Pa
         "Cassette has no recorded response for this request (test t.py::test_x, step 'classify', turn 3).",
         "  cassette: c.yaml (record mode none; 2 interactions, 0 used)",
         "  request: POST /v1/chat/completions (attempt 2, model gpt-4o-mini)",
+        "  matched on: method, url, body",
         "  closest recorded: interaction #1 (POST /v1/chat/completions); differences (recorded -> now):",
         "    body.messages[0].content: 'Classify: printer on fire' -> 'Classify: scanner jammed'",
-        "How to fix: if the change is intended, re-record this test against live providers: "
-        "pytest t.py::test_x --agentloom-record",
+        "How to fix: if the change is intended, re-record this test against live providers:",
+        "  pytest t.py::test_x --agentloom-record",
     ]
+
+
+def test_ignored_body_paths_match_and_are_named_in_the_mismatch_message(tmp_path: Path) -> None:
+    path = recorded(tmp_path, "Ticket 1f3a: printer on fire")
+    (error,), _ = replay(path, request("Ticket 9c2b: printer on fire"))
+    assert isinstance(error, CassetteMismatchError)
+    (answer,), _ = replay(path, request("Ticket 9c2b: printer on fire"), ignore=("messages[*].content",))
+    assert isinstance(answer, LLMResponse) and answer.text == "answer 0"
+    (other,), _ = replay(path, request("Ticket 9c2b: printer on fire", model="gpt-4o"),
+                         ignore=("messages.*.content",))
+    lines = str(other).splitlines()
+    assert "  matched on: method, url, body (ignoring messages.*.content)" in lines
+    assert "    body.model: 'gpt-4o-mini' -> 'gpt-4o'" in lines  # the ignored content is in no diff
+
+
+def same_ticket_number(request: Any, recorded: Any) -> None:
+    """A matcher of a user's: the ticket numbers in the last message must agree."""
+    if request.body.split(b"Ticket ")[1][:4] != recorded.body.split(b"Ticket ")[1][:4]:
+        raise AssertionError("ticket numbers differ")
+
+
+def test_a_custom_matcher_takes_part_and_is_named_with_its_reason(tmp_path: Path) -> None:
+    path = recorded(tmp_path, "Ticket 1f3a: printer on fire")
+    on = ("method", "url", same_ticket_number)
+    (answer,), _ = replay(path, request("Ticket 1f3a: scanner jammed"), match_on=on)
+    assert isinstance(answer, LLMResponse)
+    (error,), _ = replay(path, request("Ticket 2b2b: printer on fire"), match_on=on)
+    lines = str(error).splitlines()
+    assert "  matched on: method, url, same_ticket_number" in lines
+    assert "    matcher 'same_ticket_number': ticket numbers differ" in lines
+    named = ("method", "url", "body", "tests.replay.test_cassette:same_ticket_number")
+    (error,), _ = replay(path, request("Ticket 2b2b: printer on fire"), match_on=named)
+    assert "  matched on: method, url, body, tests.replay.test_cassette:same_ticket_number" in str(error)
 
 
 def test_one_call_too_many_says_the_recording_was_already_used(tmp_path: Path) -> None:

@@ -65,8 +65,10 @@ def test_missing_cassette_says_so_in_plain_words(project: Project) -> None:
     result.stdout.fnmatch_lines([
         "*CassetteNotFoundError: Test test_support.py::test_support has no cassette to replay: "
         "cassettes/test_support.py/test_support.yaml does not exist.",
-        "*How to fix: record it once against live providers (API keys needed): "
-        "pytest test_support.py::test_support --agentloom-record, then commit the file*",
+        f"*  looked for: {project.pytester.path}/cassettes/test_support.py/test_support.yaml",
+        f"*  resolved against: {project.pytester.path} (the rootdir)",
+        "*How to fix: record it once against live providers (API keys needed), then commit the file:",
+        "*  pytest test_support.py::test_support --agentloom-record",
     ])
 
 
@@ -94,11 +96,12 @@ def test_a_changed_request_fails_the_step_with_a_diff(project: Project) -> None:
         "(test test_support.py::test_support, step 'classify', turn 1).",
         "  cassette: cassettes/test_support.py/test_support.yaml (record mode none; 2 interactions, 0 used)",
         "  request: POST /v1/chat/completions (attempt 1, model gpt-4o-mini)",
+        "  matched on: method, url, body",
         "  closest recorded: interaction #1 (POST /v1/chat/completions); differences (recorded -> now):",
         "    body.messages[0].content: 'Classify (auth <REDACTED>): Printer on fire' -> "
         "'Classify (auth <REDACTED>): Scanner jammed'",
-        "How to fix: if the change is intended, re-record this test against live providers: "
-        "pytest test_support.py::test_support --agentloom-record*",
+        "How to fix: if the change is intended, re-record this test against live providers:",
+        "  pytest test_support.py::test_support --agentloom-record",
     ])
 
 
@@ -305,4 +308,38 @@ def test_help_lists_the_cassette_options(project: Project) -> None:
         "*cassette record mode: none (replay only, the default),",
         "*",
         "*agentloom_cassette_dir (string):",
+    ])
+
+
+CHANGED_TICKET = """
+    import os
+
+    def test_support(agentloom):
+        result = agentloom.run("flow.yaml", state={"ticket": "Scanner jammed",
+                                                    "api_token": os.environ["CANARY_SECRET"]})
+        assert result.ok, result.steps["classify"].error
+"""
+
+
+def test_ini_ignores_body_paths_and_the_marker_adds_matchers(project: Project) -> None:
+    project.live()
+    plan_support(project)
+    project.run("--agentloom-record").assert_outcomes(passed=1)
+    project.offline()
+    project.pytester.makepyfile(test_support=CHANGED_TICKET)
+    project.pytester.makeini("[pytest]\nagentloom_cassette_ignore =\n    messages[*].content\n")
+    project.run().assert_outcomes(passed=1)  # the prompts differ only in the ignored content
+    project.pytester.makeconftest("""
+        def same_length(request, recorded):
+            if len(request.body) != len(recorded.body):
+                raise AssertionError(f"body length {len(request.body)} != {len(recorded.body)}")
+    """)
+    project.pytester.makepyfile(test_support="import pytest\nfrom conftest import same_length\n\n"
+                                "pytestmark = pytest.mark.agentloom(cassette_matchers=[same_length])\n"
+                                + CHANGED_TICKET.replace("\n    ", "\n"))
+    result = project.run()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*  matched on: method, url, body (ignoring messages[[]*].content), same_length",
+        "*    matcher 'same_length': body length * != *",
     ])

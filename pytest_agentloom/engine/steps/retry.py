@@ -50,9 +50,16 @@ def gave_up(error: Exception, attempt: int, policy: RetryPolicy, retryable: bool
     else:
         code = getattr(error, "code", "provider_error")
     if not retryable:
-        return StepError(f"{error} (not retryable, attempt {attempt})", code=code)
+        return StepError(_noted(str(error), f"(not retryable, attempt {attempt})"), code=code)
     retries = "retry" if policy.max_retries == 1 else "retries"
-    return StepError(f"{error} (gave up after {attempt} attempts: {policy.max_retries} {retries})", code=code)
+    return StepError(_noted(str(error), f"(gave up after {attempt} attempts: {policy.max_retries} {retries})"),
+                     code=code)
+
+
+def _noted(message: str, note: str) -> str:
+    """``note`` after the headline of ``message``: its last line may be a command to copy, kept whole."""
+    headline, newline, rest = message.partition("\n")
+    return f"{headline} {note}{newline}{rest}"
 
 
 def classify_call_failure(exc: Exception, policy: RetryPolicy, ctx: StepContext) -> tuple[Exception, bool]:
