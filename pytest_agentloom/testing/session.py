@@ -36,6 +36,8 @@ class AgentloomSession:
         self.snapshots = SnapshotSession(update=self.update_snapshots)
         self.deselected = 0
         self.collection_errors = 0
+        self.bodies_ran: set[str] = set()  # node ids whose test body ran (a "call" phase)
+        self.not_set_up: set[str] = set()  # node ids whose setup failed or skipped (their snapshots are kept)
         self.worker_reports: list[dict[str, Any]] = []
         self.is_worker = hasattr(config, "workerinput")
         self.unused: list[Path] = []  # set at the end of the session (see finish)
@@ -113,6 +115,13 @@ class AgentloomSession:
                 if module_dir.is_dir() and module_dir not in modules and _has_test_file(dirs, module_dir.name):
                     self.snapshots.protect(module_dir, folder=True)
 
+    def note_report(self, report: pytest.TestReport) -> None:
+        """Remember which tests ran their body, to know whether the session may judge snapshots."""
+        if report.when == "call":
+            self.bodies_ran.add(report.nodeid)
+        elif report.when == "setup" and not report.passed:
+            self.not_set_up.add(report.nodeid)
+
     def test_did_not_pass(self, item: pytest.Item) -> None:
         """Keep the snapshots of a failed or skipped test out of the unused report."""
         try:
@@ -128,12 +137,15 @@ class AgentloomSession:
 
     def selected_whole_suite(self, session: pytest.Session | None = None) -> bool:
         """True when nothing narrowed the run: no -k/-m, no deselection, no node ids or files, no --lf,
-        no --collect-only, and every selected test ran (no -x/--maxfail stop, no interruption).
+        no option that runs no test body (--collect-only, --setup-plan, --setup-only, --fixtures, ...),
+        and every selected test ran (no -x/--maxfail stop, no interruption).
         """
         option = self.config.option
         if getattr(option, "keyword", "") or getattr(option, "markexpr", ""):
             return False
-        if getattr(option, "collectonly", False) or (session is not None and _stopped_early(session)):
+        if any(getattr(option, name, False) for name in _NO_BODY_OPTIONS) or not self.ran_every_body(session):
+            return False
+        if session is not None and _stopped_early(session):
             return False
         if getattr(option, "lf", False) or getattr(option, "stepwise", False) or getattr(option, "failedfirst", False):
             return False
@@ -144,10 +156,21 @@ class AgentloomSession:
                 return False
         return not any(report.get("narrowed") for report in self.worker_reports)
 
+    def ran_every_body(self, session: pytest.Session | None) -> bool:
+        """Whether every test this process collected ran its body (or failed or skipped in setup).
+
+        Options that run no test body are not all known in advance (plugins add their own): a test that
+        reached neither its call nor a failed setup means this session cannot judge snapshots. Under
+        pytest-xdist the controller collects nothing, and each worker reports its own answer.
+        """
+        items = session.items if session is not None else []
+        return all(item.nodeid in self.bodies_ran or item.nodeid in self.not_set_up for item in items)
+
     def to_wire(self, session: pytest.Session | None = None) -> dict[str, Any]:
         data: dict[str, Any] = dict(self.snapshots.to_wire())
         stopped = session is not None and bool(session.shouldfail or session.shouldstop)
-        data["narrowed"] = bool(self.deselected or self.collection_errors or stopped)
+        narrowed = self.deselected or self.collection_errors or stopped or not self.ran_every_body(session)
+        data["narrowed"] = bool(narrowed)
         return data
 
     def add_worker_report(self, data: dict[str, Any]) -> None:
@@ -185,6 +208,11 @@ class AgentloomSession:
                 if not self.warn_unused:
                     lines.append("(unused snapshots fail the run; --agentloom-warn-unused-snapshots only reports them)")
         return lines
+
+
+#: pytest options (their ``dest``) under which no test body runs: such a session never judges snapshots.
+_NO_BODY_OPTIONS = ("collectonly", "setuponly", "setupplan", "showfixtures", "show_fixtures_per_test",
+                    "markers", "version", "help")
 
 
 def _module_name(path: Path) -> str:
