@@ -12,6 +12,7 @@ the umask), since these files are meant to be committed and shared.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -19,7 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-__all__ = ["current_umask", "write_json_atomic", "write_text_atomic"]
+__all__ = ["current_umask", "one_to_one_name", "write_json_atomic", "write_text_atomic"]
 
 _UMASK_LOCK = threading.Lock()
 
@@ -81,3 +82,18 @@ def write_json_atomic(path: Path, data: Any) -> Path:
     """Write ``data`` as indented JSON with sorted keys (stable bytes for stable data); return ``path``."""
     write_text_atomic(path, json.dumps(data, sort_keys=True, ensure_ascii=False, indent=2) + "\n")
     return path
+
+
+def one_to_one_name(name: str, safe: str, *, limit: int | None = None) -> str:
+    """The file name for ``name``, given ``safe``, its form with unsafe characters replaced.
+
+    Replacing characters maps many names to one (``a b``, ``a?b`` and ``a/b`` all give ``a_b``), so
+    when ``safe`` differs from ``name``, or is longer than ``limit``, a short hash of ``name`` is added:
+    distinct names give distinct files. A name that needed no change keeps it, so files already
+    committed under such names are found again.
+    """
+    if safe == name and (limit is None or len(safe) <= limit):
+        return safe
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:10]
+    kept = safe if limit is None else safe[: limit - 11]
+    return f"{kept}-{digest}"

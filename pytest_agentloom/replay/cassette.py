@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..core.files import one_to_one_name
 from ..core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
 from ..errors import CassetteMismatchError, CassetteNotFoundError, UnusedInteractionsError, render_message
 from .matchers import DEFAULT_MATCH_ON, body_data, body_diff, resolve_matchers
@@ -595,8 +596,8 @@ class ReplayProvider:
 
 
 def cassette_name(parts: Sequence[str]) -> str:
-    """A file-name-safe cassette name from node id parts (``TestX``, ``test_y[param]``)."""
-    import re
-
+    """A file-name-safe cassette name from node id parts (``TestX``, ``test_y[param]``), one-to-one: a
+    name whose characters had to be replaced gets a short hash, so ``x/y``, ``x_y`` and ``x:y`` differ.
+    """
     name = ".".join(parts)
-    return re.sub(r"[\\/:*?\"<>|\x00-\x1f]", "_", name)
+    return one_to_one_name(name, re.sub(r"[\\/:*?\"<>|\x00-\x1f]", "_", name))

@@ -61,6 +61,7 @@ class ReplaySettings:
     rootdir: Path
     cassette_dir: Path
     mode: RecordMode = RecordMode.NONE
+    owners: dict[str, str] = field(default_factory=dict)  # cassette and tape files -> the test using them
 
     @classmethod
     def from_config(cls, config: pytest.Config, env: Mapping[str, str] | None = None) -> ReplaySettings:
@@ -100,6 +101,15 @@ class ReplaySettings:
             relative = Path(Path(item.path).name)
         parts = item.nodeid.split("::")[1:] or [item.name]
         return self.cassette_dir / relative / f"{cassette_name(parts)}.yaml"
+
+    def claim(self, item: pytest.Item) -> None:
+        """Note that ``item`` uses its cassette and tool tape; raise FileNameClashError if another test does."""
+        from ..replay.tool_tape import tape_path
+        from .snapshots import claim_file
+
+        path = self.cassette_path(item)
+        claim_file(self.owners, path, item.nodeid, what="cassette")
+        claim_file(self.owners, tape_path(path), item.nodeid, what="tool tape")
 
     def record_command(self, item: pytest.Item) -> str:
         return f"pytest {shlex.quote(item.nodeid)} --agentloom-record"

@@ -67,6 +67,7 @@ class AgentloomSession:
         if tools:
             defaults["tools"] = {**tools, **defaults.get("tools", {})}
         snapshot_dir, snapshot_name = self.snapshot_location(item, defaults)
+        self.replay.claim(item)
         cassette = item.stash[CASSETTE_KEY] = TestCassette(self.replay, item)
         return AgentloomHarness(
             nodeid=item.nodeid, test_dir=item.path.parent, tmp_path=tmp_path, snapshot_dir=snapshot_dir,

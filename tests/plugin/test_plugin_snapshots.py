@@ -24,7 +24,7 @@ def test_two_snapshots(agentloom):
 
 EXPECTED_FILES = [
     "__snapshots__/test_snap/test_triage[crash].yaml",
-    "__snapshots__/test_snap/test_triage[how_do_I_log_in_].yaml",
+    "__snapshots__/test_snap/test_triage[how_do_I_log_in_]-38ef6dc87c.yaml",
     "__snapshots__/test_snap/test_two_snapshots.2.yaml",
     "__snapshots__/test_snap/test_two_snapshots.again.yaml",
     "__snapshots__/test_snap/test_two_snapshots.yaml",
@@ -174,8 +174,8 @@ def test_snapshot_names_are_safe_for_file_systems(triage: pytest.Pytester) -> No
     """)
     triage.runpytest_inprocess("--agentloom-update-snapshots").assert_outcomes(passed=2)
     names = sorted(p.name for p in triage.path.rglob("__snapshots__/**/*.yaml"))
-    assert names[0] == "test_odd[a_b__c_d_e_].we_ird_name.yaml"  # pytest's id escapes the backslash
-    assert len(names[1]) < 140 and names[1].startswith("test_odd[xxxx")
+    assert names[0] == "test_odd[a_b__c_d_e_]-de305801f1.we_ird_name-dd8b52fbae.yaml"  # pytest escapes the backslash
+    assert len(names[1]) < 160 and names[1].startswith("test_odd[xxxx")
     triage.runpytest_inprocess().assert_outcomes(passed=2)
 
 
