@@ -238,7 +238,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         tape = ToolTape(tape_path(cassette_path), recording=bool(args.record), scrub=session.scrub_text)
         common["tools"] = tape.wrap_run_tools(workflow, tools)
-        with session:
+        result = None
+        session.open()
+        try:
             session.add_run(workflow, state)
             inner = _scripted(args.script) if args.script else _real_provider(workflow, placeholder=bool(args.replay))
             result = run_workflow(workflow, provider=session.wrap(inner), **common)
@@ -249,7 +251,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
                     from .errors import UnusedInteractionsError
 
                     raise UnusedInteractionsError(unused_tools, path=str(tape.path))
-        tape.save()
+        finally:  # a run that failed while recording (a 401, an unreachable host) replaces no good cassette
+            good = result is not None and result.status is not RunStatus.FAILED
+            session.close(keep=good)
+            if args.record and not good:
+                print(f"agentloom run: the run failed while recording: {cassette_path} was not written "
+                      "(a cassette already there is unchanged)", file=sys.stderr)
+        if result.status is not RunStatus.FAILED:
+            tape.save()
     else:
         provider = _scripted(args.script) if args.script else _real_provider(workflow)
         result = run_workflow(workflow, provider=provider, **common)

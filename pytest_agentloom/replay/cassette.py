@@ -264,20 +264,25 @@ class CassetteSession:
                  "e.g. agentloom.run(path, provider=agentloom.scripted(step_id='reply text')).",
         )
 
-    def close(self) -> None:
-        """Write the cassette when this session recorded something (or re-recorded it whole)."""
+    def close(self, *, keep: bool = True) -> bool:
+        """Write the cassette when this session recorded something (or re-recorded it whole) and ``keep``
+        says the recording is good; answer whether the file was written.
+
+        ``keep=False`` (a test that failed while recording, a run that raised) drops the recording: the
+        cassette on disk, if any, stays as it was.
+        """
         if not self.opened:
-            return
+            return False
         self._unpatch_all()
-        if self.needs_write():
-            self.write()
+        written = keep and self.needs_write() and self.write()
         self.opened = False
+        return written
 
     def __enter__(self) -> CassetteSession:
         return self.open()
 
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, *exc_info: object) -> None:
+        self.close(keep=exc_type is None)
 
     def needs_write(self) -> bool:
         """Whether :meth:`close` will write the file: something was recorded, or everything is re-recorded."""
@@ -287,16 +292,17 @@ class CassetteSession:
             return True
         return bool(self._cassette.dirty)
 
-    def write(self) -> None:
-        """Write every interaction of the cassette, with fresh provenance, atomically.
+    def write(self) -> bool:
+        """Write every interaction of the cassette, with fresh provenance, atomically; answer whether it did.
 
         A re-recording whose file would differ from the one on disk only in
         ``recorded_at`` leaves that file untouched, so it shows no diff.
         """
         text = self.render()
         if _same_but_recorded_at(self.config.path, text):
-            return
+            return False
         write_atomic(self.config.path, text)
+        return True
 
     def render(self) -> str:
         """The cassette's text as :meth:`write` writes it (scrubbed), without writing it."""
