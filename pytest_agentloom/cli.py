@@ -348,6 +348,24 @@ def _runs_dir(args: argparse.Namespace) -> Any:
     return args.runs_dir
 
 
+def _resume_command(run_id: str, args: argparse.Namespace) -> str:
+    """The ``agentloom resume`` command that continues this run: it passes again what the run was given
+    and the checkpoint does not hold (tools, script, folders); ``--model`` and the like are in the checkpoint.
+    """
+    import shlex
+
+    words = ["agentloom", "resume", run_id, "--approve"]
+    for spec in args.tools or ():
+        words += ["--tools", spec]
+    for flag, value in (("--workflow", getattr(args, "workflow", None)), ("--script", args.script),
+                        ("--checkpoint-dir", args.checkpoint_dir), ("--runs-dir", args.runs_dir)):
+        if value:
+            words += [flag, value]
+    if args.no_record:
+        words.append("--no-record")
+    return shlex.join(words)
+
+
 def _report(result: WorkflowResult, args: argparse.Namespace) -> int:
     getattr(args, "end_streamed_text", lambda: None)()  # run --stream: end the streamed text's line first
     if args.json:
@@ -359,7 +377,7 @@ def _report(result: WorkflowResult, args: argparse.Namespace) -> int:
             print(f"  {step_id}: {step.status.value}{detail}")
         if result.status is RunStatus.PAUSED:
             print(f"paused at approval gate '{result.paused_step}'. Resume with: "
-                  f"agentloom resume {result.run_id} --approve (or --reject)")
+                  f"{_resume_command(result.run_id, args)} (or --reject)")
         if result.checkpoint_path:
             print(f"checkpoint: {result.checkpoint_path}")
         if result.record_path:

@@ -5,7 +5,8 @@ atomically by :class:`~.persistence.Persistence`::
 
     format_version, kind, run_id, saved_at, status, reason, failed_step,
     paused_step, pending_approval, completed_steps, elapsed_seconds, resumes,
-    workflow: {name, hash, file, definition},   # definition redacted
+    workflow: {name, hash, file, definition,    # definition redacted, overrides included
+               overrides},                      # config fields replaced for the run (--model, ...)
     state,                                      # redacted
     steps: {id: step result}                    # outputs redacted; reasoning text left out
 
@@ -72,8 +73,13 @@ def default_checkpoint_dir(runs_dir: Path | None, env: Mapping[str, str] | None 
 
 
 def workflow_hash(workflow: Workflow, redactor: Redactor) -> str:
-    """A short hash of the workflow definition, computed on its redacted form so it leaks nothing."""
-    definition = redactor.redact_definition(_dump(workflow), redactor.secret_values(workflow.state))
+    """A short hash of the workflow definition, computed on its redacted form so it leaks nothing.
+
+    It is the hash of the definition as loaded: ``config`` fields replaced for one run (``--model``,
+    ``--checkpoint``, ...) are left out, so the file still matches when the run is resumed; the
+    checkpoint keeps those overrides apart and resume applies them again.
+    """
+    definition = redactor.redact_definition(_dump(workflow.as_loaded), redactor.secret_values(workflow.state))
     text = json.dumps(to_plain(definition), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
@@ -113,6 +119,7 @@ def checkpoint_document(run: Run, *, status: str, redactor: Redactor, hash: str,
         "workflow": {
             "name": workflow.name, "hash": hash, "file": workflow_file(workflow),
             "definition": redactor.redact_definition(_dump(workflow), secrets),
+            "overrides": redactor.redact_definition({"config": workflow.config_overrides}, secrets)["config"],
         },
         "state": redactor.redact_state(run.state),
         # the reasoning text stays out of files; a checkpoint keeps the rest of each step's result
