@@ -119,16 +119,19 @@ class Persistence:
         """
         if self.checkpoint is None and self.resume is not None:
             document = {**self.resume.checkpoint, "resumes": self.resume.resumes}
-            self.checkpoint_path = write_json_atomic(self.checkpoint_dir / f"{run.run_id}.json", document)
-            self.checkpoint = document
+            self._write(run, document)
             run.event("checkpoint_saved", status=str(document.get("status")))
 
     def _save(self, run: Run, *, status: str) -> None:
         document = checkpoint_document(run, status=status, redactor=self.redactor, hash=self.hash,
                                        saved_at=self.wall_clock())
-        self.checkpoint_path = write_json_atomic(self.checkpoint_dir / f"{run.run_id}.json", document)
-        self.checkpoint = document
+        self._write(run, document)
         run.event("checkpoint_saved", status=status)
+
+    def _write(self, run: Run, document: dict[str, object]) -> None:
+        # owner-only: a checkpoint holds the run's state and outputs (redacted, but not meant to be shared)
+        self.checkpoint_path = write_json_atomic(self.checkpoint_dir / f"{run.run_id}.json", document, private=True)
+        self.checkpoint = document
 
 
 def _under(path: Path, folder: Path) -> str:

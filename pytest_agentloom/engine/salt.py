@@ -69,6 +69,6 @@ def load_salt(start: Path | None = None, *, env: Mapping[str, str] | None = None
 def _create(path: Path) -> bytes:
     """Write a fresh salt; if another process created the file first, use its salt."""
     value = secrets.token_hex(32)
-    if not write_text_atomic(path, value + "\n", exclusive=True):
+    if not write_text_atomic(path, value + "\n", exclusive=True, private=True):  # the key of the markers: owner-only
         return path.read_text(encoding="utf-8").strip().encode("utf-8")
     return value.encode("utf-8")
