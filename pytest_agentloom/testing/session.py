@@ -36,6 +36,7 @@ class AgentloomSession:
         self.snapshots = SnapshotSession(update=self.update_snapshots)
         self.deselected = 0
         self.collection_errors = 0
+        self.set_up: set[str] = set()  # node ids whose setup phase happened in this process
         self.bodies_ran: set[str] = set()  # node ids whose test body ran (a "call" phase)
         self.not_set_up: set[str] = set()  # node ids whose setup failed or skipped (their snapshots are kept)
         self.worker_reports: list[dict[str, Any]] = []
@@ -120,8 +121,10 @@ class AgentloomSession:
         """Remember which tests ran their body, to know whether the session may judge snapshots."""
         if report.when == "call":
             self.bodies_ran.add(report.nodeid)
-        elif report.when == "setup" and not report.passed:
-            self.not_set_up.add(report.nodeid)
+        elif report.when == "setup":
+            self.set_up.add(report.nodeid)
+            if not report.passed:
+                self.not_set_up.add(report.nodeid)
 
     def test_did_not_pass(self, item: pytest.Item) -> None:
         """Keep the snapshots of a failed or skipped test out of the unused report."""
@@ -158,14 +161,18 @@ class AgentloomSession:
         return not any(report.get("narrowed") for report in self.worker_reports)
 
     def ran_every_body(self, session: pytest.Session | None) -> bool:
-        """Whether every test this process collected ran its body (or failed or skipped in setup).
+        """Whether every test set up here went on to run its body (unless its setup failed or skipped), and,
+        outside an xdist worker, whether every collected test was set up.
 
         Options that run no test body are not all known in advance (plugins add their own): a test that
-        reached neither its call nor a failed setup means this session cannot judge snapshots. Under
-        pytest-xdist the controller collects nothing, and each worker reports its own answer.
+        reached neither its call nor a failed setup means this session cannot judge snapshots. An xdist
+        worker runs only its share of the collected tests, so it answers for the tests it set up; the
+        controller collects none and merges the workers' answers.
         """
-        items = session.items if session is not None else []
-        return all(item.nodeid in self.bodies_ran or item.nodeid in self.not_set_up for item in items)
+        if any(nodeid not in self.bodies_ran and nodeid not in self.not_set_up for nodeid in self.set_up):
+            return False
+        items = session.items if session is not None and not self.is_worker else []
+        return all(item.nodeid in self.set_up for item in items)
 
     def to_wire(self, session: pytest.Session | None = None) -> dict[str, Any]:
         data: dict[str, Any] = dict(self.snapshots.to_wire())
