@@ -190,7 +190,11 @@ class AgentloomSession:
 
         Like syrupy, unused snapshots fail a full run, unless ``--agentloom-warn-unused-snapshots``.
         """
-        if self.is_worker or not self.selected_whole_suite(session):
+        if self.is_worker:
+            return False
+        if self.snapshots.clashes:  # two tests on two xdist workers used one file: fail, whatever was selected
+            return True
+        if not self.selected_whole_suite(session):
             return False
         self.unused = self.snapshots.unused()
         if self.unused and self.update_snapshots:
@@ -204,6 +208,11 @@ class AgentloomSession:
 
     def summary_lines(self, unused: list[Path], deleted: bool) -> list[str]:
         lines = []
+        if self.snapshots.clashes:
+            lines.append("agentloom: FileNameClashError: tests on different xdist workers used the same snapshot "
+                         "file (it holds whichever wrote last):")
+            lines += [f"  {clash}" for clash in sorted(self.snapshots.clashes)]
+            lines.append("How to fix: give one of them another parameter id, snapshot name or snapshot_dir.")
         written = len(self.snapshots.written)
         if written:
             lines.append(f"agentloom: {written} snapshot{'s' if written != 1 else ''} written")

@@ -152,6 +152,7 @@ class SnapshotSession:
     roots: set[str] = field(default_factory=set)
     protected: set[str] = field(default_factory=set)
     owners: dict[str, str] = field(default_factory=dict)  # file -> the test that used it (in this process)
+    clashes: list[str] = field(default_factory=list)  # files tests of two xdist workers both used (controller)
 
     def assert_match(self, path: Path, result: WorkflowResult, *, label: str, nodeid: str) -> None:
         """Compare ``result`` with the file at ``path`` (or write it under update); raise AssertionError."""
@@ -197,7 +198,12 @@ class SnapshotSession:
         self.protected.add(str(prefix) + ("/" if folder else ""))
 
     def merge(self, other: dict[str, list[str]]) -> None:
-        """Add what an xdist worker reported (see :meth:`to_wire`)."""
+        """Add what an xdist worker reported (see :meth:`to_wire`), noting files two workers' tests both used."""
+        for entry in other.get("owners", ()):
+            path, _, nodeid = entry.partition("\t")
+            owner = self.owners.setdefault(path, nodeid)
+            if owner != nodeid:
+                self.clashes.append(f"{_display(Path(path))}: {owner} and {nodeid}")
         self.used.update(other.get("used", ()))
         self.written.update(other.get("written", ()))
         self.roots.update(other.get("roots", ()))
@@ -209,6 +215,7 @@ class SnapshotSession:
             "written": sorted(self.written),
             "roots": sorted(self.roots),
             "protected": sorted(self.protected),
+            "owners": sorted(f"{path}\t{nodeid}" for path, nodeid in self.owners.items()),
         }
 
     def unused(self) -> list[Path]:

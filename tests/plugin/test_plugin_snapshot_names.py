@@ -33,8 +33,8 @@ def test_ids_that_sanitise_alike_get_one_file_each(triage: pytest.Pytester) -> N
     triage.runpytest_inprocess().assert_outcomes(passed=4)
 
 
-def test_two_tests_on_one_file_is_an_error_not_an_overwrite(triage: pytest.Pytester) -> None:
-    # two test modules of the same name in two folders, sharing one absolute snapshot folder
+def same_named_modules_sharing_a_snapshot_folder(triage: pytest.Pytester) -> Path:
+    """Two test modules of the same name in two folders, sharing one absolute snapshot folder."""
     shared = triage.path / "snaps"
     triage.makeini(f"[pytest]\nagentloom_snapshot_dir = {shared}\n")
     body = """
@@ -48,6 +48,11 @@ def test_same(agentloom):
     for folder in ("one", "two"):
         (triage.path / folder).mkdir()
         (triage.path / folder / "test_m.py").write_text(body % folder)
+    return shared
+
+
+def test_two_tests_on_one_file_is_an_error_not_an_overwrite(triage: pytest.Pytester) -> None:
+    shared = same_named_modules_sharing_a_snapshot_folder(triage)
     result = triage.runpytest_inprocess("-p", "no:randomly", "--import-mode=importlib",
                                         "--agentloom-update-snapshots")
     result.assert_outcomes(passed=1, failed=1)
@@ -55,3 +60,15 @@ def test_same(agentloom):
                                  "would both use the snapshot file snaps/test_m/test_same.yaml; neither may "
                                  "overwrite the other.*"])
     assert "category: one" in (shared / "test_m" / "test_same.yaml").read_text()  # the first test's, kept
+
+
+def test_a_clash_between_xdist_workers_fails_the_run(triage: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    same_named_modules_sharing_a_snapshot_folder(triage)
+    result = triage.runpytest_subprocess("-p", "no:hypothesispytest", "-p", "no:benchmark", "-p", "no:randomly",
+                                         "--import-mode=importlib", "-n", "2", "--dist", "loadfile",
+                                         "--agentloom-update-snapshots")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    # on one worker the second test fails; on two, the controller fails the run and names both tests
+    assert "FileNameClashError" in result.stdout.str()
+    assert "one/test_m.py::test_same" in result.stdout.str() and "two/test_m.py::test_same" in result.stdout.str()
