@@ -11,9 +11,11 @@ the umask), since most of these files are meant to be committed and shared.
 ``private=True`` keeps a file the owner's only (``0o600``): checkpoints and the salt.
 
 A process killed in the middle of a write (``kill -9``) cannot remove its
-temporary file. Each temporary file's name carries the writer's process id
-(``.<name>.<pid>.<random>.tmp``); the first write of a process into a folder
-removes the temporary files there whose writer is no longer running (POSIX only).
+temporary file. Each temporary file's name carries the writer's host and process
+id (``.<name>.<host>.<pid>.<random>.tmp``); the first write of a process into a
+folder removes the temporary files there that this host wrote and whose writer is
+no longer running (POSIX only). Files of other hosts (a shared network folder, a
+container sharing a volume) are left alone: their process ids mean nothing here.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import hashlib
 import json
 import os
 import re
+import socket
 import tempfile
 import threading
 from pathlib import Path
@@ -32,7 +35,8 @@ __all__ = ["current_umask", "one_to_one_name", "remove_stale_temporaries", "writ
 
 _UMASK_LOCK = threading.Lock()
 _SWEPT: set[str] = set()  # folders whose leftover temporary files this process already removed
-_TEMPORARY = re.compile(r"^\..+\.(?P<pid>[0-9]+)\.[a-z0-9_]{8}\.tmp$")
+_TEMPORARY = re.compile(r"^\..+\.(?P<host>[A-Za-z0-9-]+)\.(?P<pid>[0-9]+)\.[a-z0-9_]{8}\.tmp$")
+_HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:40] or "host"
 
 
 def current_umask() -> int:
@@ -62,7 +66,8 @@ def write_text_atomic(path: Path, text: str, *, exclusive: bool = False, durable
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path.parent)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{_HOST}.{os.getpid()}.",
+                                          suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
             stream.write(text)
@@ -103,7 +108,8 @@ def remove_stale_temporaries(folder: Path) -> None:
     with contextlib.suppress(OSError):
         for entry in os.scandir(folder):
             match = _TEMPORARY.match(entry.name)
-            if match and not _running(int(match["pid"])) and entry.is_file(follow_symlinks=False):
+            if (match and match["host"] == _HOST and not _running(int(match["pid"]))
+                    and entry.is_file(follow_symlinks=False)):
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)
 

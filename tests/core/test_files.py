@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agentloom.core import files as files_module
 from pytest_agentloom.core.files import current_umask, write_json_atomic, write_text_atomic
 
 
@@ -80,9 +81,11 @@ def test_the_first_write_into_a_folder_removes_temporary_files_of_dead_writers(t
 
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     dead_pid = int(dead.stdout)
+    host = files_module._HOST
     names = {
-        f".run.json.{dead_pid}.abcd_123.tmp": False,  # its writer is gone: removed
-        f".snap.yaml.{os.getpid()}.zzzzzzzz.tmp": True,  # a writer still running (this process): kept
+        f".run.json.{host}.{dead_pid}.abcd_123.tmp": False,  # its writer is gone: removed
+        f".snap.yaml.{host}.{os.getpid()}.zzzzzzzz.tmp": True,  # a writer still running (this process): kept
+        f".run.json.other-host.{dead_pid}.abcd_123.tmp": True,  # another host's: its pids mean nothing here
         ".notes.txt.tmp": True,  # not a name this module makes: kept
         "data.json": True,
     }
