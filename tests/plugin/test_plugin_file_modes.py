@@ -10,7 +10,7 @@ import pytest
 
 @pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
 def test_snapshot_files_follow_the_umask(triage: pytest.Pytester) -> None:
-    triage.makepyfile(test_modes="""
+    triage.makepyfile(test_snapshot_umask_inner="""
         def test_mode(agentloom):
             agentloom.assert_snapshot(agentloom.run("flow.yaml", provider=agentloom.scripted(classify="question")))
     """)
