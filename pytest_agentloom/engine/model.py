@@ -83,6 +83,8 @@ class ProviderSettings(_Strict):
     base_url: str | None = None
     api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     timeout: float | None = Field(default=None, gt=0)
+    # openai and generic_openai only (README: Providers, OpenAI's two APIs): which API the calls go over
+    api: Literal["auto", "chat_completions", "responses"] | None = None
 
 
 class WorkflowConfig(_Strict):
@@ -100,6 +102,15 @@ class WorkflowConfig(_Strict):
     providers: dict[ProviderName, ProviderSettings] = Field(default_factory=dict)
     embedding_model: str | None = None  # the model of an embed step without its own (never config.model)
     capture_prompts: bool = False  # add each llm_call's rendered messages to the trace (redacted on the way out)
+
+    @field_validator("providers")
+    @classmethod
+    def _api_only_for_openai_wire(cls, value: dict[str, ProviderSettings]) -> dict[str, ProviderSettings]:
+        for name, settings in value.items():
+            if settings.api is not None and name not in ("openai", "generic_openai"):
+                raise ValueError(f"'api' is a setting of openai and generic_openai only, not of {name}; "
+                                 "remove it there")
+        return value
 
 
 class StateKeySchema(_Strict):
@@ -193,6 +204,7 @@ class LLMCallStep(_StepBase):
     response_schema: ResponseSchema | None = None
     thinking: Thinking | None = None  # README: Providers, Reasoning; each adapter translates it
     attachments: list[AttachmentSpec] = Field(default_factory=list)  # README: Attachments (engine/attachments.py)
+    on_refusal: Literal["fail", "output"] = "fail"  # README: Refusals; 'output' keeps the refusal text as output
 
 
 class ToolStep(_StepBase):

@@ -399,11 +399,14 @@ def _result(ctx: StepContext, outcome: StepOutcome | StepError) -> StepResult:
         return StepResult(step_id, StepStatus.FAILED, error=str(outcome), error_code=outcome.code,
                           attempts=ctx.attempts, finish_reason=getattr(outcome, "finish_reason", None),
                           input_tokens=ctx.usage.input_tokens, output_tokens=ctx.usage.output_tokens,
-                          reasoning_tokens=ctx.usage.reasoning_tokens, cost_usd=round(ctx.cost_usd, 10))
+                          reasoning_tokens=ctx.usage.reasoning_tokens,
+                          cached_input_tokens=ctx.usage.cached_input_tokens,
+                          cache_write_tokens=ctx.usage.cache_write_tokens, cost_usd=round(ctx.cost_usd, 10))
     return StepResult(
         step_id, StepStatus.SUCCESS, output=outcome.value, attempts=outcome.attempts,
         finish_reason=outcome.finish_reason, input_tokens=outcome.usage.input_tokens,
         output_tokens=outcome.usage.output_tokens, reasoning_tokens=outcome.usage.reasoning_tokens,
+        cached_input_tokens=outcome.usage.cached_input_tokens, cache_write_tokens=outcome.usage.cache_write_tokens,
         cost_usd=outcome.cost_usd, model=outcome.model, provider=outcome.provider,
         reasoning_content=outcome.reasoning_content, time_to_first_token=outcome.time_to_first_token,
     )
