@@ -79,9 +79,17 @@ def workflow_hash(workflow: Workflow, redactor: Redactor) -> str:
 
     It is the hash of the definition as loaded: ``config`` fields replaced for one run (``--model``,
     ``--checkpoint``, ...) are left out, so the file still matches when the run is resumed; the
-    checkpoint keeps those overrides apart and resume applies them again.
+    checkpoint keeps those overrides apart and resume applies them again. Without redaction patterns
+    it depends on the definition alone, and is worked out once per workflow.
     """
-    definition = redactor.redact_definition(_dump(workflow.as_loaded), redactor.secret_values(workflow.state))
+    loaded = workflow.as_loaded
+    if not redactor.active:
+        return loaded.memoized("hash", lambda: _hash(loaded, redactor))
+    return _hash(loaded, redactor)
+
+
+def _hash(workflow: Workflow, redactor: Redactor) -> str:
+    definition = redactor.redact_definition(_dump(workflow), redactor.secret_values(workflow.state))
     text = json.dumps(to_plain(definition), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 

@@ -9,9 +9,10 @@ the step and the field.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
@@ -362,6 +363,10 @@ class Compiled:
     children: dict[str, Workflow] = field(default_factory=dict)
 
 
+_T = TypeVar("_T")
+_MEMO_OWNER = "\0owner"  # the memo's key for the id of the workflow it belongs to
+
+
 class Workflow(_Strict):
     """A whole workflow file. ``source`` is where it was loaded from, if anywhere."""
 
@@ -377,6 +382,7 @@ class Workflow(_Strict):
     _source: Path | None = PrivateAttr(default=None)
     _compiled: Compiled = PrivateAttr(default_factory=Compiled)
     _positions: dict[str, int] = PrivateAttr(default_factory=dict)
+    _memo: dict[str, Any] = PrivateAttr(default_factory=dict)
     _as_loaded: Workflow | None = PrivateAttr(default=None)
     _overrides: dict[str, Any] = PrivateAttr(default_factory=dict)
 
@@ -427,6 +433,20 @@ class Workflow(_Strict):
                 self._positions.setdefault(step.id, index)
             position = self._positions[step_id]
         return self.steps[position]
+
+    def memoized(self, key: str, make: Callable[[], _T]) -> _T:
+        """``make()``, worked out once per workflow object: for what depends on the definition alone.
+
+        A run's fixed costs (the definition's dump, hash and JSON form) are paid on the
+        first run only. The engine never changes a workflow, and a copy (``model_copy``,
+        :meth:`with_config`) starts afresh, since the memo remembers which object it is of.
+        """
+        memo = self._memo
+        if memo.get(_MEMO_OWNER) != id(self):
+            memo = self._memo = {_MEMO_OWNER: id(self)}
+        if key not in memo:
+            memo[key] = make()
+        return memo[key]  # type: ignore[no-any-return]
 
     def with_config(self, **overrides: Any) -> Workflow:
         """A copy with some ``config`` fields replaced, validated like the file's own."""
