@@ -239,7 +239,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         tape = ToolTape(tape_path(cassette_path), recording=bool(args.record), scrub=session.scrub_text)
         common["tools"] = tape.wrap_run_tools(workflow, tools)
-        with session:
+        result = None
+        session.open()
+        try:
             session.add_run(workflow, state)
             inner = _scripted(args.script) if args.script else _real_provider(workflow, placeholder=bool(args.replay))
             result = run_workflow(workflow, provider=session.wrap(inner), **common)
@@ -250,7 +252,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
                     from .errors import UnusedInteractionsError
 
                     raise UnusedInteractionsError(unused_tools, path=str(tape.path))
-        tape.save()
+        finally:  # a run that failed while recording (a 401, an unreachable host) replaces no good cassette
+            good = result is not None and result.status is not RunStatus.FAILED
+            session.close(keep=good)
+            if args.record and not good:
+                print(f"agentloom run: the run failed while recording: {cassette_path} was not written "
+                      "(a cassette already there is unchanged)", file=sys.stderr)
+        if result.status is not RunStatus.FAILED:
+            tape.save()
     else:
         provider = _scripted(args.script) if args.script else _real_provider(workflow)
         result = run_workflow(workflow, provider=provider, **common)
@@ -380,6 +389,24 @@ def _runs_dir(args: argparse.Namespace) -> Any:
     return args.runs_dir
 
 
+def _resume_command(run_id: str, args: argparse.Namespace) -> str:
+    """The ``agentloom resume`` command that continues this run: it passes again what the run was given
+    and the checkpoint does not hold (tools, script, folders); ``--model`` and the like are in the checkpoint.
+    """
+    import shlex
+
+    words = ["agentloom", "resume", run_id, "--approve"]
+    for spec in args.tools or ():
+        words += ["--tools", spec]
+    for flag, value in (("--workflow", getattr(args, "workflow", None)), ("--script", args.script),
+                        ("--checkpoint-dir", args.checkpoint_dir), ("--runs-dir", args.runs_dir)):
+        if value:
+            words += [flag, value]
+    if args.no_record:
+        words.append("--no-record")
+    return shlex.join(words)
+
+
 def _report(result: WorkflowResult, args: argparse.Namespace) -> int:
     getattr(args, "end_streamed_text", lambda: None)()  # run --stream: end the streamed text's line first
     if args.json:
@@ -391,7 +418,7 @@ def _report(result: WorkflowResult, args: argparse.Namespace) -> int:
             print(f"  {step_id}: {step.status.value}{detail}")
         if result.status is RunStatus.PAUSED:
             print(f"paused at approval gate '{result.paused_step}'. Resume with: "
-                  f"agentloom resume {result.run_id} --approve (or --reject)")
+                  f"{_resume_command(result.run_id, args)} (or --reject)")
         if result.checkpoint_path:
             print(f"checkpoint: {result.checkpoint_path}")
         if result.record_path:

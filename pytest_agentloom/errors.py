@@ -6,6 +6,7 @@
     ├── WorkflowError (ValueError)         a workflow file is invalid: file, step, field, all problems at once
     ├── ScenarioTableError (ValueError)    a scenario table is invalid: file, row, field
     ├── MarkerError (ValueError)           an agentloom marker has an argument it does not take
+    ├── FileNameClashError                 two tests would write one snapshot, cassette or tool tape file
     ├── CheckpointError (ValueError)       a checkpoint cannot be found, read or resumed
     ├── ExpressionSyntaxError (ValueError)  a router expression does not compile (found at load time)
     ├── EvaluationError (ValueError)       a router expression failed on the state it was given
@@ -71,6 +72,7 @@ __all__ = [
     "ErrorCode",
     "EvaluationError",
     "ExpressionSyntaxError",
+    "FileNameClashError",
     "MarkerError",
     "MidStreamError",
     "MissingTemplateKeyWarning",
@@ -113,6 +115,7 @@ class ErrorCode(enum.StrEnum):
     INVALID_WORKFLOW = "invalid_workflow"  # a workflow file does not load
     INVALID_SCENARIO_TABLE = "invalid_scenario_table"  # a scenario table does not load
     INVALID_MARKER = "invalid_marker"  # an agentloom marker has an argument it does not take
+    FILE_NAME_CLASH = "file_name_clash"  # two tests would write the same snapshot, cassette or tool tape file
     INVALID_EXPRESSION = "invalid_expression"  # a router expression does not compile
     CHECKPOINT_ERROR = "checkpoint_error"  # a checkpoint cannot be found, read or resumed
     INVALID_SCRIPT = "invalid_script"  # a scripted reply written as data (--script, a scenario row) has no reply's form
@@ -290,6 +293,12 @@ class MarkerError(AgentloomError, ValueError):
     """An ``agentloom`` marker has an argument it does not take; fails the test that carries it."""
 
     code: str = ErrorCode.INVALID_MARKER
+
+
+class FileNameClashError(AgentloomError):
+    """Two tests would write the same snapshot, cassette or tool tape file; neither may overwrite the other."""
+
+    code: str = ErrorCode.FILE_NAME_CLASH
 
 
 class UsageError(AgentloomError, TypeError):

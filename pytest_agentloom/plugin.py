@@ -99,6 +99,7 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
+    item.config.stash[SESSION_KEY].note_report(report)
     if call.when == "call":
         item.config.stash[SESSION_KEY].finish_cassette(item, report)
         item.config.stash[SESSION_KEY].finish_replies(item, report)

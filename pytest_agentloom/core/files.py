@@ -7,21 +7,36 @@ target in one ``os.replace``. A reader (or a crash) sees the old file or the
 new one, never a torn one, and the temporary file is removed when the write
 fails. ``tempfile.mkstemp`` creates files readable by the owner only; the
 result is given the permissions an ordinary ``open()`` would (``0o666`` less
-the umask), since these files are meant to be committed and shared.
+the umask), since most of these files are meant to be committed and shared.
+``private=True`` keeps a file the owner's only (``0o600``): checkpoints and the salt.
+
+A process killed in the middle of a write (``kill -9``) cannot remove its
+temporary file. Each temporary file's name carries the writer's host and process
+id (``.<name>.<host>.<pid>.<random>.tmp``); the first write of a process into a
+folder removes the temporary files there that this host wrote and whose writer is
+no longer running (POSIX only). Files of other hosts (a shared network folder, a
+container sharing a volume) are left alone: their process ids mean nothing here.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
+import re
+import socket
 import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
-__all__ = ["current_umask", "write_json_atomic", "write_text_atomic"]
+__all__ = ["current_umask", "one_to_one_name", "remove_stale_temporaries", "write_json_atomic", "write_text_atomic"]
 
 _UMASK_LOCK = threading.Lock()
+_SWEPT: set[str] = set()  # folders whose leftover temporary files this process already removed
+_TEMPORARY = re.compile(r"^\..+\.(?P<host>[A-Za-z0-9-]+)\.(?P<pid>[0-9]+)\.[a-z0-9_]{8}\.tmp$")
+_HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:40] or "host"
 
 
 def current_umask() -> int:
@@ -39,23 +54,27 @@ def current_umask() -> int:
     return mask
 
 
-def write_text_atomic(path: Path, text: str, *, exclusive: bool = False, durable: bool = False) -> bool:
+def write_text_atomic(path: Path, text: str, *, exclusive: bool = False, durable: bool = False,
+                      private: bool = False) -> bool:
     """Write ``text`` (UTF-8, ``\\n`` line ends) to ``path`` atomically, creating its folder.
 
     With ``exclusive`` the file is only created, never replaced: the answer is ``False``
     (and nothing is written) when ``path`` already exists, so two processes racing to create
     it agree on one content. Otherwise the answer is ``True``. ``durable`` flushes the bytes to
     the disk before the rename (files a user keeps: snapshots, cassettes, tool recordings).
+    ``private`` keeps the file readable by its owner only (``0o600``) whatever the umask.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    remove_stale_temporaries(path.parent)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{_HOST}.{os.getpid()}.",
+                                          suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
             stream.write(text)
             if durable:
                 stream.flush()
                 os.fsync(stream.fileno())
-        os.chmod(temporary, 0o666 & ~current_umask())
+        os.chmod(temporary, 0o600 if private else 0o666 & ~current_umask())
         if exclusive:
             return _create(Path(temporary), path)
         os.replace(temporary, path)
@@ -77,7 +96,52 @@ def _create(temporary: Path, path: Path) -> bool:
     return True
 
 
-def write_json_atomic(path: Path, data: Any) -> Path:
+def remove_stale_temporaries(folder: Path) -> None:
+    """Remove the temporary files in ``folder`` left by writers that died mid-write (once per process).
+
+    Only names this module makes are touched, and only when the process id in the name is not running.
+    """
+    key = str(folder.resolve())
+    if key in _SWEPT or os.name != "posix":
+        return
+    _SWEPT.add(key)
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            match = _TEMPORARY.match(entry.name)
+            if (match and match["host"] == _HOST and not _running(int(match["pid"]))
+                    and entry.is_file(follow_symlinks=False)):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):  # another user's process (or a number no process has)
+        return True
+    return True
+
+
+def write_json_atomic(path: Path, data: Any, *, private: bool = False) -> Path:
     """Write ``data`` as indented JSON with sorted keys (stable bytes for stable data); return ``path``."""
-    write_text_atomic(path, json.dumps(data, sort_keys=True, ensure_ascii=False, indent=2) + "\n")
+    write_text_atomic(path, json.dumps(data, sort_keys=True, ensure_ascii=False, indent=2) + "\n", private=private)
     return path
+
+
+def one_to_one_name(name: str, safe: str, *, limit: int | None = None) -> str:
+    """The file name for ``name``, given ``safe``, its form with unsafe characters replaced.
+
+    Replacing characters maps many names to one (``a b``, ``a?b`` and ``a/b`` all give ``a_b``), so
+    when ``safe`` differs from ``name``, or is longer than ``limit``, a short hash of ``name`` is added:
+    distinct names give distinct files. A name that needed no change keeps it, so files already
+    committed under such names are found again.
+    """
+    if safe == name and (limit is None or len(safe) <= limit):
+        return safe
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:10]
+    kept = safe if limit is None else safe[: limit - 11]
+    return f"{kept}-{digest}"

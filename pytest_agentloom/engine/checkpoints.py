@@ -5,7 +5,8 @@ atomically by :class:`~.persistence.Persistence`::
 
     format_version, kind, run_id, saved_at, status, reason, failed_step,
     paused_step, pending_approval, completed_steps, elapsed_seconds, resumes,
-    workflow: {name, hash, file, definition},   # definition redacted
+    workflow: {name, hash, file, definition,    # definition redacted, overrides included
+               overrides},                      # config fields replaced for the run (--model, ...)
     state,                                      # redacted
     steps: {id: step result}                    # outputs redacted; reasoning text left out
 
@@ -76,11 +77,15 @@ def default_checkpoint_dir(runs_dir: Path | None, env: Mapping[str, str] | None 
 def workflow_hash(workflow: Workflow, redactor: Redactor) -> str:
     """A short hash of the workflow definition, computed on its redacted form so it leaks nothing.
 
-    Without redaction patterns it depends on the definition alone, and is worked out once per workflow.
+    It is the hash of the definition as loaded: ``config`` fields replaced for one run (``--model``,
+    ``--checkpoint``, ...) are left out, so the file still matches when the run is resumed; the
+    checkpoint keeps those overrides apart and resume applies them again. Without redaction patterns
+    it depends on the definition alone, and is worked out once per workflow.
     """
+    loaded = workflow.as_loaded
     if not redactor.active:
-        return workflow.memoized("hash", lambda: _hash(workflow, redactor))
-    return _hash(workflow, redactor)
+        return loaded.memoized("hash", lambda: _hash(loaded, redactor))
+    return _hash(loaded, redactor)
 
 
 def _hash(workflow: Workflow, redactor: Redactor) -> str:
@@ -124,6 +129,7 @@ def checkpoint_document(run: Run, *, status: str, redactor: Redactor, hash: str,
         "workflow": {
             "name": workflow.name, "hash": hash, "file": workflow_file(workflow),
             "definition": redactor.redact_definition(_dump(workflow), secrets),
+            "overrides": redactor.redact_definition({"config": workflow.config_overrides}, secrets)["config"],
         },
         "state": redactor.redact_state(run.state),
         # the reasoning text stays out of files; a checkpoint keeps the rest of each step's result

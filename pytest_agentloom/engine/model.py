@@ -383,6 +383,18 @@ class Workflow(_Strict):
     _compiled: Compiled = PrivateAttr(default_factory=Compiled)
     _positions: dict[str, int] = PrivateAttr(default_factory=dict)
     _memo: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _as_loaded: Workflow | None = PrivateAttr(default=None)
+    _overrides: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @property
+    def as_loaded(self) -> Workflow:
+        """This workflow before :meth:`with_config` replaced ``config`` fields (itself when nothing was)."""
+        return self._as_loaded if self._as_loaded is not None else self
+
+    @property
+    def config_overrides(self) -> dict[str, Any]:
+        """The ``config`` fields :meth:`with_config` replaced (``--model``, ``--checkpoint``, ...), as given."""
+        return dict(self._overrides)
 
     @property
     def source(self) -> Path | None:
@@ -442,4 +454,6 @@ class Workflow(_Strict):
         clone = self.model_copy(update={"config": config})
         clone._source = self._source
         clone._compiled = self._compiled
+        clone._as_loaded = self.as_loaded  # what the file says: checkpoints hash it, and keep the overrides apart
+        clone._overrides = {**self._overrides, **overrides}
         return clone

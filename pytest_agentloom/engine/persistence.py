@@ -94,7 +94,9 @@ class Persistence:
 
     def finish(self, run: Run, result: WorkflowResult) -> WorkflowResult:
         """Save the last checkpoint, redact the result, write the record; return the public result."""
-        if result.status is RunStatus.PAUSED or self.checkpoint_every_layer or self.resume is not None:
+        if self.resume is not None and result.status is RunStatus.FAILED:
+            self._keep_resumable(run)
+        elif result.status is RunStatus.PAUSED or self.checkpoint_every_layer or self.resume is not None:
             self._save(run, status=result.status.value)  # a resumed run marks its checkpoint as settled
         public = self.redactor.redact_result(result, self.redactor.secret_values(run.state))
         public.checkpoint = copy.deepcopy(self.checkpoint)
@@ -110,12 +112,27 @@ class Persistence:
             ))
         return public
 
+    def _keep_resumable(self, run: Run) -> None:
+        """A resumed run that failed leaves its checkpoint resumable, so the same resume can be typed again
+        once the cause is fixed: the last checkpoint saved during this resume (after a layer that
+        succeeded) stays; when none was, the checkpoint it resumed from is kept, its resume count raised so
+        that the next attempt's run record does not replace this one's.
+        """
+        if self.checkpoint is None and self.resume is not None:
+            document = {**self.resume.checkpoint, "resumes": self.resume.resumes}
+            self._write(run, document)
+            run.event("checkpoint_saved", status=str(document.get("status")))
+
     def _save(self, run: Run, *, status: str) -> None:
         document = checkpoint_document(run, status=status, redactor=self.redactor, hash=self.hash,
                                        saved_at=self.wall_clock())
-        self.checkpoint_path = write_json_atomic(self.checkpoint_dir / f"{run.run_id}.json", document)
-        self.checkpoint = document
+        self._write(run, document)
         run.event("checkpoint_saved", status=status)
+
+    def _write(self, run: Run, document: dict[str, object]) -> None:
+        # owner-only: a checkpoint holds the run's state and outputs (redacted, but not meant to be shared)
+        self.checkpoint_path = write_json_atomic(self.checkpoint_dir / f"{run.run_id}.json", document, private=True)
+        self.checkpoint = document
 
 
 def _under(path: Path, folder: Path) -> str:

@@ -75,6 +75,7 @@ async def aresume_workflow(checkpoint: Checkpoint, **options: Unpack[ResumeOptio
                                        notes)
     inputs = prepare(loaded, saved_state, RunOptions(provider=options.get("provider"), tools=options.get("tools"),
                                                      clock=options.get("clock")))
+    _check_tools(document, loaded, point, inputs.tools)  # before anything is written: the checkpoint stays as it is
     folder = checkpoint_dir if checkpoint_dir is not None else (where.parent if where is not None else None)
     hooks = Persistence.for_run(
         loaded, checkpoint_dir=folder, runs_dir=options.get("runs_dir"), redaction_salt=salt,
@@ -85,6 +86,32 @@ async def aresume_workflow(checkpoint: Checkpoint, **options: Unpack[ResumeOptio
     run = Run(loaded, inputs.state, provider=inputs.provider, tools=inputs.tools, clock=inputs.clock,
               run_id=document["run_id"], hooks=hooks, resume=point)
     return await run.execute()
+
+
+def _check_tools(checkpoint: dict[str, Any], workflow: Workflow, point: ResumePoint, tools: Mapping[str, Any]) -> None:
+    """Refuse to resume when a step still to run names a tool this resume was not given.
+
+    Otherwise the step would fail, and with it the resumed run; typically the tools the run was
+    started with (``--tools``) were not passed again.
+    """
+    missing: dict[str, list[str]] = {}
+    for step in workflow.steps:
+        if step.id in point.results:
+            continue
+        names = [step.tool_name] if step.type == "tool" else []
+        if step.type == "agent" and step.agent in workflow.agents:
+            names = workflow.agents[step.agent].tool_names()
+        for name in names:
+            if name not in tools:
+                missing.setdefault(name, []).append(step.id)
+    if missing:
+        needed = ", ".join(f"'{name}' (step {', '.join(repr(sid) for sid in steps)})"
+                           for name, steps in sorted(missing.items()))
+        raise CheckpointError(
+            f"Run '{checkpoint['run_id']}' cannot be resumed: steps still to run need tools this resume was not "
+            f"given: {needed}. The checkpoint is unchanged.\nHow to fix: pass the tools the run was started with, "
+            f"e.g. agentloom resume {checkpoint['run_id']} --tools MODULE:ATTR (resume_workflow(..., tools=...))."
+        )
 
 
 def _decision(value: str | bool | None) -> str | None:
@@ -104,6 +131,27 @@ def _decision(value: str | bool | None) -> str | None:
 def _workflow_for(checkpoint: dict[str, Any], given: Workflow | str | Path | None,
                   env: Mapping[str, str] | None, salt: bytes | str | None) -> tuple[Workflow, list[str]]:
     """The workflow to resume with: the one given, else the checkpoint's file (which must not have changed)."""
+    workflow, notes = _saved_workflow(checkpoint, given, env, salt)
+    overrides = _overrides(checkpoint)
+    return (workflow.with_config(**overrides) if overrides else workflow), notes
+
+
+#: The command-line overrides a resume applies again, with their types. A checkpoint is untrusted data:
+#: nothing else it says about ``config`` is applied (a sandbox or a budget there could widen the run).
+_RESUMED_OVERRIDES: dict[str, type] = {"model": str, "provider": str, "stream": bool, "checkpoint": bool}
+
+
+def _overrides(checkpoint: dict[str, Any]) -> dict[str, Any]:
+    """The ``--model``, ``--provider``, ``--stream`` and ``--checkpoint`` the run was started with."""
+    saved = checkpoint["workflow"].get("overrides")
+    if not isinstance(saved, dict):
+        return {}
+    return {key: value for key, value in saved.items()
+            if key in _RESUMED_OVERRIDES and isinstance(value, _RESUMED_OVERRIDES[key])}
+
+
+def _saved_workflow(checkpoint: dict[str, Any], given: Workflow | str | Path | None,
+                    env: Mapping[str, str] | None, salt: bytes | str | None) -> tuple[Workflow, list[str]]:
     notes: list[str] = []
     saved = checkpoint["workflow"]
     if given is not None:

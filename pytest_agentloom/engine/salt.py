@@ -87,6 +87,6 @@ def _usable(text: str, path: Path) -> bytes:
 def _create(path: Path) -> bytes:
     """Write a fresh salt; if another process created the file first, use its salt."""
     value = secrets.token_hex(32)
-    if not write_text_atomic(path, value + "\n", exclusive=True):
+    if not write_text_atomic(path, value + "\n", exclusive=True, private=True):  # the key of the markers: owner-only
         return _usable(path.read_text(encoding="utf-8"), path)
     return value.encode("utf-8")

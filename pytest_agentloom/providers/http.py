@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import MidStreamError, ProviderError
 
-__all__ = ["HTTPStatusFailure", "error_detail", "http_errors", "iter_sse_data"]
+__all__ = ["HTTPStatusFailure", "error_detail", "http_errors", "iter_sse_data", "tried"]
 
 
 class HTTPStatusFailure(Exception):
@@ -37,13 +37,37 @@ def http_errors(provider: str, *, streaming_started: list[bool] | None = None) -
     except httpx.HTTPStatusError as exc:
         raise error(error_detail(exc.response.content), exc.response.status_code) from exc
     except httpx.TimeoutException as exc:
-        raise error(f"request timed out ({exc!r})", None) from exc
+        raise error(f"request{tried(exc)} timed out ({exc!r})", None) from exc
     except httpx.TransportError as exc:
-        raise error(f"connection failed ({exc!r})", None) from exc
+        raise error(f"connection failed{tried(exc)} ({exc!r})", None) from exc
     except httpx.HTTPError as exc:
         raise error(f"HTTP error ({exc!r})", None) from exc
     except json.JSONDecodeError as exc:
         raise error(f"the reply is not valid JSON ({exc})", 200) from exc
+
+
+def tried(exc: BaseException) -> str:
+    """`` to POST https://host/path``: the request that got no answer, found on ``exc`` or what it wraps
+    (httpx and the SDKs keep it), else ``""``. The query and any user info are left out: keys travel there.
+    """
+    from urllib.parse import urlsplit, urlunsplit
+
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        try:
+            request = getattr(current, "request", None)
+        except RuntimeError:  # httpx: an error raised without its request
+            request = None
+        if request is not None and getattr(request, "url", None) is not None:
+            parts = urlsplit(str(request.url))
+            host = parts.hostname or ""
+            netloc = f"[{host}]" if ":" in host else host
+            netloc += f":{parts.port}" if parts.port else ""
+            return f" to {request.method} {urlunsplit((parts.scheme, netloc, parts.path, '', ''))}"
+        current = current.__cause__ or current.__context__
+    return ""
 
 
 def error_detail(body: bytes) -> str:

@@ -28,6 +28,7 @@ from ..errors import (
     ProviderError,
     UnusableResponseError,
 )
+from .http import tried
 
 __all__ = [
     "SDK_BASES",
@@ -98,6 +99,10 @@ SDK_ERRORS: Mapping[str, SdkRule] = {
     "OpenAIError": _REFUSED_SETUP,  # raised bare for a client the SDK will not build (no key, say)
     "AnthropicError": _REFUSED_SETUP,
 }
+
+
+#: Rules of a request that got no answer: their message names the URL tried.
+_NO_ANSWER = (SDK_ERRORS["APIConnectionError"], SDK_ERRORS["APITimeoutError"])
 
 
 def mapped_by(cls: type[BaseException], sdk: str) -> type[BaseException] | None:
@@ -181,13 +186,14 @@ def translate_sdk_errors(
         rule = rule_for(type(exc), sdk.__name__)
         if rule is None:
             if isinstance(exc, timeouts):
-                raise ours(plain, f"request timed out ({exc!r})", None) from exc
+                raise ours(plain, f"request{tried(exc)} timed out ({exc!r})", None) from exc
             if isinstance(exc, transport):
-                raise ours(plain, f"connection failed ({exc!r})", None) from exc
+                raise ours(plain, f"connection failed{tried(exc)} ({exc!r})", None) from exc
             raise
         if rule.ours_inside and (inside := our_error_inside(exc)) is not None:
             raise inside from exc
-        message = status_message(exc) if rule.what is None else f"{rule.what} ({_text_of(exc)})"
+        what = f"{rule.what}{tried(exc)}" if rule in _NO_ANSWER else rule.what
+        message = status_message(exc) if what is None else f"{what} ({_text_of(exc)})"
         raise ours(rule, message, getattr(exc, "status_code", None) if rule.status else None) from exc
 
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..core.files import one_to_one_name
 from ..core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
 from ..errors import CassetteMismatchError, CassetteNotFoundError, UnusedInteractionsError, render_message
 from .matchers import (
@@ -282,20 +283,25 @@ class CassetteSession:
                  "agentloom.run(path, provider=agentloom.scripted(step_id='reply text')).",
         )
 
-    def close(self) -> None:
-        """Write the cassette when this session recorded something (or re-recorded it whole)."""
+    def close(self, *, keep: bool = True) -> bool:
+        """Write the cassette when this session recorded something (or re-recorded it whole) and ``keep``
+        says the recording is good; answer whether the file was written.
+
+        ``keep=False`` (a test that failed while recording, a run that raised) drops the recording: the
+        cassette on disk, if any, stays as it was.
+        """
         if not self.opened:
-            return
+            return False
         self._unpatch_all()
-        if self.needs_write():
-            self.write()
+        written = keep and self.needs_write() and self.write()
         self.opened = False
+        return written
 
     def __enter__(self) -> CassetteSession:
         return self.open()
 
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, *exc_info: object) -> None:
+        self.close(keep=exc_type is None)
 
     def needs_write(self) -> bool:
         """Whether :meth:`close` will write the file: something was recorded, or everything is re-recorded."""
@@ -305,16 +311,17 @@ class CassetteSession:
             return True
         return bool(self._cassette.dirty)
 
-    def write(self) -> None:
-        """Write every interaction of the cassette, with fresh provenance, atomically.
+    def write(self) -> bool:
+        """Write every interaction of the cassette, with fresh provenance, atomically; answer whether it did.
 
         A re-recording whose file would differ from the one on disk only in
         ``recorded_at`` leaves that file untouched, so it shows no diff.
         """
         text = self.render()
         if _same_but_recorded_at(self.config.path, text):
-            return
+            return False
         write_atomic(self.config.path, text)
+        return True
 
     def render(self) -> str:
         """The cassette's text as :meth:`write` writes it (scrubbed), without writing it."""
@@ -642,8 +649,8 @@ class ReplayProvider:
 
 
 def cassette_name(parts: Sequence[str]) -> str:
-    """A file-name-safe cassette name from node id parts (``TestX``, ``test_y[param]``)."""
-    import re
-
+    """A file-name-safe cassette name from node id parts (``TestX``, ``test_y[param]``), one-to-one: a
+    name whose characters had to be replaced gets a short hash, so ``x/y``, ``x_y`` and ``x:y`` differ.
+    """
     name = ".".join(parts)
-    return re.sub(r"[\\/:*?\"<>|\x00-\x1f]", "_", name)
+    return one_to_one_name(name, re.sub(r"[\\/:*?\"<>|\x00-\x1f]", "_", name))

@@ -42,6 +42,7 @@ __all__ = ["MODEL_STEP_TYPES", "ReplaySettings", "ReplaySummary", "TestCassette"
 MODEL_STEP_TYPES = ("llm_call", "agent")
 STALE_PROPERTY = "agentloom_stale_cassette"
 WRITTEN_PROPERTY = "agentloom_cassette_written"
+DROPPED_PROPERTY = "agentloom_cassette_not_written"
 RECORD_FLAGS = ("--agentloom-record", "--agentloom-record-mode")
 
 
@@ -61,6 +62,7 @@ class ReplaySettings:
     rootdir: Path
     cassette_dir: Path
     mode: RecordMode = RecordMode.NONE
+    owners: dict[str, str] = field(default_factory=dict)  # cassette and tape files -> the test using them
 
     @classmethod
     def from_config(cls, config: pytest.Config, env: Mapping[str, str] | None = None) -> ReplaySettings:
@@ -100,6 +102,15 @@ class ReplaySettings:
             relative = Path(Path(item.path).name)
         parts = item.nodeid.split("::")[1:] or [item.name]
         return self.cassette_dir / relative / f"{cassette_name(parts)}.yaml"
+
+    def claim(self, item: pytest.Item) -> None:
+        """Note that ``item`` uses its cassette and tool tape; raise FileNameClashError if another test does."""
+        from ..replay.tool_tape import tape_path
+        from .snapshots import claim_file
+
+        path = self.cassette_path(item)
+        claim_file(self.owners, path, item.nodeid, what="cassette")
+        claim_file(self.owners, tape_path(path), item.nodeid, what="tool tape")
 
     def record_command(self, item: pytest.Item) -> str:
         return f"pytest {shlex.quote(item.nodeid)} --agentloom-record"
@@ -191,12 +202,15 @@ class TestCassette:
                 failure = str(exc)
         if passed and failure is None and self.tape is not None:
             failure = self.tape.unused_message(self.item.nodeid, self.settings.record_command(self.item))
-        will_write = session.needs_write()
-        session.close()
+        recorded = session.needs_write()
+        # a test that failed while recording (a 401, repeated 500s, an unreachable host, a failed assertion)
+        # writes nothing: the committed cassette and tool tape stay as they were
+        if session.close(keep=passed):
+            properties.append((WRITTEN_PROPERTY, session.config.display_path))
+        elif recorded and not passed:
+            properties.append((DROPPED_PROPERTY, session.config.display_path))
         if passed and self.tape is not None:
             self.tape.save()  # only when recording, and only if a tool with side effects ran
-        if will_write:
-            properties.append((WRITTEN_PROPERTY, session.config.display_path))
         return failure, properties
 
 
@@ -207,6 +221,7 @@ class ReplaySummary:
     stale: list[str] = field(default_factory=list)
     stale_tests: list[str] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
 
     def add_report(self, report: Any) -> None:
         if getattr(report, "when", None) != "call":
@@ -217,12 +232,19 @@ class ReplaySummary:
                 self.stale_tests.append(str(report.nodeid))
             elif name == WRITTEN_PROPERTY:
                 self.written.append(str(value))
+            elif name == DROPPED_PROPERTY:
+                self.dropped.append(str(value))
 
     def lines(self, mode: RecordMode) -> list[str]:
         lines = []
         if self.written:
             count = len(self.written)
             lines.append(f"agentloom: {count} cassette{'s' if count != 1 else ''} recorded (record mode {mode.value})")
+        if self.dropped:
+            count = len(self.dropped)
+            lines.append(f"agentloom: {count} recording{'s' if count != 1 else ''} not written: the test failed "
+                         "while recording, so its cassette on disk (if any) is unchanged:")
+            lines += [f"  {entry}" for entry in sorted(self.dropped)]
         if self.stale:
             count = len(self.stale)
             lines.append(f"agentloom: {count} cassette{'s' if count != 1 else ''} possibly stale "

@@ -38,6 +38,9 @@ class AgentloomSession:
                                          create=bool(read_setting(config, "create_snapshots")))
         self.deselected = 0
         self.collection_errors = 0
+        self.set_up: set[str] = set()  # node ids whose setup phase happened in this process
+        self.bodies_ran: set[str] = set()  # node ids whose test body ran (a "call" phase)
+        self.not_set_up: set[str] = set()  # node ids whose setup failed or skipped (their snapshots are kept)
         self.worker_reports: list[dict[str, Any]] = []
         self.is_worker = hasattr(config, "workerinput")
         self.unused: list[Path] = []  # set at the end of the session (see finish)
@@ -71,6 +74,7 @@ class AgentloomSession:
         if tools:
             defaults["tools"] = {**tools_by_name(tools), **defaults.get("tools", {})}
         snapshot_dir, snapshot_name = self.snapshot_location(item, defaults)
+        self.replay.claim(item)
         cassette = item.stash[CASSETTE_KEY] = TestCassette(self.replay, item, matching=self.matching(defaults))
         harness = item.stash[HARNESS_KEY] = AgentloomHarness(
             nodeid=item.nodeid, test_dir=item.path.parent, tmp_path=tmp_path, snapshot_dir=snapshot_dir,
@@ -151,6 +155,15 @@ class AgentloomSession:
                 if module_dir.is_dir() and module_dir not in modules and _has_test_file(dirs, module_dir.name):
                     self.snapshots.protect(module_dir, folder=True)
 
+    def note_report(self, report: pytest.TestReport) -> None:
+        """Remember which tests ran their body, to know whether the session may judge snapshots."""
+        if report.when == "call":
+            self.bodies_ran.add(report.nodeid)
+        elif report.when == "setup":
+            self.set_up.add(report.nodeid)
+            if not report.passed:
+                self.not_set_up.add(report.nodeid)
+
     def test_did_not_pass(self, item: pytest.Item) -> None:
         """Keep the snapshots of a failed or skipped test out of the unused report."""
         try:
@@ -166,12 +179,15 @@ class AgentloomSession:
 
     def selected_whole_suite(self, session: pytest.Session | None = None) -> bool:
         """True when nothing narrowed the run: no -k/-m, no deselection, no node ids or files, no --lf,
-        no --collect-only, and every selected test ran (no -x/--maxfail stop, no interruption).
+        no option that runs no test body (--collect-only, --setup-plan, --setup-only, --fixtures, ...),
+        and every selected test ran (no -x/--maxfail stop, no interruption).
         """
         option = self.config.option
         if getattr(option, "keyword", "") or getattr(option, "markexpr", ""):
             return False
-        if getattr(option, "collectonly", False) or (session is not None and _stopped_early(session)):
+        if any(getattr(option, name, False) for name in _NO_BODY_OPTIONS) or not self.ran_every_body(session):
+            return False
+        if session is not None and _stopped_early(session):
             return False
         if getattr(option, "lf", False) or getattr(option, "stepwise", False) or getattr(option, "failedfirst", False):
             return False
@@ -182,10 +198,25 @@ class AgentloomSession:
                 return False
         return not any(report.get("narrowed") for report in self.worker_reports)
 
+    def ran_every_body(self, session: pytest.Session | None) -> bool:
+        """Whether every test set up here went on to run its body (unless its setup failed or skipped), and,
+        outside an xdist worker, whether every collected test was set up.
+
+        Options that run no test body are not all known in advance (plugins add their own): a test that
+        reached neither its call nor a failed setup means this session cannot judge snapshots. An xdist
+        worker runs only its share of the collected tests, so it answers for the tests it set up; the
+        controller collects none and merges the workers' answers.
+        """
+        if any(nodeid not in self.bodies_ran and nodeid not in self.not_set_up for nodeid in self.set_up):
+            return False
+        items = session.items if session is not None and not self.is_worker else []
+        return all(item.nodeid in self.set_up for item in items)
+
     def to_wire(self, session: pytest.Session | None = None) -> dict[str, Any]:
         data: dict[str, Any] = dict(self.snapshots.to_wire())
         stopped = session is not None and bool(session.shouldfail or session.shouldstop)
-        data["narrowed"] = bool(self.deselected or self.collection_errors or stopped)
+        narrowed = self.deselected or self.collection_errors or stopped or not self.ran_every_body(session)
+        data["narrowed"] = bool(narrowed)
         if self.review is not None:
             data["review"] = self.review.to_wire()
         return data
@@ -211,7 +242,11 @@ class AgentloomSession:
 
         Like syrupy, unused snapshots fail a full run, unless ``--agentloom-warn-unused-snapshots``.
         """
-        if self.is_worker or not self.selected_whole_suite(session):
+        if self.is_worker:
+            return False
+        if self.snapshots.clashes:  # two tests on two xdist workers used one file: fail, whatever was selected
+            return True
+        if not self.selected_whole_suite(session):
             return False
         self.unused = self.snapshots.unused()
         if self.unused and self.update_snapshots:
@@ -225,6 +260,11 @@ class AgentloomSession:
 
     def summary_lines(self, unused: list[Path], deleted: bool) -> list[str]:
         lines = []
+        if self.snapshots.clashes:
+            lines.append("agentloom: FileNameClashError: tests on different xdist workers used the same snapshot "
+                         "file (it holds whichever wrote last):")
+            lines += [f"  {clash}" for clash in sorted(self.snapshots.clashes)]
+            lines.append("How to fix: give one of them another parameter id, snapshot name or snapshot_dir.")
         for verb, paths in (("created", self.snapshots.created), ("updated", self.snapshots.updated)):
             if paths:
                 lines.append(f"agentloom: {len(paths)} snapshot{'s' if len(paths) != 1 else ''} {verb}:")
@@ -238,6 +278,11 @@ class AgentloomSession:
                 if not self.warn_unused:
                     lines.append("(unused snapshots fail the run; --agentloom-warn-unused-snapshots only reports them)")
         return lines
+
+
+#: pytest options (their ``dest``) under which no test body runs: such a session never judges snapshots.
+_NO_BODY_OPTIONS = ("collectonly", "setuponly", "setupplan", "showfixtures", "show_fixtures_per_test",
+                    "markers", "version", "help")
 
 
 def _module_name(path: Path) -> str:

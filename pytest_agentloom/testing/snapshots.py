@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from ..core.diffs import diff_report
-from ..core.files import write_text_atomic
+from ..core.files import one_to_one_name, write_text_atomic
 from ..core.plain import to_plain
+from ..errors import FileNameClashError, render_message
 
 if TYPE_CHECKING:
     from ..engine.result import WorkflowResult
@@ -36,6 +37,7 @@ __all__ = [
     "FORMAT_VERSION",
     "SnapshotOptions",
     "SnapshotSession",
+    "claim_file",
     "dump_yaml",
     "sanitize",
     "snapshot_data",
@@ -116,14 +118,23 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.\-\[\]=+,@]")
 
 
 def sanitize(name: str, limit: int = 120) -> str:
-    """A file-system-safe version of a test name: odd characters become ``_``; long names get a hash."""
-    import hashlib
+    """A file-system-safe version of a test name, one-to-one: when odd characters had to become ``_``
+    (or the name is long), a short hash of the name is added, so ``a b`` and ``a_b`` never share a file.
+    """
+    return one_to_one_name(name, _UNSAFE.sub("_", name).strip(".") or "_", limit=limit)
 
-    safe = _UNSAFE.sub("_", name).strip(".") or "_"
-    if len(safe) > limit:
-        digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:10]
-        safe = f"{safe[: limit - 11]}-{digest}"
-    return safe
+
+def claim_file(owners: dict[str, str], path: Path, nodeid: str, *, what: str) -> None:
+    """Note that test ``nodeid`` uses ``path``; raise :class:`FileNameClashError` if another test already did."""
+    __tracebackhide__ = True
+    owner = owners.setdefault(str(path), nodeid)
+    if owner != nodeid:
+        raise FileNameClashError(render_message(
+            f"Tests {owner} and {nodeid} would both use the {what} file {_display(path)}; "
+            "neither may overwrite the other.",
+            hint="give one of them another parameter id (pytest.param(..., id=...)), another snapshot name "
+                 "(assert_snapshot(result, name=...)) or a folder of its own (snapshot_dir, cassette_dir).",
+        ))
 
 
 # -- how a change is explained ---------------------------------------------------------------------------
@@ -178,6 +189,8 @@ class SnapshotSession:
     updated: set[str] = field(default_factory=set)
     roots: set[str] = field(default_factory=set)
     protected: set[str] = field(default_factory=set)
+    owners: dict[str, str] = field(default_factory=dict)  # file -> the test that used it (in this process)
+    clashes: list[str] = field(default_factory=list)  # files tests of two xdist workers both used (controller)
 
     @property
     def written(self) -> set[str]:
@@ -187,6 +200,7 @@ class SnapshotSession:
                      options: SnapshotOptions | None = None) -> None:
         """Compare ``result`` with the file at ``path`` (or write it under create/update); raise AssertionError."""
         __tracebackhide__ = True
+        claim_file(self.owners, path, nodeid, what="snapshot")
         options = options or SnapshotOptions()
         self.used.add(str(path))
         text = dump_yaml(options.data(result))
@@ -226,7 +240,12 @@ class SnapshotSession:
         self.protected.add(str(prefix) + ("/" if folder else ""))
 
     def merge(self, other: dict[str, list[str]]) -> None:
-        """Add what an xdist worker reported (see :meth:`to_wire`)."""
+        """Add what an xdist worker reported (see :meth:`to_wire`), noting files two workers' tests both used."""
+        for entry in other.get("owners", ()):
+            path, _, nodeid = entry.partition("\t")
+            owner = self.owners.setdefault(path, nodeid)
+            if owner != nodeid:
+                self.clashes.append(f"{_display(Path(path))}: {owner} and {nodeid}")
         self.used.update(other.get("used", ()))
         self.created.update(other.get("created", ()))
         self.updated.update(other.get("updated", ()))
@@ -240,6 +259,7 @@ class SnapshotSession:
             "updated": sorted(self.updated),
             "roots": sorted(self.roots),
             "protected": sorted(self.protected),
+            "owners": sorted(f"{path}\t{nodeid}" for path, nodeid in self.owners.items()),
         }
 
     def unused(self) -> list[Path]:

@@ -1,4 +1,5 @@
-"""Atomic writes: a reader sees the old file or the new one, nothing is left behind, permissions follow the umask."""
+"""Atomic writes: a reader sees the old file or the new one, nothing is left behind (not even by a killed
+writer, once the folder is written again), permissions follow the umask unless a file is private."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agentloom.core import files as files_module
 from pytest_agentloom.core.files import current_umask, write_json_atomic, write_text_atomic
 
 
@@ -59,3 +61,36 @@ def test_an_exclusive_write_never_replaces_a_file_that_appeared(tmp_path: Path) 
     assert write_text_atomic(target, "first\n", exclusive=True) is True
     assert write_text_atomic(target, "second\n", exclusive=True) is False
     assert target.read_text() == "first\n" and sorted(p.name for p in target.parent.iterdir()) == ["salt"]
+
+
+def test_a_private_file_is_the_owners_only_whatever_the_umask(tmp_path: Path) -> None:
+    previous = os.umask(0o002)
+    try:
+        write_text_atomic(tmp_path / "salt", "x\n", private=True)
+        write_json_atomic(tmp_path / "checkpoint.json", {"a": 1}, private=True)
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "salt").stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "checkpoint.json").stat().st_mode) == 0o600
+
+
+@pytest.mark.skipif(os.name != "posix", reason="process ids are checked with os.kill(pid, 0)")
+def test_the_first_write_into_a_folder_removes_temporary_files_of_dead_writers(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(dead.stdout)
+    host = files_module._HOST
+    names = {
+        f".run.json.{host}.{dead_pid}.abcd_123.tmp": False,  # its writer is gone: removed
+        f".snap.yaml.{host}.{os.getpid()}.zzzzzzzz.tmp": True,  # a writer still running (this process): kept
+        f".run.json.other-host.{dead_pid}.abcd_123.tmp": True,  # another host's: its pids mean nothing here
+        ".notes.txt.tmp": True,  # not a name this module makes: kept
+        "data.json": True,
+    }
+    for name in names:
+        (tmp_path / name).write_text("x")
+    write_text_atomic(tmp_path / "new.yaml", "a: 1\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*(n for n, kept in names.items() if kept),
+                                                                  "new.yaml"])

@@ -9,9 +9,12 @@ import yaml
 from pytest_agentloom.testing.snapshots import SnapshotSession, dump_yaml, sanitize
 
 
-def test_sanitize_keeps_brackets_and_replaces_the_rest() -> None:
+def test_sanitize_keeps_safe_names_and_hashes_the_ones_it_changed() -> None:
     assert sanitize("test_x[a-1]") == "test_x[a-1]"
-    assert sanitize("test_x[a/b c:d]") == "test_x[a_b_c_d]"
+    assert sanitize("test_x[a/b c:d]") == "test_x[a_b_c_d]-6dab5391a0"
+    ids = ["a b", "a_b", "a?b", "a/b", "a:b", "a\\b", "a\tb"]
+    names = [sanitize(f"test_x[{param}]") for param in ids]
+    assert len(set(names)) == len(ids) and names[1] == "test_x[a_b]"
     long = sanitize("t" * 500)
     assert len(long) == 120 and long != sanitize("t" * 501)
 

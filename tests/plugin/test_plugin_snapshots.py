@@ -25,7 +25,7 @@ def test_two_snapshots(agentloom):
 
 EXPECTED_FILES = [
     "__snapshots__/test_snap/test_triage[crash].yaml",
-    "__snapshots__/test_snap/test_triage[how_do_I_log_in_].yaml",
+    "__snapshots__/test_snap/test_triage[how_do_I_log_in_]-38ef6dc87c.yaml",
     "__snapshots__/test_snap/test_two_snapshots.2.yaml",
     "__snapshots__/test_snap/test_two_snapshots.again.yaml",
     "__snapshots__/test_snap/test_two_snapshots.yaml",
@@ -174,8 +174,8 @@ def test_snapshot_names_are_safe_for_file_systems(triage: pytest.Pytester) -> No
     """)
     triage.runpytest_inprocess("--agentloom-update-snapshots").assert_outcomes(passed=2)
     names = sorted(p.name for p in triage.path.rglob("__snapshots__/**/*.yaml"))
-    assert names[0] == "test_odd[a_b__c_d_e_].we_ird_name.yaml"  # pytest's id escapes the backslash
-    assert len(names[1]) < 140 and names[1].startswith("test_odd[xxxx")
+    assert names[0] == "test_odd[a_b__c_d_e_]-de305801f1.we_ird_name-dd8b52fbae.yaml"  # pytest escapes the backslash
+    assert len(names[1]) < 160 and names[1].startswith("test_odd[xxxx")
     triage.runpytest_inprocess().assert_outcomes(passed=2)
 
 
@@ -212,3 +212,23 @@ def test_a_run_that_stops_early_or_skips_a_module_neither_reports_nor_deletes(
     result = snap.runpytest_inprocess("-p", "no:randomly", "--agentloom-update-snapshots", *args)
     assert "snapshot file" not in result.stdout.str()
     assert files(snap) == EXPECTED_FILES
+
+
+NO_BODY_OPTIONS = [["--setup-plan"], ["--setup-only"], ["--fixtures"], ["--fixtures-per-test"], ["--collect-only"],
+                   ["--co"], ["--markers"], ["-k", "crash"], ["--deselect", "test_snap.py::test_two_snapshots"]]
+
+
+@pytest.mark.parametrize("update", [False, True], ids=["plain", "update"])
+@pytest.mark.parametrize("args", NO_BODY_OPTIONS, ids=lambda args: " ".join(args))
+def test_a_session_that_runs_no_test_body_never_judges_or_deletes_snapshots(
+    snap: pytest.Pytester, args: list[str], update: bool
+) -> None:
+    snap.runpytest_inprocess("--agentloom-update-snapshots").assert_outcomes(passed=3)
+    stale = snap.path / "__snapshots__" / "test_snap" / "test_removed.yaml"
+    stale.write_text("format_version: 1\n")
+    flags = ["--agentloom-update-snapshots"] if update else []
+    result = snap.runpytest_inprocess("-p", "no:randomly", *flags, *args)
+    out = result.stdout.str()
+    assert "snapshot file" not in out, out
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
+    assert files(snap) == sorted([*EXPECTED_FILES, "__snapshots__/test_snap/test_removed.yaml"])
