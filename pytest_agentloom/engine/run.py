@@ -35,6 +35,7 @@ from .model import ApprovalGateStep, RouterStep, Workflow
 from .paths import OutputPathError, parse_path, set_path
 from .redaction import Redactor
 from .result import RunStatus, StepResult, StepStatus, TerminationReason, WorkflowResult
+from .slots import StepSlots
 from .steps.base import Awaiting, ChildRun, PauseOutcome, PendingApproval, StepContext, StepOutcome, ToolFunction
 from .steps.runners import STEP_RUNNERS
 from .trace import Trace
@@ -305,7 +306,8 @@ class Run:
     async def _run_layer(self, layer: list[str]) -> None:
         snapshot = _snapshot(self.state)
         contexts = [self._context(step_id, snapshot) for step_id in layer]
-        outcomes = await asyncio.gather(*(self._run_step(ctx) for ctx in contexts))
+        slots = StepSlots(self.workflow.config.max_concurrent_steps, self.clock.now())
+        outcomes = await asyncio.gather(*(slots.run(ctx.clock, self._run_step(ctx)) for ctx in contexts))
         self.clock.join(ctx.clock for ctx in contexts)
         for ctx, outcome in zip(contexts, outcomes, strict=True):
             self._settle(ctx, outcome)

@@ -51,12 +51,17 @@ def builtin_tools(sandbox: Sandbox) -> list[Tool]:
         return {"status": response.status_code, "body": response.text[:_MAX_OUTPUT_CHARS]}
 
     @tool(side_effects=True)
-    async def shell_command(command: str, timeout: float = 30.0) -> dict[str, Any]:
-        """Run a command (no shell: pipes and redirections are not interpreted) and return its output."""
+    async def shell_command(command: str, timeout: float = 30.0, cwd: str | None = None) -> dict[str, Any]:
+        """Run a command (no shell: pipes and redirections are not interpreted) and return its output.
+
+        ``cwd`` (upstream's argument) is the folder it runs in, relative to the workflow's folder; with the
+        sandbox enabled it must be readable (``readable_paths``).
+        """
+        folder = sandbox.check_read(cwd, "shell_command") if cwd is not None else sandbox.base_dir
         argv = shlex.split(command)
         sandbox.check_command(argv)
         process = await asyncio.create_subprocess_exec(
-            *argv, cwd=sandbox.base_dir, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            *argv, cwd=folder, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )
         try:
             stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -23,7 +23,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..core.addresses import is_internal_address, is_internal_host, is_ip_literal, resolve_host
 from ..errors import SandboxRefusal
 
-__all__ = ["Sandbox", "SandboxConfig", "SandboxRefusal"]
+__all__ = ["META_PROGRAMS", "Sandbox", "SandboxConfig", "SandboxRefusal"]
+
+Scheme = Literal["http", "https"]
+_SCHEMES: tuple[Scheme, ...] = ("http", "https")
+
+#: Programs that run other programs: as upstream does, ``allowed_commands`` alone does not let them run.
+META_PROGRAMS = frozenset({
+    "env", "sh", "bash", "zsh", "fish", "ksh", "dash", "xargs", "python", "python3", "node", "perl", "ruby",
+    "php", "lua", "awk", "eval", "source", ".", "exec", "nc", "ncat", "socat", "ssh",
+})
 
 
 class SandboxConfig(BaseModel):
@@ -51,6 +60,10 @@ class SandboxConfig(BaseModel):
     max_write_bytes: int = Field(default=1_000_000, ge=0)
     #: approval-gate webhooks (and other engine HTTP) may reach private, loopback and link-local addresses
     allow_internal_targets: bool = False
+    #: upstream's: the URL schemes http_request may use (only http and https exist here)
+    allowed_schemes: list[Scheme] = Field(default_factory=lambda: list(_SCHEMES))
+    #: upstream's: programs that can run other programs (sh, python, env, ...) run only when also listed here
+    danger_opt_in: list[str] = Field(default_factory=list)
 
 
 class Sandbox:
@@ -89,15 +102,21 @@ class Sandbox:
                 f"'{program}' is not in config.sandbox.allowed_commands (allowed: {shown})",
                 f"add '{program}' to config.sandbox.allowed_commands if the workflow may run it",
             )
+        if program in META_PROGRAMS and program not in self.config.danger_opt_in:
+            raise SandboxRefusal(
+                "shell_command", "danger_opt_in",
+                f"'{program}' can run any other program, so allowed_commands alone does not let it run",
+                f"add '{program}' to config.sandbox.danger_opt_in as well, if the workflow really needs it",
+            )
 
-    def check_read(self, path: str | os.PathLike[str]) -> Path:
+    def check_read(self, path: str | os.PathLike[str], tool: str = "file_read") -> Path:
         target = self.resolve(path)
         if not self.enabled:
             return target
         roots = self.roots([*self.config.readable_paths, *self.config.writable_paths, *self.config.allowed_paths])
         if not any(target.is_relative_to(root) for root in roots):
             raise SandboxRefusal(
-                "file_read", "readable_paths",
+                tool, "readable_paths",
                 f"'{path}' is outside config.sandbox.readable_paths ({_shown(roots)})",
                 "add its folder to config.sandbox.readable_paths",
             )
@@ -148,6 +167,13 @@ class Sandbox:
                                  "use a full URL such as https://example.org/path")
         if not self.enabled:
             return
+        schemes = self.config.allowed_schemes
+        if parts.scheme not in schemes:
+            raise SandboxRefusal(
+                "http_request", "allowed_schemes",
+                f"'{parts.scheme}' is not in config.sandbox.allowed_schemes ({', '.join(schemes) or 'none'})",
+                f"use {' or '.join(schemes) or 'https'}, or add '{parts.scheme}' to allowed_schemes",
+            )
         host = parts.hostname.lower().rstrip(".")
         if not self.config.allow_network:
             raise SandboxRefusal(
