@@ -1,7 +1,7 @@
 """Ollama's native ``/api/chat`` over httpx: JSON, or NDJSON when streaming.
 
 Host: constructor, else ``OLLAMA_HOST`` (``host:port`` or a URL), else
-``http://127.0.0.1:11434``. Ollama ignores ``tool_choice`` (003) and counts
+``http://127.0.0.1:11434``. Ollama ignores ``tool_choice`` (docs/workflow-format.md, llm_call) and counts
 reasoning inside ``eval_count``.
 """
 

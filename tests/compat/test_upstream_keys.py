@@ -80,7 +80,7 @@ def test_mock_without_a_reply_fails_the_step_closed(tmp_path: Path) -> None:
 def test_mock_responses_file_that_is_missing_is_a_load_problem(tmp_path: Path) -> None:
     (tmp_path / "flow.yaml").write_text("name: m\nconfig: {provider: mock, model: m, responses_file: gone.json}\n"
                                         "steps: [{id: a, type: llm_call, prompt: hi}]\n")
-    with pytest.raises(WorkflowError, match="config.responses_file 'gone.json' does not exist"):
+    with pytest.raises(WorkflowError, match=r"config\.responses_file 'gone\.json' does not exist"):
         run(tmp_path / "flow.yaml")
 
 
