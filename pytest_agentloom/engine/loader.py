@@ -48,8 +48,6 @@ UPSTREAM_UNSUPPORTED = {
     "strict_outputs": "no version of upstream agentloom gives it a meaning (0.4 ignores it); remove it.",
     "allow_internal_webhook_targets": "write 'allow_internal_targets: true' under config.sandbox.",
     "seed": "the mock provider here is deterministic without a seed; remove it.",
-    "dimensions": "an embed step gets the vector size of its model here; remove it (or choose a model of that "
-                  "size).",
 }
 
 #: The files being loaded, outermost first: a child that is already on the chain includes itself.

@@ -370,6 +370,7 @@ class EmbedStep(_StepBase):
     type: Literal["embed"]
     inputs: str | list[str] = Field(min_length=1)
     model: str | None = None
+    dimensions: int | None = Field(default=None, gt=0)  # the vector size to ask for; vectors of another fail
 
     @field_validator("inputs")
     @classmethod

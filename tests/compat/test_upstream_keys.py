@@ -180,3 +180,13 @@ def test_validate_refuses_a_file_whose_calls_have_no_model(tmp_path: Path, capsy
     assert "warning: step 'route', field 'default'" in err
     assert cli_main(["validate", "--model", "gpt-4o-mini", str(flow)]) == 0
     assert "ok (v, 3 steps, 2 warnings)" in capsys.readouterr().out
+
+
+def test_embed_dimensions_is_asked_for_and_checked() -> None:
+    workflow = load_workflow(EXAMPLES / "37_embeddings.yaml")
+    assert run(workflow).steps["vectorize"].error_code == "no_model"  # upstream embeds with config.model; not here
+    result = run(workflow.with_config(embedding_model="text-embedding-3-small"))
+    assert [len(vector) for vector in result.state["vectors"]] == [8, 8, 8]
+    wrong = workflow.model_copy(update={"steps": [workflow.steps[0].model_copy(update={"dimensions": 4})]})
+    failed = run(wrong.with_config(embedding_model="text-embedding-3-small"))
+    assert "dimensions is 4 but a vector of 8 came back" in failed.steps["vectorize"].error
