@@ -190,3 +190,53 @@ def test_embed_dimensions_is_asked_for_and_checked() -> None:
     wrong = workflow.model_copy(update={"steps": [workflow.steps[0].model_copy(update={"dimensions": 4})]})
     failed = run(wrong.with_config(embedding_model="text-embedding-3-small"))
     assert "dimensions is 4 but a vector of 8 came back" in failed.steps["vectorize"].error
+
+
+MOCK_FLOW = """\
+name: mocked
+config: {provider: mock, model: gpt-4o-mini, responses_file: replies.json, latency_ms: 500}
+steps:
+  - {id: ask, type: llm_call, prompt: hi, output: answer}
+  - id: child
+    type: subworkflow
+    depends_on: [ask]
+    workflow_inline:
+      name: inner
+      steps: [{id: draft, type: llm_call, model: m, prompt: "Draft from {state.answer}", output: draft}]
+    output: child
+"""
+
+
+def _mock_files(folder: Path) -> Path:
+    (folder / "replies.json").write_text(json.dumps({"ask": {"content": "hello"}, "draft": {"content": "a draft"}}))
+    (folder / "mocked.yaml").write_text(MOCK_FLOW)
+    return folder / "mocked.yaml"
+
+
+def test_agentloom_run_uses_the_mock_of_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    flow = _mock_files(tmp_path)
+    assert cli_main(["run", str(flow), "--json", "--no-record"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["state"]["answer"] == "hello" and printed["state"]["child"]["draft"] == "a draft"
+
+
+def test_the_agentloom_fixture_uses_the_mock_without_a_cassette(pytester: pytest.Pytester) -> None:
+    _mock_files(pytester.path)
+    pytester.makepyfile(test_mocked="""
+        def test_mocked(agentloom):
+            result = agentloom.run("mocked.yaml")
+            result.assert_status("success", "completed")
+            assert result.state["child"]["draft"] == "a draft"
+            assert result.steps["ask"].ended_at == 0.5   # the mock's latency, on the virtual clock
+    """)
+    pytester.runpytest_inprocess("-p", "no:randomly").assert_outcomes(passed=1)
+
+
+def test_mock_normal_latency_is_drawn_the_same_way_every_run(tmp_path: Path) -> None:
+    (tmp_path / "flow.yaml").write_text(
+        "name: n\nconfig: {provider: mock, model: m, default_response: ok, latency_model: normal, latency_ms: 100}\n"
+        "steps: [{id: a, type: llm_call, prompt: hi}, {id: b, type: llm_call, prompt: hi}]\n")
+    first, second = run(tmp_path / "flow.yaml"), run(tmp_path / "flow.yaml")
+    ends = [first.steps[step].ended_at for step in ("a", "b")]
+    assert ends == [second.steps[step].ended_at for step in ("a", "b")]
+    assert ends[0] != ends[1] and all(0.05 < end < 0.15 for end in ends)
