@@ -240,3 +240,15 @@ def test_mock_normal_latency_is_drawn_the_same_way_every_run(tmp_path: Path) -> 
     ends = [first.steps[step].ended_at for step in ("a", "b")]
     assert ends == [second.steps[step].ended_at for step in ("a", "b")]
     assert ends[0] != ends[1] and all(0.05 < end < 0.15 for end in ends)
+
+
+def test_an_inline_child_state_is_redacted_in_the_checkpoint(tmp_path: Path) -> None:
+    (tmp_path / "flow.yaml").write_text(
+        "name: p\nconfig: {provider: mock, model: m, default_response: ok}\nstate_schema: {api_key: {redact: true}}\n"
+        "steps:\n  - id: child\n    type: subworkflow\n    workflow_inline:\n      name: c\n"
+        "      state: {api_key: sk-inline-canary-1234}\n"
+        "      steps: [{id: t, type: tool, tool_name: echo, tool_args: {key: state.api_key}}]\n")
+    result = run(tmp_path / "flow.yaml", tools={"echo": lambda key: "done"}, checkpoint_dir=tmp_path / "cp")
+    assert result.status.value == "success"
+    written = "".join(path.read_text() for path in (tmp_path / "cp").rglob("*.json"))
+    assert written and "sk-inline-canary-1234" not in written
