@@ -106,26 +106,30 @@ def _reads(step: Any) -> list[tuple[str, str]]:
         texts += [(name, text) for name in ("prompt", "system_prompt") if (text := getattr(step, name))]
     if isinstance(step, AgentStep):
         texts.append(("prompt", step.prompt))
-    reads = []
-    for field, text in texts:
-        try:
-            names = template_fields(text)
-        except Exception:  # a broken template is a load error already
-            continue
-        reads += [(field, key) for name in names if (key := _state_key(name))]
     if isinstance(step, ToolStep | SubworkflowStep):
         arguments = step.tool_args if isinstance(step, ToolStep) else step.input
         label = "tool_args" if isinstance(step, ToolStep) else "input"
-        for name, value in arguments.items():
-            if isinstance(value, str) and value.startswith("state.") and (key := _state_key(value)):
-                reads.append((f"{label}.{name}", key))
+        texts += [(f"{label}.{name}", value) for name, value in arguments.items() if isinstance(value, str)]
+    reads = []
+    for field, text in texts:
+        if text.startswith("state.") and "{" not in text:  # a whole-value path (tool_args, input)
+            names = [text]
+        else:
+            try:
+                names = template_fields(text)
+            except Exception:  # a broken template is a load error already
+                continue
+        reads += [(field, key) for name in names if (key := _state_key(name))]
     return reads
 
 
 def _state_key(name: str) -> str | None:
-    if not name.startswith("state.") and not name.startswith("state["):
+    """The top-level key a template field or path reads: ``state.a.b`` and a bare ``a.b`` both read ``a``."""
+    if name.startswith(("state.", "state[")):
+        name = name.removeprefix("state.").lstrip("['\"")
+    elif name == "state":
         return None
-    match = _FIRST_KEY.match(name.removeprefix("state.").lstrip("['\""))
+    match = _FIRST_KEY.match(name)
     return match.group() if match else None
 
 

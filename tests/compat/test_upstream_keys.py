@@ -172,14 +172,18 @@ def test_validate_refuses_a_file_whose_calls_have_no_model(tmp_path: Path, capsy
     flow = tmp_path / "flow.yaml"
     flow.write_text("name: v\nstate: {q: x}\nsteps:\n  - {id: ask, type: llm_call, prompt: '{state.q} {state.qq}'}\n"
                     "  - {id: route, type: router, depends_on: [ask], conditions: [{expression: q == 'x', "
-                    "target: done}]}\n  - {id: done, type: llm_call, prompt: ok, model: m}\n")
+                    "target: done}]}\n  - {id: done, type: llm_call, prompt: ok, model: m}\n"
+                    "  - {id: t, type: tool, tool_name: x, tool_args: {a: state.gone, b: 'say {nope}', c: state.q}}\n")
     assert cli_main(["validate", str(flow)]) == 3
     err = capsys.readouterr().err
     assert "error: step 'ask', field 'model': no model is named, so every call would fail with no_model" in err
     assert "warning: step 'ask', field 'prompt': it reads state key 'qq'" in err
     assert "warning: step 'route', field 'default'" in err
+    assert "warning: step 't', field 'tool_args.a': it reads state key 'gone'" in err
+    assert "warning: step 't', field 'tool_args.b': it reads state key 'nope'" in err
+    assert "tool_args.c" not in err
     assert cli_main(["validate", "--model", "gpt-4o-mini", str(flow)]) == 0
-    assert "ok (v, 3 steps, 2 warnings)" in capsys.readouterr().out
+    assert "ok (v, 4 steps, 4 warnings)" in capsys.readouterr().out
 
 
 def test_embed_dimensions_is_asked_for_and_checked() -> None:
@@ -252,3 +256,12 @@ def test_an_inline_child_state_is_redacted_in_the_checkpoint(tmp_path: Path) -> 
     assert result.status.value == "success"
     written = "".join(path.read_text() for path in (tmp_path / "cp").rglob("*.json"))
     assert written and "sk-inline-canary-1234" not in written
+
+
+def test_short_base64_with_media_type_is_sent_as_data() -> None:
+    workflow = load_workflow(FIXTURES / "base64_short.yaml")
+    provider = Scripted({"look": "red"})
+    assert run(workflow, provider=provider).status.value == "success"
+    (attachment,) = provider.requests[0].request.messages[-1].attachments
+    assert attachment.media_type == "image/png" and attachment.data is not None
+    assert attachment.data.startswith(b"\x89PNG")
