@@ -56,6 +56,13 @@ def test_same_final_state_as_upstream(expected: Path) -> None:
     assert json.loads(json.dumps(result.state, default=str)) == want["state"]
 
 
+#: fixtures upstream cannot run to the same state, and why (test_upstream_keys.py checks them)
+NOT_COMPARED = {
+    "child_reply": "the child file of subworkflows.yaml",
+    "sandbox_keys": "built-in tools return our shapes and render tool_args templates (docs/compatibility.md)",
+}
+
+
 def test_the_comparison_covers_every_upstream_key_fixture() -> None:
-    fixtures = {path.stem for path in (HERE / "fixtures").glob("*.yaml")} - {"child_reply"}
+    fixtures = {path.stem for path in (HERE / "fixtures").glob("*.yaml")} - set(NOT_COMPARED)
     assert fixtures <= {path.stem for path in EXPECTED}

@@ -265,3 +265,12 @@ def test_short_base64_with_media_type_is_sent_as_data() -> None:
     (attachment,) = provider.requests[0].request.messages[-1].attachments
     assert attachment.media_type == "image/png" and attachment.data is not None
     assert attachment.data.startswith(b"\x89PNG")
+
+
+def test_the_sandbox_keys_fixture_runs_with_upstream_meanings() -> None:
+    result = run(FIXTURES / "sandbox_keys.yaml")
+    assert result.state["echo_result"]["stdout"] == "Hello from the sandbox\n"  # cwd: "." is the fixture's folder
+    assert result.steps["shell"].error_code == "sandbox_refused" and "danger_opt_in" in result.steps["shell"].error
+    assert result.steps["summarize"].output == "Mock response"
+    assert [load_workflow(FIXTURES / "sandbox_keys.yaml").step("summarize").retry.delay(n) for n in (1, 2, 3)] == [
+        1.0, 3.0, 9.0]
