@@ -75,7 +75,7 @@ def _known_keys(workflow: Workflow) -> set[str]:
     keys = set(workflow.state) | {"steps", "_approval"}
     for step in workflow.steps:
         if step.output:
-            match = _FIRST_KEY.match(step.output.removeprefix("state."))
+            match = _FIRST_KEY.match(step.output)
             if match:
                 keys.add(match.group())
         if isinstance(step, LLMCallStep | AgentStep) and step.conversation:
