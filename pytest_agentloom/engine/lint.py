@@ -49,7 +49,8 @@ def findings(workflow: Workflow, *, model: str | None = None, inherited: frozens
         child = workflow.compiled.children.get(step.id)
         if isinstance(step, SubworkflowStep) and child is not None:
             passed = _known_keys(workflow) | inherited if step.inherits_state else frozenset(step.input)
-            found += findings(child, model=model, inherited=frozenset(passed), prefix=f"{prefix}{step.id}/")
+            # --model replaces the parent's config.model only: a child keeps its own config
+            found += findings(child, inherited=frozenset(passed), prefix=f"{prefix}{step.id}/")
     return found
 
 
