@@ -32,6 +32,7 @@ def test_max_concurrent_steps_queues_a_layer_and_keeps_file_order() -> None:
     assert list(result.steps) == ["tone", "topic", "urgency", "language", "summary"]
     unlimited = run(load_workflow(FIXTURES / "config_keys.yaml").with_config(max_concurrent_steps=None))
     assert unlimited.state == result.state
+    assert [(e.kind, e.step_id) for e in unlimited.trace] == [(e.kind, e.step_id) for e in result.trace]
     assert {e.step_id: e.time for e in unlimited.trace.events("step_start")}["summary"] == 0.25
 
 
