@@ -6,8 +6,8 @@
   loads as a table.
 - JSON: parses.
 - Python: runs, in a fresh folder holding ``docs/examples/`` and the example triage workflow,
-  as the current directory. Test functions it defines are collected by pytest elsewhere; here
-  they are defined, and a block must not fail to import or run.
+  as the current directory. A block that defines tests is run by pytest (pytester) in a copy of
+  ``examples/support_triage`` (its conftest gives the tools), and every test in it must pass.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_agentloom.engine.loader import parse_workflow
+import pytest_agentloom.engine.runner
+import pytest_agentloom.testing.harness  # noqa: F401  (imported before pytester's inner runs, which forget
+from pytest_agentloom.engine.loader import parse_workflow  # modules first imported inside them)
 from pytest_agentloom.testing.scenarios import load_table
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,13 +56,24 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.mark.parametrize(("lang", "body"), _blocks())
-def test_docs_block_runs(lang: str, body: str, folder: Path) -> None:
+def test_docs_block_runs(lang: str, body: str, folder: Path, request: pytest.FixtureRequest) -> None:
     if lang == "json":
         json.loads(body)
+    elif lang == "python" and re.search(r"^def test_", body, re.MULTILINE):
+        _run_as_tests(body, request.getfixturevalue("pytester"))
     elif lang == "python":
         exec(compile(body, "<docs block>", "exec"), {"__name__": "docs_block"})
     else:
         _check_yaml(body, folder)
+
+
+def _run_as_tests(body: str, pytester: pytest.Pytester) -> None:
+    shutil.copytree(ROOT / "examples" / "support_triage", pytester.path, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("test_*", "__snapshots__", "__pycache__"))
+    pytester.makepyfile(test_docs_block=body)
+    outcome = pytester.runpytest_inprocess("-p", "no:randomly", "--agentloom-update-snapshots", "test_docs_block.py")
+    counts = outcome.parseoutcomes()
+    assert counts.get("passed", 0) >= 1 and not counts.get("failed") and not counts.get("errors"), counts
 
 
 def _check_yaml(body: str, folder: Path) -> None:
