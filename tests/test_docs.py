@@ -21,9 +21,10 @@ from typing import Any
 import pytest
 import yaml
 
+# imported here, before pytester's inner runs, which forget the modules first imported inside them
 import pytest_agentloom.engine.runner
-import pytest_agentloom.testing.harness  # noqa: F401  (imported before pytester's inner runs, which forget
-from pytest_agentloom.engine.loader import parse_workflow  # modules first imported inside them)
+import pytest_agentloom.testing.harness  # noqa: F401
+from pytest_agentloom.engine.loader import parse_workflow
 from pytest_agentloom.testing.scenarios import load_table
 
 ROOT = Path(__file__).resolve().parent.parent
