@@ -2,7 +2,10 @@
 
 Each is made for one run by :func:`builtin_tools`, bound to that run's
 :class:`~pytest_agentloom.tools.sandbox.Sandbox`, and checks the sandbox
-before doing anything. Blocking work (a subprocess, an HTTP request) runs off
+before doing anything. What they return is scrubbed of the value of every
+``*_API_KEY`` environment variable (:mod:`pytest_agentloom.core.api_keys`), and
+``shell_command`` runs its program with a minimal environment
+(:meth:`~pytest_agentloom.tools.sandbox.Sandbox.command_env`). Blocking work (a subprocess, an HTTP request) runs off
 the event loop, so concurrent tool calls of one reply don't wait on each other.
 """
 
@@ -14,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from ..core.api_keys import scrub_api_keys
 from .registry import Tool, ToolRegistry, tool
 from .sandbox import Sandbox, SandboxConfig
 
@@ -46,9 +50,10 @@ def builtin_tools(sandbox: Sandbox) -> list[Tool]:
         await sandbox.check_resolved(url)
         import httpx  # imported here: the engine must stay cheap to import
 
-        async with httpx.AsyncClient(timeout=timeout, follow_redirects=False) as client:
+        async with httpx.AsyncClient(timeout=timeout, follow_redirects=False,
+                                     transport=sandbox.http_transport()) as client:
             response = await client.request(method, url, headers=headers, content=body)
-        return {"status": response.status_code, "body": response.text[:_MAX_OUTPUT_CHARS]}
+        return {"status": response.status_code, "body": scrub_api_keys(response.text[:_MAX_OUTPUT_CHARS])}
 
     @tool(side_effects=True)
     async def shell_command(command: str, timeout: float = 30.0, cwd: str | None = None) -> dict[str, Any]:
@@ -58,10 +63,10 @@ def builtin_tools(sandbox: Sandbox) -> list[Tool]:
         sandbox enabled it must be readable (``readable_paths``).
         """
         folder = sandbox.check_read(cwd, "shell_command") if cwd is not None else sandbox.base_dir
-        argv = shlex.split(command)
-        sandbox.check_command(argv)
+        argv = sandbox.check_command(shlex.split(command))
         process = await asyncio.create_subprocess_exec(
-            *argv, cwd=folder, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            *argv, cwd=folder, env=sandbox.command_env(), stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
         )
         try:
             stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
@@ -71,15 +76,15 @@ def builtin_tools(sandbox: Sandbox) -> list[Tool]:
             raise TimeoutError(f"command timed out after {timeout:g}s: {command}") from None
         return {
             "exit_code": process.returncode,
-            "stdout": stdout.decode("utf-8", errors="replace")[:_MAX_OUTPUT_CHARS],
-            "stderr": stderr.decode("utf-8", errors="replace")[:_MAX_OUTPUT_CHARS],
+            "stdout": scrub_api_keys(stdout.decode("utf-8", errors="replace")[:_MAX_OUTPUT_CHARS]),
+            "stderr": scrub_api_keys(stderr.decode("utf-8", errors="replace")[:_MAX_OUTPUT_CHARS]),
         }
 
     @tool
     def file_read(path: str) -> str:
         """Read a text file and return its content."""
         target = sandbox.check_read(path)
-        return target.read_text(encoding="utf-8")[:_MAX_OUTPUT_CHARS]
+        return scrub_api_keys(target.read_text(encoding="utf-8")[:_MAX_OUTPUT_CHARS])
 
     @tool(side_effects=True)
     def file_write(path: str, content: str, append: bool = False) -> dict[str, Any]:
