@@ -7,6 +7,7 @@
     agentloom validate FILE [FILE ...]
     agentloom resume RUN_ID [--approve | --reject | --cancel] [--state key=value ...] [--json]
     agentloom runs [--json]
+    agentloom visualize FILE [--format mermaid|ascii|svg] [--output PATH]
 
 Exit codes (:data:`EXIT_CODES`):
 
@@ -360,6 +361,23 @@ def _report_findings(file: str, workflow: Workflow, model: str | None) -> int:
     return EXIT_OK
 
 
+def _cmd_visualize(args: argparse.Namespace) -> int:
+    """Draw one workflow (its layers as columns, dependencies and router branches) to stdout or a file."""
+    from .engine import diagram
+
+    workflow = load_workflow(args.file)
+    draw = {"mermaid": diagram.to_mermaid, "ascii": diagram.to_ascii, "svg": diagram.to_svg}[args.format]
+    text = draw(workflow)
+    if args.output:
+        from .core.files import write_text_atomic
+
+        write_text_atomic(Path(args.output), text)
+        print(f"{args.file}: {args.format} drawing written to {args.output}")
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
 def _cmd_runs(args: argparse.Namespace) -> int:
     runs_dir = resolve_runs_dir(_runs_dir(args))
     folder = Path(args.checkpoint_dir).resolve() if args.checkpoint_dir else _default_checkpoint_dir(runs_dir)
@@ -458,6 +476,13 @@ def _parser() -> argparse.ArgumentParser:
     runs.add_argument("--checkpoint-dir", metavar="DIR", help="list this folder instead of the default")
     runs.add_argument("--runs-dir", metavar="DIR", help="the runs folder whose checkpoints/ to list")
     runs.set_defaults(handler=_cmd_runs)
+
+    visualize = commands.add_parser("visualize", help="draw a workflow as a graph (Mermaid, text or SVG)")
+    visualize.add_argument("file", metavar="FILE")
+    visualize.add_argument("--format", choices=("mermaid", "ascii", "svg"), default="mermaid",
+                           help="mermaid (the default: renders on code-hosting sites), ascii or svg")
+    visualize.add_argument("--output", "-o", metavar="PATH", help="write the drawing to PATH instead of stdout")
+    visualize.set_defaults(handler=_cmd_visualize)
     return parser
 
 

@@ -16,6 +16,7 @@
     │   │   └── SandboxRefusal             a built-in tool's call broke a config.sandbox rule
     │   ├── OutputPathError                a step's output cannot be written to its state path
     │   ├── AgentStopped                   an agent loop stopped for a reason that fails its step
+    │   ├── ModelRefused                   the model refused to answer (``finish_reason: refusal``): never retried
     │   └── CassetteMismatchError          a request the cassette has no unused recording for (also a
     │                                      ReplayError; never retried)
     ├── ProviderError                      a model call failed; ``status`` is the HTTP status, if any
@@ -70,6 +71,7 @@ __all__ = [
     "ExpressionSyntaxError",
     "MarkerError",
     "MidStreamError",
+    "ModelRefused",
     "OutputPathError",
     "ProviderConfigError",
     "ProviderError",
@@ -159,6 +161,7 @@ class ErrorCode(enum.StrEnum):
     UNUSABLE_RESPONSE = "unusable_response"  # the SDK refused what the provider sent
     OUTPUT_TRUNCATED = "output_truncated"  # the reply was cut at the token limit before the SDK could parse it
     CONTENT_FILTERED = "content_filtered"  # the provider's content filter stopped the reply
+    REFUSED = "refused"  # the model refused to answer (a refusal part or stop reason), and the step says to fail
     UNKNOWN_PROVIDER = "unknown_provider"  # config.provider names a provider the gateway does not have
     NO_ROUTE = "no_route"  # no gateway route matches the model
     SCRIPT_EXHAUSTED = "script_exhausted"  # a scripted provider has no reply for the request
@@ -397,6 +400,24 @@ class AgentStopped(StepError):
     def __init__(self, message: str, *, reason: str, usage: Usage, cost_usd: float) -> None:
         super().__init__(message, code=reason, retryable=False)
         self.finish_reason = reason
+        self.usage = usage
+        self.cost_usd = cost_usd
+
+
+class ModelRefused(StepError):
+    """The model refused the request (OpenAI's ``refusal``, Anthropic's ``stop_reason: refusal``).
+
+    A refusal is an answer, not a failure of the call: the same request would be refused again, so it is
+    never retried, and with ``response_schema`` it is never re-asked. ``refusal`` is the model's text;
+    ``finish_reason`` is always ``refusal``. Carries what the refused call spent.
+    """
+
+    code: str = ErrorCode.REFUSED
+
+    def __init__(self, message: str, *, refusal: str, usage: Usage, cost_usd: float) -> None:
+        super().__init__(message, retryable=False)
+        self.refusal = refusal
+        self.finish_reason = "refusal"
         self.usage = usage
         self.cost_usd = cost_usd
 

@@ -36,7 +36,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "agentloom_scenarios(path): run the test once per row of a scenario table (YAML, JSONL, CSV)."
     )
-    config.stash[SESSION_KEY] = AgentloomSession(config)
+    agentloom = config.stash[SESSION_KEY] = AgentloomSession(config)
+    if agentloom.review is not None and not agentloom.is_worker:  # the report reads every test's outcome
+        config.pluginmanager.register(agentloom.review.outcome_listener(), "agentloom-review-outcomes")
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -120,8 +122,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     agentloom = session.config.stash[SESSION_KEY]
     if agentloom.is_worker:
         session.config.workeroutput[WIRE_KEY] = agentloom.to_wire(session)  # type: ignore[attr-defined]
-    elif agentloom.finish(session) and session.exitstatus == pytest.ExitCode.OK:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED  # unused snapshots, reported in the summary
+        return
+    unused_fail = agentloom.finish(session)
+    coverage_fail = agentloom.finish_review()  # coverage JSON, report, and --agentloom-cov-fail-under
+    if (unused_fail or coverage_fail) and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED  # reported in the summary
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -132,15 +137,17 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     """
     data = getattr(node, "workeroutput", None) or {}
     report = data.get(WIRE_KEY)
-    if error is not None or report is None:
+    died = error is not None or report is None
+    if died:
         report = {**(report or {}), "narrowed": True}
-    node.config.stash[SESSION_KEY].add_worker_report(report)
+    node.config.stash[SESSION_KEY].add_worker_report(report, died=died)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     agentloom = config.stash[SESSION_KEY]
     lines = agentloom.summary_lines(agentloom.unused, agentloom.deleted)
     lines += agentloom.cassette_summary_lines(terminalreporter.stats)
+    lines += agentloom.review_lines()
     if lines:
         terminalreporter.section("agentloom")
         for line in lines:

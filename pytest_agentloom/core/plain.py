@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import enum
 import json
 import math
 from typing import Any
 
-__all__ = ["to_plain"]
+__all__ = ["copy_plain", "to_plain"]
 
 
 def to_plain(value: Any) -> Any:
@@ -32,3 +33,22 @@ def to_plain(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
     return str(value)
+
+
+_IMMUTABLE_ATOMS = frozenset({str, int, float, bool, type(None)})
+
+
+def copy_plain(value: Any) -> Any:
+    """A deep copy, fast for the JSON-like data states hold: a string costs nothing.
+
+    Dicts and lists are rebuilt, immutable scalars shared, anything else goes through
+    ``copy.deepcopy``.
+    """
+    kind = type(value)
+    if kind in _IMMUTABLE_ATOMS:
+        return value
+    if kind is dict:
+        return {key: copy_plain(item) for key, item in value.items()}
+    if kind is list:
+        return [copy_plain(item) for item in value]
+    return copy.deepcopy(value)

@@ -28,11 +28,20 @@ class _Frozen(BaseModel):
 
 
 class ToolCall(_Frozen):
-    """One call a model asked for: ``arguments`` is the raw JSON text it wrote."""
+    """One call a model asked for: ``arguments`` is the raw JSON text it wrote.
+
+    ``signature`` is an opaque token the provider attached to the call (Gemini's ``thoughtSignature``)
+    that must go back, unchanged, with the call in the next turn. It is never shown in a trace or state.
+    """
 
     id: str
     name: str
     arguments: str = "{}"
+    signature: str | None = Field(default=None, exclude_if=lambda value: value is None)  # dumps stay as before
+
+    def to_dict(self) -> dict[str, Any]:
+        """Id, name and arguments: what a trace, a checkpoint or a conversation shows of the call."""
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
 
 
 class Attachment(_Frozen):
@@ -109,7 +118,7 @@ class Message(_Frozen):
         if self.name is not None:
             data["name"] = self.name
         if self.tool_calls:
-            data["tool_calls"] = [call.model_dump() for call in self.tool_calls]
+            data["tool_calls"] = [call.to_dict() for call in self.tool_calls]
         if self.tool_call_id is not None:
             data["tool_call_id"] = self.tool_call_id
         if self.attachments:
@@ -126,21 +135,35 @@ class ToolSpec(_Frozen):
 
 
 class Usage(_Frozen):
-    """Token counts of one call, as the provider reported them."""
+    """Token counts of one call, as the provider reported them, in one accounting for every provider.
+
+    ``input_tokens`` is every input token the model read, cached or not; ``cached_input_tokens`` (read
+    from the provider's prompt cache) and ``cache_write_tokens`` (written to it: Anthropic's cache
+    creation) are the parts of it billed at cache rates. ``output_tokens`` excludes ``reasoning_tokens``.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
     reasoning_tokens: int = 0
+    cached_input_tokens: int = Field(default=0, exclude_if=lambda value: not value)  # dumped only when used
+    cache_write_tokens: int = Field(default=0, exclude_if=lambda value: not value)
 
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens + self.reasoning_tokens
+
+    def cache_counts(self) -> dict[str, int]:
+        """The cache counts that are not zero, for a trace event or a step result that shows only those."""
+        counts = {"cached_input_tokens": self.cached_input_tokens, "cache_write_tokens": self.cache_write_tokens}
+        return {name: value for name, value in counts.items() if value}
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )
 
 
@@ -180,13 +203,21 @@ class LLMRequest(_Frozen):
 
 
 class LLMResponse(_Frozen):
-    """A model's answer. ``finish_reason`` is kept exactly as the provider gave it."""
+    """A model's answer. ``finish_reason`` is kept as the provider gave it, except for a refusal.
+
+    ``refusal`` holds the model's refusal text when it refused (OpenAI's ``refusal`` fields, Anthropic's
+    ``stop_reason: refusal``); ``finish_reason`` is then ``refusal`` whatever the wire said, and the
+    engine never takes the empty ``text`` for an answer (README: Refusals).
+    """
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage = Usage()
     reasoning_content: str | None = None  # the model's reasoning text, where the provider returns it
-    thinking_blocks: tuple[dict[str, Any], ...] = ()  # the same as the provider's own blocks, to send back
+    # the provider's own opaque reasoning items, to send back with the turn's tool calls: Anthropic thinking
+    # blocks with signatures, OpenAI Responses reasoning items with encrypted_content, Gemini text signatures
+    thinking_blocks: tuple[dict[str, Any], ...] = ()
+    refusal: str | None = None
     finish_reason: str | None = None
     model: str = ""
     provider: str = ""

@@ -74,7 +74,16 @@ def default_checkpoint_dir(runs_dir: Path | None, env: Mapping[str, str] | None 
 
 
 def workflow_hash(workflow: Workflow, redactor: Redactor) -> str:
-    """A short hash of the workflow definition, computed on its redacted form so it leaks nothing."""
+    """A short hash of the workflow definition, computed on its redacted form so it leaks nothing.
+
+    Without redaction patterns it depends on the definition alone, and is worked out once per workflow.
+    """
+    if not redactor.active:
+        return workflow.memoized("hash", lambda: _hash(workflow, redactor))
+    return _hash(workflow, redactor)
+
+
+def _hash(workflow: Workflow, redactor: Redactor) -> str:
     definition = redactor.redact_definition(_dump(workflow), redactor.secret_values(workflow.state))
     text = json.dumps(to_plain(definition), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

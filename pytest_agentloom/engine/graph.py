@@ -8,11 +8,13 @@ a file with several kinds of problems hears about all of them at once.
 
 from __future__ import annotations
 
+import heapq
+
 from ..core.suggest import did_you_mean
 from ..errors import WorkflowError
 from .model import RouterStep, Workflow
 
-__all__ = ["check_cycles", "check_ids", "check_references", "dependency_graph"]
+__all__ = ["ReadySet", "check_cycles", "check_ids", "check_references", "dependency_graph"]
 
 
 def dependency_graph(workflow: Workflow) -> dict[str, list[str]]:
@@ -24,6 +26,38 @@ def dependency_graph(workflow: Workflow) -> dict[str, list[str]]:
                 if target in graph and step.id not in graph[target]:
                     graph[target].append(step.id)
     return graph
+
+
+class ReadySet:
+    """The steps whose dependencies have all settled, kept up to date as each step settles.
+
+    Each step counts its unsettled dependencies; settling a step counts down its
+    dependents', and a step whose count reaches zero becomes ready. :meth:`pop`
+    hands out ready steps by position in the file. Finding the next layer thus
+    costs what settles in it, not a scan of every step still pending.
+    """
+
+    def __init__(self, graph: dict[str, list[str]]) -> None:
+        self.position = {step_id: index for index, step_id in enumerate(graph)}
+        self._ids = list(graph)
+        self._waiting = {step_id: len(deps) for step_id, deps in graph.items()}
+        self._dependents: dict[str, list[str]] = {step_id: [] for step_id in graph}
+        for step_id, deps in graph.items():
+            for dep in deps:
+                self._dependents[dep].append(step_id)
+        self._ready = [self.position[step_id] for step_id, count in self._waiting.items() if count == 0]
+        heapq.heapify(self._ready)
+
+    def settled(self, step_id: str) -> None:
+        """``step_id`` has its result: its dependents wait for one step fewer."""
+        for dependent in self._dependents[step_id]:
+            self._waiting[dependent] -= 1
+            if self._waiting[dependent] == 0:
+                heapq.heappush(self._ready, self.position[dependent])
+
+    def pop(self) -> str | None:
+        """The ready step that comes first in the file (``None``: none is ready); it is handed out once."""
+        return self._ids[heapq.heappop(self._ready)] if self._ready else None
 
 
 def check_ids(workflow: Workflow, file: str) -> list[WorkflowError]:

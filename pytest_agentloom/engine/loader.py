@@ -22,6 +22,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from ..core.suggest import did_you_mean
+from ..core.yaml_load import load_yaml
 from ..errors import WorkflowError
 from . import checks
 from .expressions import ExpressionSyntaxError, compile_expression
@@ -214,7 +215,7 @@ def _inline_child(workflow: Workflow, step: SubworkflowStep, file: str,
 
 def _read_yaml(text: str, file: str) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

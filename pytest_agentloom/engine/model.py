@@ -9,9 +9,10 @@ the step and the field.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
@@ -99,6 +100,8 @@ class ProviderSettings(_Strict):
     base_url: str | None = None
     api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     timeout: float | None = Field(default=None, gt=0)
+    # openai and generic_openai only (README: Providers, OpenAI's two APIs): which API the calls go over
+    api: Literal["auto", "chat_completions", "responses"] | None = None
 
 
 class WorkflowConfig(_Strict):
@@ -134,6 +137,15 @@ class WorkflowConfig(_Strict):
             if "max_retries" not in policy.model_fields_set:
                 self.retry = policy.model_copy(update={"max_retries": self.max_retries})
         return self
+
+    @field_validator("providers")
+    @classmethod
+    def _api_only_for_openai_wire(cls, value: dict[str, ProviderSettings]) -> dict[str, ProviderSettings]:
+        for name, settings in value.items():
+            if settings.api is not None and name not in ("openai", "generic_openai"):
+                raise ValueError(f"'api' is a setting of openai and generic_openai only, not of {name}; "
+                                 "remove it there")
+        return value
 
 
 class StateKeySchema(_Strict):
@@ -227,6 +239,7 @@ class LLMCallStep(_StepBase):
     response_schema: ResponseSchema | None = None
     thinking: Thinking | None = None  # README: Providers, Reasoning; each adapter translates it
     attachments: list[AttachmentSpec] = Field(default_factory=list)  # README: Attachments (engine/attachments.py)
+    on_refusal: Literal["fail", "output"] = "fail"  # README: Refusals; 'output' keeps the refusal text as output
 
 
 class ToolStep(_StepBase):
@@ -412,6 +425,10 @@ class Compiled:
     children: dict[str, Workflow] = field(default_factory=dict)
 
 
+_T = TypeVar("_T")
+_MEMO_OWNER = "\0owner"  # the memo's key for the id of the workflow it belongs to
+
+
 class Workflow(_Strict):
     """A whole workflow file. ``source`` is where it was loaded from, if anywhere."""
 
@@ -427,6 +444,7 @@ class Workflow(_Strict):
     _source: Path | None = PrivateAttr(default=None)
     _compiled: Compiled = PrivateAttr(default_factory=Compiled)
     _positions: dict[str, int] = PrivateAttr(default_factory=dict)
+    _memo: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     @property
     def source(self) -> Path | None:
@@ -465,6 +483,20 @@ class Workflow(_Strict):
                 self._positions.setdefault(step.id, index)
             position = self._positions[step_id]
         return self.steps[position]
+
+    def memoized(self, key: str, make: Callable[[], _T]) -> _T:
+        """``make()``, worked out once per workflow object: for what depends on the definition alone.
+
+        A run's fixed costs (the definition's dump, hash and JSON form) are paid on the
+        first run only. The engine never changes a workflow, and a copy (``model_copy``,
+        :meth:`with_config`) starts afresh, since the memo remembers which object it is of.
+        """
+        memo = self._memo
+        if memo.get(_MEMO_OWNER) != id(self):
+            memo = self._memo = {_MEMO_OWNER: id(self)}
+        if key not in memo:
+            memo[key] = make()
+        return memo[key]  # type: ignore[no-any-return]
 
     def with_config(self, **overrides: Any) -> Workflow:
         """A copy with some ``config`` fields replaced, validated like the file's own."""

@@ -9,13 +9,13 @@ same way for a fresh run and a resumed one.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
 from ..core.clock import Clock, RunIdSource, SystemClock
+from ..core.plain import copy_plain
 from ..core.suggest import did_you_mean
 from ..core.types import Provider
 from ..errors import UsageError
@@ -92,7 +92,7 @@ class Prepared:
 def prepare(workflow: Workflow, base_state: Mapping[str, Any], options: RunOptions) -> Prepared:
     """The run's inputs: ``base_state`` with ``state=`` laid over it (copies), the run's tools, its clock."""
     tools = tools_by_name(options.get("tools"))
-    initial = {**copy.deepcopy(dict(base_state)), **copy.deepcopy(dict(options.get("state") or {}))}
+    initial = {**copy_plain(dict(base_state)), **copy_plain(dict(options.get("state") or {}))}
     return Prepared(
         state=initial, provider=options.get("provider") or mock_provider(workflow),
         tools=run_tools(workflow.config.sandbox, workflow.base_dir, tools),

@@ -13,6 +13,7 @@ replace a value of the wrong shape or grow a list.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from typing import Any, Final
@@ -58,11 +59,13 @@ MISSING: Final = _Missing()
 # --------------------------------------------------------------------------- parsing
 
 
+@functools.lru_cache(maxsize=16384)
 def parse_path(text: str) -> tuple[Segment, ...]:
     """Split path text into keys and list indexes, rejecting anything ambiguous.
 
     Raises ``ValueError`` naming the text and the position of the problem, so a
-    typo in a workflow file points at itself.
+    typo in a workflow file points at itself. The same few paths are parsed for
+    every step of every run (outputs, template fields), so results are cached.
     """
     if not text:
         raise ValueError("invalid state path '': the path is empty")

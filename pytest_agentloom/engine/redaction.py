@@ -32,7 +32,6 @@ The state in memory is never changed: redaction always returns copies.
 
 from __future__ import annotations
 
-import copy
 import fnmatch
 import hashlib
 import hmac
@@ -45,7 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.api_keys import SCRUBBED, api_keys_from_env
-from ..core.plain import to_plain
+from ..core.plain import copy_plain, to_plain
 from ..errors import UsageError
 from .paths import parse_path
 from .result import StepResult, WorkflowResult
@@ -372,7 +371,7 @@ class Redactor:
     def redact_result(self, result: WorkflowResult, secrets: list[str]) -> WorkflowResult:
         """The result as it may leave the process: state, step outputs, errors and trace redacted (copies)."""
         if not self.active and not self.api_keys:
-            return replace(result, state=copy.deepcopy(result.state))
+            return replace(result, state=copy_plain(result.state))
         return replace(
             result,
             state=self.redact_state(result.state),

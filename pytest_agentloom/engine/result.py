@@ -71,6 +71,9 @@ class StepResult:
     input_tokens: int = 0
     output_tokens: int = 0
     reasoning_tokens: int = 0
+    #: the parts of input_tokens read from / written to the provider's prompt cache (shown when not zero)
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
     cost_usd: float = 0.0
     model: str | None = None
     provider: str | None = None
@@ -91,6 +94,9 @@ class StepResult:
         data["output"] = to_plain(self.output)
         for optional in ("reasoning_content", "time_to_first_token"):  # only steps that have them show them
             if data[optional] is None:
+                del data[optional]
+        for optional in ("cached_input_tokens", "cache_write_tokens"):  # only calls that used a prompt cache
+            if not data[optional]:
                 del data[optional]
         return data
 

@@ -2,11 +2,13 @@
 
 A run goes like this (:meth:`Run.execute`):
 
-1. Find the layer: every pending step whose dependencies are all finished.
-   Steps whose dependencies were all skipped are skipped too.
+1. Find the layer: every pending step whose dependencies are all finished
+   (a :class:`~.graph.ReadySet` keeps them as steps settle, so this costs what
+   settled, not a scan of the steps still pending). Steps whose dependencies
+   were all skipped are skipped too.
 2. Before starting it, stop if the budget is spent or the run timed out.
-3. Take one snapshot of the state; run the layer's steps concurrently against
-   it, each with its own fork of the clock and its own event buffer.
+3. Run the layer's steps concurrently against the state as it is, each with
+   its own fork of the clock and its own event buffer.
 4. Apply the writes and merge the events in the order the steps appear in the
    file, so neither depends on which coroutine finished first.
 5. A failed step stops the run after its layer; the remaining steps are
@@ -17,21 +19,32 @@ after each layer and at the end. :class:`~.persistence.Persistence` (checkpoints
 run records, redaction) implements them for a top-level run, :class:`ChildHooks`
 for a subworkflow's child run, which leaves nothing behind. A run resumed from a
 checkpoint starts from a :class:`ResumePoint`.
+
+Every step of a layer reads the state as it was when the layer started, without
+a copy of it: no write reaches the state until the whole layer has finished
+(step 4), and what a step hands on to code that could change it is a copy of
+just that value (tool arguments and subworkflow inputs:
+:func:`~.templates.render_args`). Values written to the state are copies too
+(:func:`~pytest_agentloom.core.plain.copy_plain`), so nothing the state holds is shared with a step's result
+or a tool's memory. A step's cost thus grows with what it reads and writes,
+never with the size of the state.
 """
 
 from __future__ import annotations
 
-import asyncio
 import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from ..core.clock import Clock, use_clock
+from ..core.eager import gather_eager
+from ..core.plain import copy_plain
 from ..core.types import Provider
 from ..errors import AgentloomError, StepError
-from .graph import dependency_graph
-from .model import ApprovalGateStep, RouterStep, Workflow
+from .graph import ReadySet, dependency_graph
+from .model import AnyStep, ApprovalGateStep, RouterStep, Workflow
 from .paths import OutputPathError, parse_path, set_path
 from .redaction import Redactor
 from .result import RunStatus, StepResult, StepStatus, TerminationReason, WorkflowResult
@@ -121,7 +134,12 @@ class Run:
                 for target in step.targets():
                     self.routers_of.setdefault(target, []).append(step.id)
         self.order = [step.id for step in workflow.steps]
+        self.steps: dict[str, AnyStep] = {}  # looked up several times per step; the first of an id, as step()
+        for step in reversed(workflow.steps):
+            self.steps[step.id] = step
+        self.ready = ReadySet(self.graph)
         self.results: dict[str, StepResult] = {}
+        self._spent = 0.0  # the cost of the results so far, added up in the order they arrived
         self.trace = Trace()
         self.start = clock.now()
         self.status = RunStatus.SUCCESS
@@ -145,7 +163,7 @@ class Run:
         return self.clock.now() - self.start
 
     def spent(self) -> float:
-        return sum(result.cost_usd for result in self.results.values())
+        return self._spent
 
     def budget_left(self) -> float | None:
         budget = self.workflow.config.budget_usd
@@ -180,10 +198,10 @@ class Run:
         if self.resume is not None:
             self._take_over(self.resume)
         layer_number = 0
-        while pending := [sid for sid in self.order if sid not in self.results]:
-            layer = self._next_layer(pending)
+        while len(self.results) < len(self.order):
+            layer = self._next_layer()
             if not layer:
-                continue  # only skips were decided; look again
+                break  # nothing can run (cannot happen in a checked workflow: it has no cycles)
             if self._out_of_budget_or_time():
                 break
             layer_number += 1
@@ -199,7 +217,7 @@ class Run:
         self.event("run_end", status=self.status.value, reason=self.reason.value)
         result = WorkflowResult(
             workflow=self.workflow.name, run_id=self.run_id, status=self.status, reason=self.reason,
-            state=copy.deepcopy(self.state),
+            state=self.state,  # the run is over: nothing writes to it any more
             steps={sid: self.results[sid] for sid in self.order if sid in self.results},
             trace=self.trace, failed_step=self.failed_step, paused_step=self.paused_step,
         )
@@ -207,7 +225,8 @@ class Run:
 
     def _take_over(self, resume: ResumePoint) -> None:
         """A resumed run: the finished steps, the elapsed time and the pause are the checkpoint's."""
-        self.results.update(copy.deepcopy(resume.results))
+        for result in copy.deepcopy(resume.results).values():
+            self._record(result)
         self.start = self.clock.now() - resume.elapsed
         self.pending_approval = resume.pending
         self.approval_decision = resume.decision
@@ -216,19 +235,35 @@ class Run:
 
     # -- choosing what runs -------------------------------------------------------------------------------
 
-    def _next_layer(self, pending: list[str]) -> list[str]:
+    def _next_layer(self) -> list[str]:
+        """The ready steps, in file order, once the skips they lead to are decided.
+
+        Ready steps are taken first in file order; skipping one may make earlier
+        ones ready, which are taken next, so skips are decided (and traced) in the
+        order a fresh scan of the file after each skip would find them.
+        """
         layer = []
-        for step_id in pending:
-            deps = self.graph[step_id]
-            if not all(dep in self.results for dep in deps):
-                continue
+        while (step_id := self.ready.pop()) is not None:
+            if step_id in self.results:
+                continue  # skipped early: a router passed it over, or the run stopped
             if self._skip_if_unchosen(step_id):
-                return []
+                continue
+            deps = self.graph[step_id]
             if deps and all(self.results[dep].status is StepStatus.SKIPPED for dep in deps):
                 self._skip(step_id, "all of its dependencies were skipped", "dependencies_skipped")
-                return []
+                continue
             layer.append(step_id)
-        return layer
+        return sorted(layer, key=self.ready.position.__getitem__)
+
+    def _record(self, result: StepResult) -> None:
+        """Keep a step's result: its cost counts against the budget, its dependents wait for one step fewer."""
+        previous = self.results.get(result.step_id)
+        self.results[result.step_id] = result
+        if previous is None:
+            self._spent += result.cost_usd
+            self.ready.settled(result.step_id)
+        else:  # replaced (not done by the engine today): count the costs again, in their order
+            self._spent = sum(r.cost_usd for r in self.results.values())
 
     def _out_of_budget_or_time(self) -> bool:
         config = self.workflow.config
@@ -250,7 +285,7 @@ class Run:
                 self._skip(step_id, f"run stopped: {why}", code)
 
     def _skip(self, step_id: str, why: str, code: str) -> None:
-        self.results[step_id] = StepResult(step_id, StepStatus.SKIPPED, error=why, error_code=code)
+        self._record(StepResult(step_id, StepStatus.SKIPPED, error=why, error_code=code))
         self.event("step_skip", step_id, reason=why)
 
     def _skip_rest_after_failure(self) -> None:
@@ -304,22 +339,28 @@ class Run:
     # -- running a layer ----------------------------------------------------------------------------------
 
     async def _run_layer(self, layer: list[str]) -> None:
-        snapshot = _snapshot(self.state)
-        contexts = [self._context(step_id, snapshot) for step_id in layer]
+        """Run one layer's steps concurrently, then settle them in file order.
+
+        The steps read ``self.state`` directly: nothing writes to it until they have
+        all finished, so each sees the state as the layer started (a read-only view
+        keeps a step from writing to its top level by mistake).
+        """
+        state = MappingProxyType(self.state)
+        contexts = [self._context(step_id, state) for step_id in layer]
         slots = StepSlots(self.workflow.config.max_concurrent_steps, self.clock.now())
-        outcomes = await asyncio.gather(*(slots.run(ctx.clock, self._run_step(ctx)) for ctx in contexts))
+        outcomes = await gather_eager([slots.run(ctx.clock, self._run_step(ctx)) for ctx in contexts])
         self.clock.join(ctx.clock for ctx in contexts)
         for ctx, outcome in zip(contexts, outcomes, strict=True):
             self._settle(ctx, outcome)
 
-    def _context(self, step_id: str, snapshot: dict[str, Any]) -> StepContext:
+    def _context(self, step_id: str, state: Mapping[str, Any]) -> StepContext:
         return StepContext(
-            workflow=self.workflow, state=snapshot, clock=self.clock.fork(), provider=self.provider,
+            workflow=self.workflow, state=state, clock=self.clock.fork(), provider=self.provider,
             tools=self.tools, step_id=step_id, run=self,
         )
 
     async def _run_step(self, ctx: StepContext) -> StepOutcome | StepError:
-        step = self.workflow.step(ctx.step_id)
+        step = self.steps[ctx.step_id]
         ctx.event("step_start", type=step.type)
         with use_clock(ctx.clock):
             try:
@@ -335,7 +376,7 @@ class Run:
         """Merge a step's events and apply its writes; a write that fails fails the step."""
         for time, kind, step_id, attempt, data in ctx.events:
             self.trace.append(time - self.start, kind, step_id, attempt, **data)
-        step = self.workflow.step(ctx.step_id)
+        step = self.steps[ctx.step_id]
         ended = ctx.clock.now() - self.start
         if isinstance(outcome, PauseOutcome):
             self._pause(ctx, ended, outcome)
@@ -343,7 +384,7 @@ class Run:
         if isinstance(outcome, StepOutcome):
             try:
                 for path, value in outcome.writes.items():  # a conversation: written only on success
-                    set_path(self.state, parse_path(path), copy.deepcopy(value))
+                    set_path(self.state, parse_path(path), copy_plain(value))
                     self.trace.append(ended, "state_write", step.id, path=path)
                 self._write(step.id, step.output, outcome.value, ended, raw=outcome.raw)
             except OutputPathError as exc:
@@ -351,7 +392,7 @@ class Run:
         result = _result(ctx, outcome)
         result.started_at = round(ctx.events[0][0] - self.start, 6) if ctx.events else None  # its step_start
         result.ended_at = round(ended, 6)
-        self.results[step.id] = result
+        self._record(result)
         self.trace.append(ended, "step_end", step.id, result.attempts or None, status=result.status.value,
                           **({"error": result.error} if result.error else {}))
         if result.status is StepStatus.FAILED and self.failed_step is None:
@@ -366,11 +407,11 @@ class Run:
         """A step asked to pause: the run stops after this layer, waiting for a decision."""
         started = round(ctx.events[0][0] - self.start, 6) if ctx.events else None
         usage = outcome.usage
-        self.results[ctx.step_id] = StepResult(
+        self._record(StepResult(
             ctx.step_id, StepStatus.PAUSED, attempts=1, started_at=started, ended_at=round(ended, 6),
             finish_reason=outcome.finish_reason, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
             reasoning_tokens=usage.reasoning_tokens, cost_usd=outcome.cost_usd,
-        )
+        ))
         self.trace.append(ended, "step_end", ctx.step_id, 1, status=StepStatus.PAUSED.value)
         self.paused_step = self.paused_step or ctx.step_id
         previous = self.pending_approval
@@ -383,13 +424,14 @@ class Run:
 
     def _write(self, step_id: str, output: str | None, value: Any, time: float, raw: str | None = None) -> None:
         if output is not None:
-            set_path(self.state, parse_path(output), copy.deepcopy(value))
+            set_path(self.state, parse_path(output), copy_plain(value))
             self.trace.append(time, "state_write", step_id, path=output)
         steps = self.state.setdefault("steps", {})
-        # steps.<id>.output holds the reply as written when the output was parsed (structured output)
-        steps[step_id] = {"output": copy.deepcopy(value if raw is None else raw), "status": StepStatus.SUCCESS.value}
+        # steps.<id>.output holds the reply as written when the output was parsed (structured output);
+        # its own copy, so that a later write into one of the two never shows in the other
+        steps[step_id] = {"output": copy_plain(value if raw is None else raw), "status": StepStatus.SUCCESS.value}
         self.trace.append(time, "state_write", step_id, path=f"steps.{step_id}")
-        if isinstance(self.workflow.step(step_id), ApprovalGateStep):
+        if isinstance(self.steps[step_id], ApprovalGateStep):
             self.state.setdefault("_approval", {})[step_id] = value
             self.trace.append(time, "state_write", step_id, path=f"_approval.{step_id}")
 
@@ -401,30 +443,14 @@ def _result(ctx: StepContext, outcome: StepOutcome | StepError) -> StepResult:
         return StepResult(step_id, StepStatus.FAILED, error=str(outcome), error_code=outcome.code,
                           attempts=ctx.attempts, finish_reason=getattr(outcome, "finish_reason", None),
                           input_tokens=ctx.usage.input_tokens, output_tokens=ctx.usage.output_tokens,
-                          reasoning_tokens=ctx.usage.reasoning_tokens, cost_usd=round(ctx.cost_usd, 10))
+                          reasoning_tokens=ctx.usage.reasoning_tokens,
+                          cached_input_tokens=ctx.usage.cached_input_tokens,
+                          cache_write_tokens=ctx.usage.cache_write_tokens, cost_usd=round(ctx.cost_usd, 10))
     return StepResult(
         step_id, StepStatus.SUCCESS, output=outcome.value, attempts=outcome.attempts,
         finish_reason=outcome.finish_reason, input_tokens=outcome.usage.input_tokens,
         output_tokens=outcome.usage.output_tokens, reasoning_tokens=outcome.usage.reasoning_tokens,
+        cached_input_tokens=outcome.usage.cached_input_tokens, cache_write_tokens=outcome.usage.cache_write_tokens,
         cost_usd=outcome.cost_usd, model=outcome.model, provider=outcome.provider,
         reasoning_content=outcome.reasoning_content, time_to_first_token=outcome.time_to_first_token,
     )
-
-
-_ATOMS = (str, int, float, bool, type(None))
-
-
-def _snapshot(value: Any) -> Any:
-    """A deep copy of the state for one layer, fast for the JSON-like data states hold.
-
-    Dicts and lists are rebuilt, immutable scalars shared, anything else goes through
-    ``copy.deepcopy``. This runs once per layer, on a state that grows with the run.
-    """
-    kind = type(value)
-    if kind is dict:
-        return {key: _snapshot(item) for key, item in value.items()}
-    if kind is list:
-        return [_snapshot(item) for item in value]
-    if kind in _ATOMS:
-        return value
-    return copy.deepcopy(value)

@@ -9,6 +9,7 @@ run itself is :mod:`.run`; continuing a paused one is :mod:`.resume`.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Unpack
 
@@ -54,13 +55,17 @@ async def arun_workflow(workflow: Workflow | str | Path, **options: Unpack[RunOp
         loaded, checkpoint_dir=options.get("checkpoint_dir"), runs_dir=options.get("runs_dir"),
         redaction_salt=options.get("redaction_salt"), wall_clock=options.get("wall_clock"), env=options.get("env"),
     )
+    run_id = _run_id(options.get("run_id"), loaded, options.get("state") or {})
     run = Run(loaded, inputs.state, provider=inputs.provider, tools=inputs.tools, clock=inputs.clock,
-              run_id=_run_id(options.get("run_id"), loaded, inputs.state), hooks=hooks)
+              run_id=run_id, hooks=hooks)
     return await run.execute()
 
 
-def _run_id(source: str | RunIdSource | None, workflow: Workflow, state: dict[str, Any]) -> str:
-    """The id given, made by ``source``, or derived from the definition and the initial state."""
+def _run_id(source: str | RunIdSource | None, workflow: Workflow, overrides: Mapping[str, Any]) -> str:
+    """The id given, made by ``source``, or derived from the definition and the initial state.
+
+    The initial state is the file's ``state:`` with ``overrides`` laid over its top-level keys.
+    """
     if isinstance(source, str) or callable(source):
         given = source if isinstance(source, str) else source()
         if not is_valid_run_id(given):  # it names the checkpoint and record files
@@ -68,6 +73,25 @@ def _run_id(source: str | RunIdSource | None, workflow: Workflow, state: dict[st
                              "digits, '.', '_' and '-' (no '..', no '/'), up to 128 characters.\n"
                              "How to fix: pass an id such as 'nightly-2024-05-01'.")
         return given
-    definition = json.dumps(workflow.model_dump(mode="json"), sort_keys=True, default=str)
-    inputs = json.dumps(to_plain(state), sort_keys=True)
-    return derived_run_id(definition, inputs)
+    definition = workflow.memoized(
+        "run_id_definition", lambda: json.dumps(workflow.model_dump(mode="json"), sort_keys=True, default=str))
+    return derived_run_id(definition, state_json(workflow, overrides))
+
+
+def state_json(workflow: Workflow, overrides: Mapping[str, Any]) -> str:
+    """``json.dumps(to_plain(initial state), sort_keys=True)``, without encoding the file's state on every run.
+
+    A sorted JSON object is its sorted members joined, so each top-level key of the file's
+    ``state:`` is encoded once per workflow and only the ``overrides`` are encoded per run.
+    Keys that are not all strings take the plain way (``to_plain`` makes them strings).
+    """
+    if not all(isinstance(key, str) for key in (*workflow.state, *overrides)):
+        return json.dumps(to_plain({**workflow.state, **overrides}), sort_keys=True)
+    members = dict(workflow.memoized("state_json", lambda: {key: _member(value)
+                                                            for key, value in workflow.state.items()}))
+    members.update({key: _member(value) for key, value in overrides.items()})
+    return "{" + ", ".join(f"{json.dumps(key)}: {members[key]}" for key in sorted(members)) + "}"
+
+
+def _member(value: Any) -> str:
+    return json.dumps(to_plain(value), sort_keys=True)

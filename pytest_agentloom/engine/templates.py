@@ -99,9 +99,13 @@ def _parse(template: str) -> tuple[_Chunk, ...]:
     )
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=16384)
 def _checked(template: str) -> tuple[_Chunk, ...]:
-    """Parse and statically validate once per distinct template; steps re-render the same text often."""
+    """Parse and statically validate once per distinct template; steps re-render the same text often.
+
+    Room for the templates of a few thousand-step workflows: a cache smaller than one
+    workflow's templates would miss on every step of every run.
+    """
     chunks = _parse(template)
     for _, field in chunks:
         if field is not None:

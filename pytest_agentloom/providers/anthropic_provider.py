@@ -136,9 +136,10 @@ class AnthropicProvider:
         return LLMResponse(
             text="".join(texts),
             tool_calls=calls,
-            usage=Usage(input_tokens=message.usage.input_tokens or 0, output_tokens=message.usage.output_tokens or 0),
+            usage=_usage(message.usage),
             reasoning_content="".join(thoughts) if thoughts else None,
             thinking_blocks=kept,
+            refusal=_refusal(message.stop_reason, getattr(message, "stop_details", None), "".join(texts)),
             finish_reason=message.stop_reason,
             model=message.model or request.model,
             provider=self.name,
@@ -146,15 +147,14 @@ class AnthropicProvider:
 
     async def _assemble(self, stream: Any, request: LLMRequest, started: list[bool]) -> LLMResponse:
         blocks: dict[int, dict[str, Any]] = {}
-        model, finish = "", None
-        input_tokens = output_tokens = 0
+        model, finish, details = "", None, None
+        usage = Usage()
         async for event in stream:
             started[0] = True
             kind = event.type
             if kind == "message_start":
                 model = event.message.model or model
-                input_tokens = event.message.usage.input_tokens or 0
-                output_tokens = event.message.usage.output_tokens or 0
+                usage = _usage(event.message.usage)
             elif kind == "content_block_start":
                 block = event.content_block
                 blocks[event.index] = {
@@ -180,8 +180,9 @@ class AnthropicProvider:
                     slot["json"] += delta.partial_json
             elif kind == "message_delta":
                 finish = event.delta.stop_reason or finish
-                if event.usage is not None and event.usage.output_tokens is not None:
-                    output_tokens = event.usage.output_tokens
+                details = getattr(event.delta, "stop_details", None) or details
+                if event.usage is not None:  # the totals so far: each count given replaces the start's
+                    usage = _usage(event.usage, usage)
         ordered = [blocks[index] for index in sorted(blocks)]
         calls = tuple(
             ToolCall(id=slot["id"], name=slot["name"], arguments=dump_arguments(json.loads(slot["json"] or "{}")))
@@ -194,16 +195,44 @@ class AnthropicProvider:
             if slot["type"] == "thinking" else {"type": "redacted_thinking", "data": slot["data"]}
             for slot in ordered if slot["type"] in _THINKING_TYPES
         )
+        text = "".join(slot["text"] for slot in ordered if slot["type"] == "text")
         return LLMResponse(
-            text="".join(slot["text"] for slot in ordered if slot["type"] == "text"),
+            text=text,
             tool_calls=calls,
-            usage=Usage(input_tokens=input_tokens, output_tokens=output_tokens),
+            usage=usage,
             reasoning_content="".join(thoughts) if thoughts else None,
             thinking_blocks=kept,
+            refusal=_refusal(finish, details, text),
             finish_reason=finish,
             model=model or request.model,
             provider=self.name,
         )
+
+
+def _usage(usage: Any, before: Usage | None = None) -> Usage:
+    """Anthropic's ``input_tokens`` leaves out cache reads and writes; ours counts every input token, with the
+    cache reads as ``cached_input_tokens`` and the writes as ``cache_write_tokens``. A count the event leaves
+    out (``None``) keeps its value from ``before``."""
+    before = before or Usage()
+    read = _count(usage, "cache_read_input_tokens", before.cached_input_tokens)
+    written = _count(usage, "cache_creation_input_tokens", before.cache_write_tokens)
+    plain = _count(usage, "input_tokens", before.input_tokens - before.cached_input_tokens - before.cache_write_tokens)
+    output = _count(usage, "output_tokens", before.output_tokens)
+    return Usage(input_tokens=plain + read + written, output_tokens=output, cached_input_tokens=read,
+                 cache_write_tokens=written)
+
+
+def _count(usage: Any, name: str, default: int) -> int:
+    value = getattr(usage, name, None)
+    return int(value) if value is not None else default
+
+
+def _refusal(stop_reason: str | None, details: Any, text: str) -> str | None:
+    """``stop_reason: refusal``: the explanation of ``stop_details`` when there is one, else the reply's text."""
+    if stop_reason != "refusal":
+        return None
+    explanation = details.get("explanation") if isinstance(details, dict) else getattr(details, "explanation", None)
+    return str(explanation or text)
 
 
 def to_anthropic_messages(messages: tuple[Message, ...]) -> tuple[str, list[dict[str, Any]]]:
@@ -229,7 +258,8 @@ def to_anthropic_messages(messages: tuple[Message, ...]) -> tuple[str, list[dict
         content = speaker_prefixed(message.role, message.content, message.name)
         if message.role == "assistant" and message.tool_calls:
             # with thinking on, the API wants the turn's thinking blocks back, first and unchanged
-            blocks: list[dict[str, Any]] = [dict(block) for block in message.thinking_blocks]
+            blocks: list[dict[str, Any]] = [dict(block) for block in message.thinking_blocks
+                                            if block.get("type") in _THINKING_TYPES]
             blocks += [{"type": "text", "text": content}] if content else []
             blocks += [
                 {"type": "tool_use", "id": call.id, "name": call.name, "input": parse_arguments(call)}

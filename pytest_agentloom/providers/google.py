@@ -148,6 +148,7 @@ class GoogleProvider:
     def _response(self, events: list[dict[str, Any]], request: LLMRequest) -> LLMResponse:
         text: list[str] = []
         thoughts: list[str] = []
+        signatures: list[dict[str, Any]] = []
         calls: list[ToolCall] = []
         finish: str | None = None
         usage, model = Usage(), ""
@@ -170,13 +171,17 @@ class GoogleProvider:
                                 id=call.get("id") or f"gemini_call_{request.turn}_{len(calls)}",
                                 name=call.get("name", ""),
                                 arguments=dump_arguments(call.get("args")),
+                                signature=part.get("thoughtSignature"),  # goes back with the call, unchanged
                             )
                         )
+                    elif part.get("thoughtSignature"):  # on a text part: goes back on the turn's text
+                        signatures.append({"type": "thought_signature", "signature": part["thoughtSignature"]})
         return LLMResponse(
             text="".join(text),
             tool_calls=tuple(calls),
             usage=usage,
             reasoning_content="".join(thoughts) if thoughts else None,
+            thinking_blocks=tuple(signatures),
             finish_reason=finish,
             model=model or request.model,
             provider=self.name,
@@ -184,10 +189,13 @@ class GoogleProvider:
 
 
 def _usage(metadata: dict[str, Any]) -> Usage:
+    """``promptTokenCount`` includes the cached tokens (``cachedContentTokenCount``), as our input count does;
+    thoughts are counted apart from ``candidatesTokenCount``, as ours are."""
     return Usage(
         input_tokens=metadata.get("promptTokenCount") or 0,
         output_tokens=metadata.get("candidatesTokenCount") or 0,
         reasoning_tokens=metadata.get("thoughtsTokenCount") or 0,
+        cached_input_tokens=metadata.get("cachedContentTokenCount") or 0,
     )
 
 
@@ -217,12 +225,24 @@ def to_gemini_contents(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
         if message.name and content is not None:
             content = f"[{message.name}] {content}"
         parts: list[dict[str, Any]] = [{"text": content}] if content else []
-        parts += [{"functionCall": {"name": c.name, "args": parse_arguments(c)}} for c in message.tool_calls]
+        signature = next((block["signature"] for block in message.thinking_blocks
+                          if block.get("type") == "thought_signature"), None)
+        if signature and parts:  # Gemini wants a text part's signature back on that part
+            parts[0]["thoughtSignature"] = signature
+        parts += [_call_part(call) for call in message.tool_calls]
         parts += [{"inlineData": {"mimeType": a.media_type, "data": a.base64()}} for a in message.attachments]
         contents.append({"role": "model" if message.role == "assistant" else "user", "parts": parts or [{"text": ""}]})
     for turn in contents:
         turn.pop("_tool_results", None)
     return contents
+
+
+def _call_part(call: ToolCall) -> dict[str, Any]:
+    """A ``functionCall`` part, with its ``thoughtSignature`` as it came (Gemini 3 refuses a call without it)."""
+    part: dict[str, Any] = {"functionCall": {"name": call.name, "args": parse_arguments(call)}}
+    if call.signature:
+        part["thoughtSignature"] = call.signature
+    return part
 
 
 def gemini_tool_config(choice: Any) -> dict[str, Any] | None:

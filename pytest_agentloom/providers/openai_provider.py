@@ -1,4 +1,7 @@
-"""OpenAI chat completions through the official ``openai`` SDK (imported at the first call).
+"""OpenAI chat completions, or the Responses API, through the official ``openai`` SDK (imported at the first call).
+
+``api`` chooses the API: ``chat_completions``, ``responses`` (:mod:`.openai_responses`), or ``auto`` (the
+default), which is chat completions except for the models OpenAI serves only over Responses.
 
 Reasoning models (o-series and GPT-5, except ``o1-mini`` and ``gpt-5-chat``)
 get ``max_tokens`` as ``max_completion_tokens`` and no ``temperature``, and
@@ -34,12 +37,15 @@ from .common import (
     sdk_http_client,
     thinking_of,
 )
+from .openai_responses import ResponsesStream, build_responses_body, from_response, responses_only
 from .sdk_errors import translate_sdk_errors
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
-__all__ = ["OpenAIProvider", "is_reasoning_model", "openai_errors"]
+__all__ = ["APIS", "OpenAIProvider", "is_reasoning_model", "openai_errors"]
+
+APIS = ("auto", "chat_completions", "responses")
 
 _REASONING = re.compile(r"^(o\d|gpt-5)")
 _NOT_REASONING = re.compile(r"^(o1-mini|gpt-5-chat)")
@@ -89,9 +95,13 @@ class OpenAIProvider:
         timeout: float = 600.0,
         name: str | None = None,
         api_key_env: str | None = None,
+        api: str = "auto",
     ) -> None:
         if name is not None:
             self.name = name
+        if api not in APIS:
+            raise ValueError(f"api must be one of {', '.join(APIS)}, not {api!r}")
+        self.api = api
         self._api_key = Setting(api_key, (api_key_env,) if api_key_env else self._key_env)
         self._base_url = Setting(base_url, self._url_env, self._default_url)
         self._timeout = timeout
@@ -111,7 +121,15 @@ class OpenAIProvider:
     def _resolve_key(self) -> str:
         return self._api_key.require(self.name, "API key")
 
+    def api_for(self, model: str) -> str:
+        """The API a call to ``model`` goes over: the setting, or for ``auto`` what the model needs."""
+        if self.api != "auto":
+            return self.api
+        return "responses" if self._reasoning_rules and responses_only(model) else "chat_completions"
+
     async def complete(self, request: LLMRequest) -> LLMResponse:
+        if self.api_for(request.model) == "responses":
+            return await self._respond(request)
         refuse_attachments(request, self.name, image_urls=True, audio=("audio/wav", "audio/mpeg", "audio/mp3"))
         body = self.build_body(request)
         started = [False]
@@ -124,6 +142,28 @@ class OpenAIProvider:
                 return await self._assemble(stream, request, started)
             completion = await client.chat.completions.create(**body)
         return self._from_completion(completion, request)
+
+    async def _respond(self, request: LLMRequest) -> LLMResponse:
+        """One call over the Responses API (``client.responses.create``), streamed or not."""
+        refuse_attachments(request, self.name, image_urls=True, pdf=True)
+        body = self.build_responses_body(request)
+        started = [False]
+        with openai_errors(self.name, streaming_started=started):
+            client = self._client.get()
+            if not request.stream:
+                answer = await client.responses.create(**body)
+                return from_response(answer.model_dump(mode="json"), request, self.name)
+            reader = ResponsesStream(request, self.name)
+            async for event in await client.responses.create(**body, stream=True):
+                started[0] = True
+                reader.feed(event.model_dump(mode="json"))
+        return reader.result()
+
+    def build_responses_body(self, request: LLMRequest) -> dict[str, Any]:
+        """The JSON body of a Responses API call, as keyword arguments of ``responses.create``."""
+        reasoning = self._reasoning_rules and is_reasoning_model(request.model)
+        return build_responses_body(request, check_params(request, self.name), reasoning=reasoning,
+                                    provider=self.name)
 
     async def embed(self, request: EmbedRequest) -> EmbedResponse:
         """``POST /v1/embeddings`` through the SDK, asking for floats; one vector per text, in order."""
@@ -181,17 +221,22 @@ class OpenAIProvider:
             for call in (choice.message.tool_calls or [])
             if getattr(call, "function", None) is not None
         )
+        refusal = _refusal(getattr(choice.message, "refusal", None), choice.message.content, calls)
         return LLMResponse(
             text=choice.message.content or "",
             tool_calls=calls,
             usage=_usage(completion.usage),
-            finish_reason=choice.finish_reason,
+            reasoning_content=_reasoning_text(choice.message) or None,
+            refusal=refusal,
+            finish_reason="refusal" if refusal is not None else choice.finish_reason,
             model=completion.model or request.model,
             provider=self.name,
         )
 
     async def _assemble(self, stream: Any, request: LLMRequest, started: list[bool]) -> LLMResponse:
         parts: list[str] = []
+        thoughts: list[str] = []
+        refusals: list[str] | None = None
         calls: dict[int, dict[str, str]] = {}
         finish: str | None = None
         usage = Usage()
@@ -206,6 +251,9 @@ class OpenAIProvider:
                 if delta.content:
                     parts.append(delta.content)
                     emit_text(delta.content)
+                thoughts.append(_reasoning_text(delta))
+                if getattr(delta, "refusal", None) is not None:  # the first piece may be "": still a refusal
+                    refusals = (refusals or []) + [delta.refusal]
                 for call in delta.tool_calls or []:
                     slot = calls.setdefault(call.index, {"id": "", "name": "", "arguments": ""})
                     slot["id"] = call.id or slot["id"]
@@ -218,28 +266,57 @@ class OpenAIProvider:
             ToolCall(id=slot["id"], name=slot["name"], arguments=slot["arguments"] or "{}")
             for _, slot in sorted(calls.items())
         )
+        refusal = _refusal("".join(refusals) if refusals is not None else None, "".join(parts), tool_calls)
         return LLMResponse(
             text="".join(parts),
             tool_calls=tool_calls,
             usage=usage,
-            finish_reason=finish,
+            reasoning_content="".join(thoughts) or None,
+            refusal=refusal,
+            finish_reason="refusal" if refusal is not None else finish,
             model=model or request.model,
             provider=self.name,
         )
 
 
 def _usage(usage: Any) -> Usage:
-    """OpenAI counts reasoning inside ``completion_tokens``; ours keeps the two apart."""
+    """OpenAI counts reasoning inside ``completion_tokens`` and cached input inside ``prompt_tokens``.
+
+    Ours keeps reasoning apart and the cache as a part of the input. DeepSeek reports its cache hits as
+    ``prompt_cache_hit_tokens``; OpenRouter its cache writes as ``prompt_tokens_details.cache_write_tokens``.
+    """
     if usage is None:
         return Usage()
     details = getattr(usage, "completion_tokens_details", None)
     reasoning = (getattr(details, "reasoning_tokens", None) or 0) if details is not None else 0
+    prompt_details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(prompt_details, "cached_tokens", None) or getattr(usage, "prompt_cache_hit_tokens", None) or 0
     completion = usage.completion_tokens or 0
     return Usage(
         input_tokens=usage.prompt_tokens or 0,
         output_tokens=max(completion - reasoning, 0),
         reasoning_tokens=reasoning,
+        cached_input_tokens=cached,
+        cache_write_tokens=getattr(prompt_details, "cache_write_tokens", None) or 0,
     )
+
+
+def _refusal(refusal: str | None, text: str | None, calls: tuple[ToolCall, ...]) -> str | None:
+    """The refusal text, when the reply is one: OpenAI streams a refusal's first piece as ``""``, but an empty
+    ``refusal`` beside an answer (as some compatible servers send) is no refusal."""
+    if refusal is None or (not refusal and (text or calls)):
+        return None
+    return refusal
+
+
+def _reasoning_text(message: Any) -> str:
+    """The reasoning text OpenAI-compatible servers add to a message or a delta: ``reasoning_content``
+    (DeepSeek, vLLM) or ``reasoning`` (OpenRouter, Ollama's /v1, Cerebras). OpenAI itself sends neither."""
+    for field in ("reasoning_content", "reasoning"):
+        value = getattr(message, field, None)
+        if isinstance(value, str) and value:
+            return value
+    return ""
 
 
 def to_openai_message(message: Message) -> dict[str, Any]:

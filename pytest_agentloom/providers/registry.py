@@ -25,6 +25,7 @@ PROVIDERS: dict[str, str] = {
     "generic_openai": "pytest_agentloom.providers.generic_openai:GenericOpenAIProvider",
 }
 _KEYED = ("openai", "anthropic", "google", "generic_openai")
+_OPENAI_WIRE = ("openai", "generic_openai")
 
 
 def create_provider(name: str, **options: Any) -> Provider:
@@ -75,7 +76,7 @@ def default_gateway(
 
 
 def _from_config(config: WorkflowConfig | None, name: str) -> dict[str, Any]:
-    """Constructor arguments from ``config.providers.<name>``: base URL, key variable, timeout."""
+    """Constructor arguments from ``config.providers.<name>``: base URL, key variable, timeout, API."""
     settings = config.providers.get(name) if config is not None else None  # type: ignore[call-overload]
     if settings is None:
         return {}
@@ -86,4 +87,6 @@ def _from_config(config: WorkflowConfig | None, name: str) -> dict[str, Any]:
         kwargs["api_key_env"] = settings.api_key_env
     if settings.timeout:
         kwargs["timeout"] = settings.timeout
+    if settings.api and name in _OPENAI_WIRE:  # the workflow's model refuses it on any other provider
+        kwargs["api"] = settings.api
     return kwargs

@@ -41,6 +41,7 @@ class ReplySpec:
     model: str | None = None
     cost: float | None = None
     reasoning_content: str | None = None  # the model's reasoning text, as Anthropic, Gemini and Ollama return it
+    refusal: str | None = None  # the model refuses, with this text (README: Refusals)
 
 
 @dataclass(frozen=True)
@@ -82,12 +83,17 @@ def reply(
     cost: float | None = None,
     tool_calls: Sequence[ToolCall] = (),
     reasoning: str | None = None,
+    refusal: str | None = None,
 ) -> ReplySpec:
-    """A reply with usage and finish reason, for tests of budgets and results (``reasoning``: its reasoning text)."""
+    """A reply with usage and finish reason, for tests of budgets and results (``reasoning``: its reasoning text).
+
+    ``refusal`` makes it a refusal, as a real provider sends one (README: Refusals): ``finish_reason`` is then
+    ``refusal`` and the step fails with ``error_code: refused``, unless it says ``on_refusal: output``.
+    """
     usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens, reasoning_tokens=reasoning_tokens)
     return ReplySpec(
-        text=text, tool_calls=tuple(tool_calls), usage=usage, finish_reason=finish_reason, model=model, cost=cost,
-        reasoning_content=reasoning,
+        text=text, tool_calls=tuple(tool_calls), usage=usage, model=model, cost=cost, reasoning_content=reasoning,
+        finish_reason="refusal" if refusal is not None else finish_reason, refusal=refusal,
     )
 
 

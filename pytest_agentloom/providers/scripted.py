@@ -176,4 +176,5 @@ def _to_response(answer: Any, request: LLMRequest) -> LLMResponse:
         provider="scripted",
         cost=answer.cost,
         reasoning_content=answer.reasoning_content,
+        refusal=answer.refusal,
     )

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ..core.types import Provider
     from ..engine.result import WorkflowResult
     from .cassettes import TestCassette
+    from .review import Observer
 
 __all__ = ["TEST_EPOCH", "AgentloomHarness", "virtual_wall_clock"]
 
@@ -62,6 +63,7 @@ class AgentloomHarness:
         snapshots: SnapshotSession,
         defaults: Mapping[str, Any] | None = None,
         cassette: TestCassette | None = None,
+        observer: Observer | None = None,
     ) -> None:
         self.nodeid = nodeid
         self.test_dir = test_dir
@@ -74,6 +76,7 @@ class AgentloomHarness:
         self._snapshots = snapshots
         self._defaults = dict(defaults or {})
         self._cassette = cassette
+        self._observer = observer  # workflow coverage and the review report, when the session collects them
         self._runs = 0
         self._run_inputs: dict[str, dict[str, Any]] = {}  # run id -> workflow, provider, tools (for resume)
         self._snapshot_count = 0
@@ -131,10 +134,13 @@ class AgentloomHarness:
         self._runs += 1
         parts = (self.nodeid,) if self._runs == 1 else (self.nodeid, str(self._runs))
         clock = VirtualClock()
+        fallbacks_before = self._fallbacks_so_far(provider)
         result = run_workflow(
             workflow, state=merged_state, provider=provider, tools=merged_tools, clock=clock,
             run_id=derived_run_id(*parts), runs_dir=self.run_dir, wall_clock=virtual_wall_clock(clock),
         )
+        if self._observer is not None:
+            self._observer(workflow, result, provider, fallbacks_before)
         self.results.append(result)
         self._run_inputs[result.run_id] = {"workflow": workflow, "provider": provider, "tools": merged_tools}
         return result
@@ -158,15 +164,27 @@ class AgentloomHarness:
             )
         inputs = self._run_inputs.get(result.run_id, {})
         clock = VirtualClock()
+        provider = provider if provider is not None else inputs.get("provider")
+        fallbacks_before = self._fallbacks_so_far(provider)
         resumed = resume_workflow(
             result, decision=approve, state=state, tools=inputs.get("tools"), workflow=inputs.get("workflow"),
-            provider=provider if provider is not None else inputs.get("provider"), clock=clock,
-            runs_dir=self.run_dir, wall_clock=virtual_wall_clock(clock),
+            provider=provider, clock=clock, runs_dir=self.run_dir, wall_clock=virtual_wall_clock(clock),
         )
+        workflow = inputs.get("workflow")
+        if self._observer is not None and isinstance(workflow, Workflow):
+            self._observer(workflow, resumed, provider, fallbacks_before)
         resumed.resumed_from = result
         self.results.append(resumed)
         self._run_inputs[resumed.run_id] = inputs
         return resumed
+
+    def _fallbacks_so_far(self, provider: Any) -> int:
+        """How many gateway fallbacks ``provider`` took before this run (only when coverage is collected)."""
+        if self._observer is None:
+            return 0
+        from .coverage import gateway_fallbacks
+
+        return len(gateway_fallbacks(provider))
 
     def assert_no_secrets(self, *values: Any) -> None:
         """Fail if any value appears in a file this test's runs wrote or in a printed result, naming where.

@@ -277,9 +277,10 @@ def load_table(path: Path, *, default_workflow: str | None = None) -> list[Scena
 def _read_yaml(text: str, path: Path) -> list[tuple[int, Any]]:
     import yaml
 
+    from ..core.yaml_load import load_yaml_with_node
+
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        data, node = load_yaml_with_node(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise ScenarioTableError(f"invalid YAML: {getattr(exc, 'problem', None) or exc}", file=path,

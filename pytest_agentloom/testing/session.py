@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .cassettes import ReplaySettings, ReplaySummary, TestCassette
+from .review import Review, ReviewSettings
 from .settings import marker_defaults, read_setting
 from .snapshots import SnapshotSession, sanitize
 
@@ -41,6 +42,9 @@ class AgentloomSession:
         self.unused: list[Path] = []  # set at the end of the session (see finish)
         self.deleted = False
         self.replay = ReplaySettings.from_config(config)  # cassettes: folder and record mode (refused under CI)
+        review = ReviewSettings.from_config(config)  # workflow coverage and the review report, when asked for
+        self.review = Review(review, Path(config.rootpath)) if review.enabled else None
+        self.review_written: list[Path] = []
 
     # -- per test -----------------------------------------------------------------------------------------
 
@@ -69,6 +73,7 @@ class AgentloomSession:
         return AgentloomHarness(
             nodeid=item.nodeid, test_dir=item.path.parent, tmp_path=tmp_path, snapshot_dir=snapshot_dir,
             snapshot_name=snapshot_name, snapshots=self.snapshots, defaults=defaults, cassette=cassette,
+            observer=self.review.observer(item.nodeid) if self.review is not None else None,
         )
 
     def finish_cassette(self, item: pytest.Item, report: pytest.TestReport) -> None:
@@ -148,11 +153,25 @@ class AgentloomSession:
         data: dict[str, Any] = dict(self.snapshots.to_wire())
         stopped = session is not None and bool(session.shouldfail or session.shouldstop)
         data["narrowed"] = bool(self.deselected or self.collection_errors or stopped)
+        if self.review is not None:
+            data["review"] = self.review.to_wire()
         return data
 
-    def add_worker_report(self, data: dict[str, Any]) -> None:
+    def add_worker_report(self, data: dict[str, Any], *, died: bool = False) -> None:
         self.worker_reports.append(data)
         self.snapshots.merge(data)
+        if self.review is not None:
+            self.review.merge(data.get("review"), died=died)
+
+    def finish_review(self) -> bool:
+        """Write the coverage JSON and the report; True if the branch coverage is below the bar."""
+        if self.review is None or self.is_worker:
+            return False
+        self.review_written = self.review.write_files()
+        return self.review.fails()
+
+    def review_lines(self) -> list[str]:
+        return self.review.summary_lines(self.review_written) if self.review is not None else []
 
     def finish(self, session: pytest.Session | None = None) -> bool:
         """Find the unused snapshot files (deleting them under the update flag); True if they fail the run.

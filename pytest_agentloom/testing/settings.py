@@ -98,6 +98,24 @@ OPTIONS: tuple[Option, ...] = (
         "cassette record mode: none (replay only, the default), once, new_episodes or all.",
         ini=False,
     ),
+    Option(
+        "cov",
+        "print workflow coverage (steps, router branches, stop reasons reached) in the terminal summary.",
+        kind="bool",
+        default=False,
+    ),
+    Option(
+        "cov_fail_under",
+        "fail the session when the branch coverage of the workflows run is below this percentage.",
+    ),
+    Option(
+        "cov_report",
+        "write the workflow coverage map for tools: json:PATH (relative to the current folder).",
+    ),
+    Option(
+        "report",
+        "write a review report of the session: PATH.html (one self-contained page) or PATH.md (Markdown).",
+    ),
 )
 
 _BY_NAME = {option.name: option for option in OPTIONS}

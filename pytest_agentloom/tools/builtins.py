@@ -13,18 +13,20 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from ..core.api_keys import scrub_api_keys
 from .registry import Tool, ToolRegistry, tool
 from .sandbox import Sandbox, SandboxConfig
+from .schema import schema_for_function
 
 __all__ = ["BUILTIN_TOOL_NAMES", "builtin_tools", "run_tools"]
 
 BUILTIN_TOOL_NAMES = ("http_request", "shell_command", "file_read", "file_write")
 _MAX_OUTPUT_CHARS = 100_000
+_SCHEMAS: dict[str, dict[str, Any]] = {}  # each built-in's parameters: derived from type hints once, not every run
 
 
 def run_tools(sandbox: SandboxConfig, base_dir: Path, tools: Mapping[str, Any] | None = None) -> ToolRegistry:
@@ -34,10 +36,22 @@ def run_tools(sandbox: SandboxConfig, base_dir: Path, tools: Mapping[str, Any] |
     return registry
 
 
+def _builtin(*, side_effects: bool = False) -> Callable[[Callable[..., Any]], Tool]:
+    """``@tool`` for a built-in: its schema is the same for every run, so it is derived only once."""
+
+    def wrap(function: Callable[..., Any]) -> Tool:
+        schema = _SCHEMAS.get(function.__name__)
+        if schema is None:
+            schema = _SCHEMAS[function.__name__] = schema_for_function(function)
+        return tool(function, side_effects=side_effects, parameters=schema)
+
+    return wrap
+
+
 def builtin_tools(sandbox: Sandbox) -> list[Tool]:
     """The built-in tools of one run, each checking ``sandbox`` before it acts."""
 
-    @tool(side_effects=True)
+    @_builtin(side_effects=True)
     async def http_request(
         url: str,
         method: Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"] = "GET",
@@ -55,7 +69,7 @@ def builtin_tools(sandbox: Sandbox) -> list[Tool]:
             response = await client.request(method, url, headers=headers, content=body)
         return {"status": response.status_code, "body": scrub_api_keys(response.text[:_MAX_OUTPUT_CHARS])}
 
-    @tool(side_effects=True)
+    @_builtin(side_effects=True)
     async def shell_command(command: str, timeout: float = 30.0, cwd: str | None = None) -> dict[str, Any]:
         """Run a command (no shell: pipes and redirections are not interpreted) and return its output.
 
@@ -80,13 +94,13 @@ def builtin_tools(sandbox: Sandbox) -> list[Tool]:
             "stderr": scrub_api_keys(stderr.decode("utf-8", errors="replace")[:_MAX_OUTPUT_CHARS]),
         }
 
-    @tool
+    @_builtin()
     def file_read(path: str) -> str:
         """Read a text file and return its content."""
         target = sandbox.check_read(path)
         return scrub_api_keys(target.read_text(encoding="utf-8")[:_MAX_OUTPUT_CHARS])
 
-    @tool(side_effects=True)
+    @_builtin(side_effects=True)
     def file_write(path: str, content: str, append: bool = False) -> dict[str, Any]:
         """Write text to a file (replacing it unless append is true) and return the bytes written."""
         data = content.encode("utf-8")

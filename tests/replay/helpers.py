@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from vcr.request import Request
 
+import pytest_agentloom
 from tests.servers.fake_llm import FakeLLMServer
 
 CANARY_KEY = "sk-canary-0123456789abcdef"
@@ -81,6 +85,17 @@ class Project:
 
     def files(self) -> list[Path]:
         return [path for path in self.path.rglob("*") if path.is_file()]
+
+    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """``agentloom <args>`` in a subprocess, offline: no keys, and an OpenAI base URL nothing listens on."""
+        env = {key: value for key, value in os.environ.items()
+               if key not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
+                              "AGENTLOOM_REDACT_STATE_KEYS")}
+        env["OPENAI_BASE_URL"] = "http://127.0.0.1:9/v1"  # a replay must not call out
+        package_root = str(Path(pytest_agentloom.__file__).parent.parent)  # this checkout, not another install
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+        return subprocess.run([sys.executable, "-m", "pytest_agentloom.cli", *args], cwd=self.path, env=env,
+                              capture_output=True, text=True, timeout=60)
 
 
 def make_request(payload: object, uri: str = "https://api.openai.com/v1/chat/completions",

@@ -6,6 +6,7 @@ Routes (JSON, and streaming where the real API streams):
 route      path                                            streaming
 =========  ==============================================  ==========================
 openai     ``POST /v1/chat/completions``                   SSE, ``data: [DONE]``
+responses  ``POST /v1/responses``                          SSE, ``response.*`` events
 anthropic  ``POST /v1/messages``                           SSE with named events
 ollama     ``POST /api/chat``                              NDJSON (the default)
 gemini     ``POST /v1beta/models/{model}:generateContent``  ``:streamGenerateContent?alt=sse``
@@ -20,7 +21,9 @@ vector; a text's token count is its number of words. Plan :func:`fail` or
 :func:`drop` on them like any route.
 
 Each route answers from its own queue of planned replies (:func:`text`,
-:func:`tool_calls`, :func:`fail`, :func:`drop`) and, once the queue is empty,
+:func:`tool_calls`, :func:`refusal`, :func:`fail`, :func:`drop`, and
+:func:`recorded`: a body some real server sent, served byte for byte) and,
+once the queue is empty,
 with a deterministic default: ``echo: <last user message>``. Ids and
 timestamps come from a counter, so two runs get byte-identical bodies.
 Every request is recorded (headers and JSON) in :attr:`FakeLLMServer.requests`.
@@ -57,11 +60,13 @@ __all__ = [
     "drop",
     "fail",
     "fake_vector",
+    "recorded",
+    "refusal",
     "text",
     "tool_calls",
 ]
 
-ROUTES = ("openai", "anthropic", "ollama", "gemini", "openai_embed", "gemini_embed", "ollama_embed")
+ROUTES = ("openai", "responses", "anthropic", "ollama", "gemini", "openai_embed", "gemini_embed", "ollama_embed")
 CREATED_BASE = 1_700_000_000  # a fixed epoch second; each response adds its counter to it
 
 
@@ -115,6 +120,9 @@ class Planned:
     delay: float = 0.0
     drop_connection: bool = False
     cut_after: int | None = None  # streaming only: close the connection after this many pieces of the stream
+    refusal: str | None = None  # the model refuses, with this text, in the route's own way
+    raw_body: bytes | None = None  # served as is, whatever the request (recorded())
+    content_type: str = "application/json"
 
 
 def text(
@@ -174,6 +182,21 @@ def fail(
         error_type=error_type,
         headers=tuple((headers or {}).items()),
     )
+
+
+def refusal(message: str) -> Planned:
+    """The model refuses: chat ``message.refusal`` / ``delta.refusal``, a Responses ``refusal`` part,
+    Anthropic ``stop_reason: refusal`` with ``stop_details``. Other routes answer the text."""
+    return Planned(text="", refusal=message, output_tokens=len(message.split()))
+
+
+def recorded(body: bytes | str, *, status: int = 200, content_type: str | None = None) -> Planned:
+    """A body some real server sent, served byte for byte (``text/event-stream`` when it looks like SSE)."""
+    raw = body.encode("utf-8") if isinstance(body, str) else body
+    if content_type is None:
+        sse = raw.lstrip().startswith((b"data:", b"event:", b":"))
+        content_type = "text/event-stream" if sse else "application/json"
+    return Planned(status=status, raw_body=raw, content_type=content_type)
 
 
 def drop() -> Planned:
@@ -355,12 +378,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             self.connection.close()
             return
+        if planned.raw_body is not None:
+            self._send_raw(planned.status, planned.raw_body, planned.content_type)
+            return
         try:
             payload = json.loads(body) if body else {}
         except ValueError:
             self._send_json(400, _error_body(route, 400, "request body is not JSON", None))
             return
-        refused = _refusal(route, payload)
+        refused = _refusal(route, payload, model_in_path)
         if refused:  # a request the real API would refuse, whatever was planned
             self._send_json(400, _error_body(route, 400, refused, None))
             return
@@ -394,6 +420,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(raw)
 
+    def _send_raw(self, status: int, raw: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("content-type", content_type)
+        self.send_header("content-length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
     def _send_stream(
         self, route: str, pieces: Iterator[str], headers: tuple[tuple[str, str], ...], *, cut_after: int | None = None
     ) -> None:
@@ -417,6 +450,8 @@ class _Handler(BaseHTTPRequestHandler):
 def _route_of(path: str) -> tuple[str | None, str | None, bool]:
     if path == "/v1/chat/completions":
         return "openai", None, False
+    if path == "/v1/responses":
+        return "responses", None, False
     if path == "/v1/messages":
         return "anthropic", None, False
     if path == "/api/chat":
@@ -433,8 +468,12 @@ def _route_of(path: str) -> tuple[str | None, str | None, bool]:
     return None, None, False
 
 
-def _refusal(route: str, payload: dict[str, Any]) -> str | None:
+def _refusal(route: str, payload: dict[str, Any], model_in_path: str | None = None) -> str | None:
     """What the real API says about a request it refuses (only the rules the tests rely on)."""
+    if route == "responses":
+        return _Responses.refused(payload)
+    if route == "gemini" and str(model_in_path).startswith("gemini-3"):
+        return _unsigned_gemini_call(payload)
     if route != "anthropic" or (payload.get("thinking") or {}).get("type") != "enabled":
         return None
     assistant = [m for m in payload.get("messages") or [] if m.get("role") == "assistant"]
@@ -449,6 +488,18 @@ def _refusal(route: str, payload: dict[str, Any]) -> str | None:
         return (f"messages.{index}.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
                 f"`{first.get('type')}`. When `thinking` is enabled, a final `assistant` message must start with "
                 "a thinking block (preceding the lastmost set of `tool_use` and `tool_result` blocks).")
+    return None
+
+
+def _unsigned_gemini_call(payload: dict[str, Any]) -> str | None:
+    """Gemini 3 refuses a model turn whose first function call lost the signature it came with."""
+    for index, content in enumerate(payload.get("contents") or []):
+        calls = [part for part in content.get("parts") or [] if "functionCall" in part]
+        if content.get("role") == "model" and calls and "thoughtSignature" not in calls[0]:
+            name = calls[0]["functionCall"].get("name")
+            return (f"Function call is missing a thought_signature in functionCall parts. This is required for "
+                    f"tools to work correctly, and missing thought_signature may lead to degraded model "
+                    f"performance. Additional data, function call `{name}` , position {index + 1}.")
     return None
 
 
@@ -563,6 +614,8 @@ class _Reply:
     reasoning_tokens: int
     finish_reason: str
     reasoning: str = ""  # empty unless planned and asked for by the request
+    refusal: str | None = None
+    request: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def build(
@@ -570,14 +623,18 @@ class _Reply:
     ) -> _Reply:
         model = planned.model or model_in_path or str(payload.get("model") or "fake-model")
         content = planned.text
-        if not content and not planned.tool_calls:
+        if not content and not planned.tool_calls and planned.refusal is None:
             content = f"echo: {_last_user_text(route, payload)}"
-        prefix = {"openai": "call_fake_", "anthropic": "toolu_fake_", "ollama": "call_fake_", "gemini": "fc_fake_"}
+        prefix = {"openai": "call_fake_", "responses": "call_fake_", "anthropic": "toolu_fake_",
+                  "ollama": "call_fake_", "gemini": "fc_fake_"}
         call_ids = tuple(
             call.id or f"{prefix[route]}{counter:04d}_{index}" for index, call in enumerate(planned.tool_calls)
         )
         finish = planned.finish_reason or _default_finish(route, bool(planned.tool_calls))
-        id_prefix = {"openai": "chatcmpl-fake-", "anthropic": "msg_fake_", "ollama": "", "gemini": "resp-fake-"}
+        if planned.refusal is not None and route not in ("openai", "responses", "anthropic"):
+            content = planned.refusal  # no refusal of its own on the wire: the model just says it
+        id_prefix = {"openai": "chatcmpl-fake-", "responses": "resp_fake_", "anthropic": "msg_fake_", "ollama": "",
+                     "gemini": "resp-fake-"}
         return cls(
             id=f"{id_prefix[route]}{counter:04d}",
             counter=counter,
@@ -590,6 +647,8 @@ class _Reply:
             reasoning_tokens=planned.reasoning_tokens,
             finish_reason=finish,
             reasoning=planned.reasoning if _asks_for_reasoning(route, payload) else "",
+            refusal=planned.refusal if route in ("openai", "responses", "anthropic") else None,
+            request=payload,
         )
 
     def pieces(self) -> list[str]:
@@ -609,6 +668,8 @@ def _asks_for_reasoning(route: str, payload: dict[str, Any]) -> bool:
         return bool(((payload.get("generationConfig") or {}).get("thinkingConfig") or {}).get("includeThoughts"))
     if route == "ollama":
         return bool(payload.get("think"))
+    if route == "responses":
+        return bool((payload.get("reasoning") or {}).get("summary"))
     return False
 
 
@@ -629,7 +690,7 @@ def _count_words(value: Any) -> int:
         return sum(
             _count_words(item)
             for key, item in value.items()
-            if key in ("content", "text", "messages", "contents", "parts", "system")
+            if key in ("content", "text", "messages", "contents", "parts", "system", "input", "instructions")
         )
     if isinstance(value, list):
         return sum(_count_words(item) for item in value)
@@ -637,6 +698,8 @@ def _count_words(value: Any) -> int:
 
 
 def _last_user_text(route: str, payload: dict[str, Any]) -> str:
+    if route == "responses":
+        payload = {"messages": [item for item in _Responses.input_items(payload) if "role" in item]}
     if route == "gemini":
         for content in reversed(payload.get("contents") or []):
             if content.get("role", "user") == "user":
@@ -670,7 +733,7 @@ class _OpenAI:
 
     @staticmethod
     def whole(reply: _Reply) -> dict[str, Any]:
-        message: dict[str, Any] = {"role": "assistant", "content": reply.text or None, "refusal": None}
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text or None, "refusal": reply.refusal}
         if reply.tool_calls:
             message["tool_calls"] = [
                 {"id": call_id, "type": "function", "function": {"name": call.name, "arguments": call.arguments_text()}}
@@ -698,7 +761,12 @@ class _OpenAI:
                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
             }
 
-        yield _sse(chunk({"role": "assistant", "content": ""}))
+        if reply.refusal is not None:  # as OpenAI streams it: an empty first piece, then the text
+            yield _sse(chunk({"role": "assistant", "content": None, "refusal": ""}))
+            for piece in re.findall(r"\S+\s*|\s+", reply.refusal):
+                yield _sse(chunk({"refusal": piece}))
+        else:
+            yield _sse(chunk({"role": "assistant", "content": "", "refusal": None}))
         for piece in reply.pieces():
             yield _sse(chunk({"content": piece}))
         for index, (call, call_id) in enumerate(zip(reply.tool_calls, reply.call_ids, strict=True)):
@@ -719,6 +787,12 @@ class _OpenAI:
 
 class _Anthropic:
     @staticmethod
+    def stop_details(reply: _Reply) -> dict[str, Any] | None:
+        if reply.refusal is None:
+            return None
+        return {"type": "refusal", "category": "cyber", "explanation": reply.refusal}
+
+    @staticmethod
     def blocks(reply: _Reply) -> list[dict[str, Any]]:
         blocks: list[dict[str, Any]] = []
         if reply.reasoning:
@@ -738,8 +812,9 @@ class _Anthropic:
             "role": "assistant",
             "model": reply.model,
             "content": _Anthropic.blocks(reply),
-            "stop_reason": reply.finish_reason,
+            "stop_reason": "refusal" if reply.refusal is not None else reply.finish_reason,
             "stop_sequence": None,
+            "stop_details": _Anthropic.stop_details(reply),
             "usage": {
                 "input_tokens": reply.input_tokens,
                 "output_tokens": reply.output_tokens + reply.reasoning_tokens,
@@ -792,7 +867,8 @@ class _Anthropic:
             index += 1
         end = {
             "type": "message_delta",
-            "delta": {"stop_reason": reply.finish_reason, "stop_sequence": None},
+            "delta": {"stop_reason": "refusal" if reply.refusal is not None else reply.finish_reason,
+                      "stop_sequence": None, "stop_details": _Anthropic.stop_details(reply)},
             "usage": {"output_tokens": reply.output_tokens + reply.reasoning_tokens},
         }
         yield _sse(end, "message_delta")
@@ -891,7 +967,12 @@ class _Gemini:
 
     @staticmethod
     def call_parts(reply: _Reply) -> list[dict[str, Any]]:
-        return [{"functionCall": {"name": call.name, "args": call.arguments_dict()}} for call in reply.tool_calls]
+        """Function calls; Gemini 3 puts a ``thoughtSignature`` beside the first (sent back, or it refuses)."""
+        parts: list[dict[str, Any]] = [{"functionCall": {"name": call.name, "args": call.arguments_dict()}}
+                                       for call in reply.tool_calls]
+        if parts and reply.model.startswith("gemini-3"):
+            parts[0]["thoughtSignature"] = f"c2lnX2Zha2Vf{reply.counter:04d}"
+        return parts
 
     @staticmethod
     def whole(reply: _Reply) -> dict[str, Any]:
@@ -914,4 +995,152 @@ class _Gemini:
             yield f"data: {json.dumps(body)}\r\n\r\n"
 
 
-_BUILDERS: dict[str, Any] = {"openai": _OpenAI, "anthropic": _Anthropic, "ollama": _Ollama, "gemini": _Gemini}
+class _Responses:
+    """OpenAI's Responses API, in the shapes of the real recordings under tests/providers/recordings."""
+
+    @staticmethod
+    def refused(payload: dict[str, Any]) -> str | None:
+        """The real API's answer to the request shapes our tests must never send."""
+        if "messages" in payload:
+            return "Unrecognized request argument supplied: messages"
+        for index, tool in enumerate(payload.get("tools") or []):
+            if tool.get("type") == "function" and "name" not in tool:
+                return f"Missing required parameter: 'tools[{index}].name'."
+        called: set[str] = set()
+        for index, item in enumerate(_Responses.input_items(payload)):
+            kind = item.get("type")
+            if kind == "function_call":
+                called.add(item.get("call_id"))
+            elif kind == "function_call_output" and item.get("call_id") not in called:
+                return f"No tool call found for function call output with call_id {item.get('call_id')}."
+            elif kind == "reasoning" and payload.get("store") is False and not item.get("encrypted_content"):
+                return (f"Item with id '{item.get('id')}' not found. Items are not persisted when `store` is set "
+                        "to false. Try again with `store` set to true, or send the item's encrypted_content.")
+            elif kind == "reasoning" and not str(item.get("encrypted_content", "")).startswith("gAAAAA_fake_"):
+                return f"input[{index}]: the encrypted content of reasoning item {item.get('id')} is not ours."
+        return None
+
+    @staticmethod
+    def input_items(payload: dict[str, Any]) -> list[dict[str, Any]]:
+        """``input`` as items: a plain string is one user message."""
+        given = payload.get("input") or []
+        return [{"role": "user", "content": given}] if isinstance(given, str) else list(given)
+
+    @staticmethod
+    def usage(reply: _Reply) -> dict[str, Any]:
+        output = reply.output_tokens + reply.reasoning_tokens
+        return {
+            "input_tokens": reply.input_tokens,
+            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+            "output_tokens": output,
+            "output_tokens_details": {"reasoning_tokens": reply.reasoning_tokens},
+            "total_tokens": reply.input_tokens + output,
+        }
+
+    @staticmethod
+    def items(reply: _Reply) -> list[dict[str, Any]]:
+        """The output items, completed: reasoning (for a reasoning request), message, function calls."""
+        items: list[dict[str, Any]] = []
+        request = reply.request
+        if "reasoning" in request:
+            item: dict[str, Any] = {"id": f"rs_fake_{reply.counter:04d}", "type": "reasoning", "summary": []}
+            if "reasoning.encrypted_content" in (request.get("include") or []):
+                item["encrypted_content"] = f"gAAAAA_fake_{reply.counter:04d}"
+            if reply.reasoning:
+                item["summary"] = [{"type": "summary_text", "text": reply.reasoning}]
+            items.append(item)
+        content: list[dict[str, Any]] = []
+        if reply.refusal is not None:
+            content.append({"type": "refusal", "refusal": reply.refusal})
+        elif reply.text:
+            content.append({"type": "output_text", "annotations": [], "logprobs": [], "text": reply.text})
+        if content:
+            items.append({"id": f"msg_fake_{reply.counter:04d}", "type": "message", "status": "completed",
+                          "content": content, "role": "assistant"})
+        for index, (call, call_id) in enumerate(zip(reply.tool_calls, reply.call_ids, strict=True)):
+            items.append({"id": f"fc_fake_{reply.counter:04d}_{index}", "type": "function_call",
+                          "status": "completed", "arguments": call.arguments_text(), "call_id": call_id,
+                          "name": call.name})
+        return items
+
+    @staticmethod
+    def response(reply: _Reply, status: str, output: list[dict[str, Any]], usage: bool) -> dict[str, Any]:
+        request = reply.request
+        return {
+            "id": reply.id, "object": "response", "created_at": reply.created, "status": status,
+            "background": False, "error": None, "incomplete_details": None,
+            "instructions": request.get("instructions"), "max_output_tokens": request.get("max_output_tokens"),
+            "model": reply.model, "output": output, "parallel_tool_calls": True, "previous_response_id": None,
+            "reasoning": {"effort": (request.get("reasoning") or {}).get("effort"),
+                          "summary": (request.get("reasoning") or {}).get("summary")},
+            "service_tier": "default", "store": bool(request.get("store", True)),
+            "temperature": request.get("temperature", 1.0),
+            "text": request.get("text") or {"format": {"type": "text"}, "verbosity": "medium"},
+            "tool_choice": request.get("tool_choice", "auto"),
+            "tools": [{**tool, "description": tool.get("description")} for tool in request.get("tools") or []],
+            "top_p": request.get("top_p", 1.0), "truncation": "disabled",
+            "usage": _Responses.usage(reply) if usage else None, "user": None, "metadata": {},
+        }
+
+    @staticmethod
+    def whole(reply: _Reply) -> dict[str, Any]:
+        return _Responses.response(reply, "completed", _Responses.items(reply), usage=True)
+
+    @staticmethod
+    def stream(reply: _Reply, payload: dict[str, Any]) -> Iterator[str]:
+        counter = iter(range(10**6))
+
+        def event(kind: str, **fields: Any) -> str:
+            return _sse({"type": kind, **fields, "sequence_number": next(counter)}, kind)
+
+        yield event("response.created", response=_Responses.response(reply, "in_progress", [], usage=False))
+        yield event("response.in_progress", response=_Responses.response(reply, "in_progress", [], usage=False))
+        items = _Responses.items(reply)
+        for index, item in enumerate(items):
+            yield from _Responses.item_events(event, index, item)
+        yield event("response.completed", response=_Responses.response(reply, "completed", items, usage=True))
+
+    @staticmethod
+    def item_events(event: Any, index: int, item: dict[str, Any]) -> Iterator[str]:
+        """One item's events, from ``output_item.added`` to ``output_item.done``, deltas in word-sized pieces."""
+        where = {"item_id": item["id"], "output_index": index}
+        kind = item["type"]
+        empty = {**item, "status": "in_progress"} if kind != "reasoning" else {**item, "summary": []}
+        if kind == "message":
+            empty["content"] = []
+        if kind == "function_call":
+            empty["arguments"] = ""
+        yield event("response.output_item.added", item=empty, output_index=index)
+        if kind == "reasoning":
+            for number, part in enumerate(item["summary"]):
+                yield event("response.reasoning_summary_part.added", **where, summary_index=number,
+                            part={"type": "summary_text", "text": ""})
+                for piece in re.findall(r"\S+\s*|\s+", part["text"]):
+                    yield event("response.reasoning_summary_text.delta", **where, summary_index=number, delta=piece,
+                                obfuscation="fk")
+                yield event("response.reasoning_summary_text.done", **where, summary_index=number, text=part["text"])
+                yield event("response.reasoning_summary_part.done", **where, summary_index=number, part=part)
+        elif kind == "message":
+            for number, part in enumerate(item["content"]):
+                at = {**where, "content_index": number}
+                blank = {**part, "text": ""} if part["type"] == "output_text" else {**part, "refusal": ""}
+                yield event("response.content_part.added", **at, part=blank)
+                body = part.get("text") if part["type"] == "output_text" else part.get("refusal")
+                name = "output_text" if part["type"] == "output_text" else "refusal"
+                extra: dict[str, Any] = {"logprobs": []} if name == "output_text" else {}
+                for piece in re.findall(r"\S+\s*|\s+", body or ""):
+                    yield event(f"response.{name}.delta", **at, delta=piece, **extra)
+                done_field = "text" if name == "output_text" else "refusal"
+                yield event(f"response.{name}.done", **at, **{done_field: body}, **extra)
+                yield event("response.content_part.done", **at, part=part)
+        else:
+            arguments = item["arguments"]
+            for start in range(0, len(arguments), 8):
+                yield event("response.function_call_arguments.delta", **where, delta=arguments[start:start + 8],
+                            obfuscation="")
+            yield event("response.function_call_arguments.done", **where, arguments=arguments)
+        yield event("response.output_item.done", item=item, output_index=index)
+
+
+_BUILDERS: dict[str, Any] = {"openai": _OpenAI, "responses": _Responses, "anthropic": _Anthropic, "ollama": _Ollama,
+                             "gemini": _Gemini}

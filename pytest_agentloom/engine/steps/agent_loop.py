@@ -53,6 +53,7 @@ from ..model import AgentDefinition, AgentStep, RetryPolicy, ToolDeclaration
 from ..pricing import cost_of
 from ..templates import render
 from .base import StepContext, StepOutcome
+from .refusal import refusals_raise
 from .retry import call_with_retries
 from .tool_loop import declared_tools, execute_call, parse_arguments
 
@@ -290,8 +291,10 @@ class AgentLoop:
         provider = self.ctx.provider
         assert provider is not None
 
+        call_model = refusals_raise(self.ctx, provider.complete)
+
         async def attempt_call(attempt: int) -> LLMResponse:
-            return await provider.complete(request.model_copy(update={"attempt": attempt}))
+            return await call_model(request.model_copy(update={"attempt": attempt}))
 
         def give_up(error: Exception, attempt: int, policy: RetryPolicy, retryable: bool) -> StepError:
             return StepError(f"{error} (model call {self.snapshot.steps}, attempt {attempt})",
@@ -313,7 +316,8 @@ class AgentLoop:
         self.ctx.event(
             "provider_call", attempt, turn=snap.steps, model=model, provider=response.provider,
             input_tokens=response.usage.input_tokens, output_tokens=response.usage.output_tokens,
-            reasoning_tokens=response.usage.reasoning_tokens, finish_reason=response.finish_reason,
+            reasoning_tokens=response.usage.reasoning_tokens, **response.usage.cache_counts(),
+            finish_reason=response.finish_reason,
             cost_usd=cost or 0.0, priced=cost is not None, tool_calls=[call.name for call in response.tool_calls],
         )
 

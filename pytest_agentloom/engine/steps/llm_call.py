@@ -14,13 +14,14 @@ from typing import TypeVar
 
 from ...core.clock import Clock
 from ...core.types import LLMRequest, LLMResponse, Message, text_listener
-from ...errors import StepError
+from ...errors import ModelRefused, StepError
 from ..attachments import resolve_attachments
-from ..conversation import close_turn, open_turn
+from ..conversation import Turn, close_turn, open_turn
 from ..model import LLMCallStep
 from ..pricing import cost_of
 from ..templates import render
 from .base import StepContext, StepOutcome
+from .refusal import refusals_raise
 from .retry import call_with_retries
 from .structured import resolve_shape, run_structured
 from .tool_loop import run_tool_loop, step_tools
@@ -40,7 +41,13 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
     if ctx.workflow.config.capture_prompts:  # redacted on the way out, like every other trace field
         ctx.event("prompt", messages=[message.to_dict() for message in request.messages])
     attempt_call = _attempt_call(step, ctx, request)
-    (response, watch), attempt = await call_with_retries(ctx, ctx.retry_policy(step.retry), step.timeout, attempt_call)
+    try:
+        (response, watch), attempt = await call_with_retries(ctx, ctx.retry_policy(step.retry), step.timeout,
+                                                             attempt_call)
+    except ModelRefused as refused:
+        if step.on_refusal != "output":
+            raise
+        return _refusal_as_output(ctx, refused, model, turn)
     ttft = watch.seconds() if request.stream and not step.tools else None  # a tool loop never streams
     if isinstance(response, StepOutcome):  # a tool loop (or a structured reply) counted its own calls
         response.time_to_first_token = ttft
@@ -56,6 +63,13 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
     if turn is not None:  # the reply joins the conversation, written with output
         outcome = close_turn(turn, outcome, spend_counted=isinstance(response, StepOutcome))
     return outcome
+
+
+def _refusal_as_output(ctx: StepContext, refused: ModelRefused, model: str, turn: Turn | None) -> StepOutcome:
+    """``on_refusal: output``: the refusal text is the step's answer, with ``finish_reason: refusal``."""
+    outcome = StepOutcome(value=refused.refusal, attempts=ctx.attempts, finish_reason="refusal", usage=ctx.usage,
+                          cost_usd=round(ctx.cost_usd, 10), model=model)
+    return close_turn(turn, outcome, spend_counted=True) if turn is not None else outcome
 
 
 def _checked_model(step: LLMCallStep, ctx: StepContext) -> str:
@@ -85,6 +99,7 @@ def _attempt_call(step: LLMCallStep, ctx: StepContext,
     """One attempt of the step: a plain call, a whole tool loop, or a structured reply with its re-asks."""
     provider = ctx.provider
     assert provider is not None
+    call_model = refusals_raise(ctx, provider.complete)
     if step.tools:  # tool calling: the whole loop is one attempt, and a retry runs it again
         specs, reachable = step_tools(step, ctx.tools)
         request = request.model_copy(update={"tools": specs, "stream": False})
@@ -95,12 +110,12 @@ def _attempt_call(step: LLMCallStep, ctx: StepContext,
         call: Callable[[], Awaitable[Answer]]
         if step.tools:
             call = functools.partial(run_tool_loop, step, ctx, request, reachable, attempt=attempt,
-                                     call_model=provider.complete)
+                                     call_model=call_model)
         elif shape is not None:
             call = functools.partial(run_structured, step, ctx, request, shape, attempt=attempt, reasks=reasks,
-                                     call_model=provider.complete)
+                                     call_model=call_model)
         else:
-            call = functools.partial(provider.complete, request.model_copy(update={"attempt": attempt}))
+            call = functools.partial(call_model, request.model_copy(update={"attempt": attempt}))
         watch = _FirstText(ctx.clock)
         return await _watching(watch, call), watch
 
@@ -180,7 +195,8 @@ def _succeed(ctx: StepContext, response: LLMResponse, attempt: int, model: str, 
     ctx.event(
         "provider_call", attempt, model=answered_by, provider=response.provider,
         input_tokens=response.usage.input_tokens, output_tokens=response.usage.output_tokens,
-        reasoning_tokens=response.usage.reasoning_tokens, finish_reason=response.finish_reason,
+        reasoning_tokens=response.usage.reasoning_tokens, **response.usage.cache_counts(),
+        finish_reason=response.finish_reason,
         cost_usd=cost or 0.0, priced=cost is not None, **streamed,
     )
     return StepOutcome(

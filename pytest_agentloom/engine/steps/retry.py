@@ -10,8 +10,9 @@ The retry table (the ``retry`` policy of a step, else ``config.retry``):
 - failures that are no provider's answer are never retried: a scripted
   provider with no reply left (``script_exhausted``), our own errors (a
   cassette mismatch keeps its code), an attachment no provider of the model
-  can take (``attachment_unsupported``), and any other exception, which is a
-  bug in the provider or a scripted callable (``provider_crashed``).
+  can take (``attachment_unsupported``), a model's refusal (``refused``), and
+  any other exception, which is a bug in the provider or a scripted callable
+  (``provider_crashed``).
 
 Each retry leaves one ``retry`` trace event (attempt, error, status, delay).
 """
@@ -23,7 +24,7 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol, TypeVar
 
 from ...core.types import AttachmentRefused
-from ...errors import AgentloomError, ProviderError, ScriptError, StepError
+from ...errors import AgentloomError, ModelRefused, ProviderError, ScriptError, StepError
 from ..model import RetryPolicy
 from .base import StepContext
 
@@ -61,6 +62,8 @@ def classify_call_failure(exc: Exception, policy: RetryPolicy, ctx: StepContext)
     """
     if isinstance(exc, ScriptError):
         raise StepError(str(exc), code="script_exhausted") from exc
+    if isinstance(exc, ModelRefused):  # an answer, not a failed call: the same request is refused again
+        raise exc
     if isinstance(exc, AttachmentRefused):  # no provider for the model can take it: nothing was sent
         kind = ctx.workflow.step(ctx.step_id).type
         raise StepError(f"{kind} '{ctx.step_id}': {exc}", code="attachment_unsupported") from exc

@@ -215,7 +215,8 @@ async def run_structured(
         ctx.event(
             "provider_call", attempt, turn=turn, model=model, provider=response.provider,
             input_tokens=response.usage.input_tokens, output_tokens=response.usage.output_tokens,
-            reasoning_tokens=response.usage.reasoning_tokens, finish_reason=response.finish_reason,
+            reasoning_tokens=response.usage.reasoning_tokens, **response.usage.cache_counts(),
+            finish_reason=response.finish_reason,
             cost_usd=cost or 0.0, priced=cost is not None, valid=problem_or_none is None,
             **({"problem": problem_or_none} if problem_or_none else {}),
         )

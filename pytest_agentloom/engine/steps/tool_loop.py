@@ -201,6 +201,7 @@ def _count(ctx: StepContext, response: LLMResponse, model: str, attempt: int, tu
     ctx.event(
         "provider_call", attempt, turn=turn, model=model, provider=response.provider,
         input_tokens=response.usage.input_tokens, output_tokens=response.usage.output_tokens,
-        reasoning_tokens=response.usage.reasoning_tokens, finish_reason=response.finish_reason,
+        reasoning_tokens=response.usage.reasoning_tokens, **response.usage.cache_counts(),
+        finish_reason=response.finish_reason,
         cost_usd=cost or 0.0, priced=cost is not None, tool_calls=[call.name for call in calls],
     )

@@ -1,0 +1,92 @@
+"""The HTML report as a reviewer sees it: opened in headless Chromium (Debian's package) driven by Playwright.
+
+One browser for the module. Every request the page makes other than the file
+itself is refused and counted, so a page that needed the network would show it
+here. The screenshot lands in the test's tmp folder, for a person to look at.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.plugin.test_plugin_coverage import CHILD, CONFTEST, FAST, GATED, ROWS, TESTS
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# as root on a machine with no internet: no sandbox, and none of Chromium's own background connections
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"Chromium is missing at {CHROMIUM}: .ci/run installs it (apt-get install -y chromium).")
+        pytest.skip("Debian's chromium is not installed (apt-get install -y chromium)")
+    with playwright_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def report(triage: pytest.Pytester) -> Path:
+    triage.makefile(".yaml", child=CHILD, gated=GATED, rows=ROWS)
+    triage.makeconftest(CONFTEST)
+    triage.makepyfile(test_flows=TESTS)
+    triage.runpytest(*FAST, "--agentloom-report=review.html").assert_outcomes(passed=3)
+    return triage.path / "review.html"
+
+
+def test_the_report_renders_its_graphs_and_timelines_offline_without_console_errors(
+        browser: Any, report: Path, tmp_path: Path) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, offline=True)
+    page = context.new_page()
+    problems: list[str] = []
+    requested: list[str] = []
+    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: problems.append(str(error)))
+
+    def refuse(route: Any) -> None:
+        if route.request.url != report.as_uri():
+            requested.append(route.request.url)
+            route.abort()
+        else:
+            route.continue_()
+
+    page.route("**/*", refuse)
+    page.goto(report.as_uri())
+
+    assert page.title() == "agentloom review report"
+    graphs = page.locator("svg.agentloom-graph")
+    assert graphs.count() == 3  # flow.yaml, gated.yaml and gated.yaml's child
+    first = graphs.first.bounding_box()
+    assert first is not None and first["width"] > 300 and first["height"] > 60
+    assert page.locator("svg.agentloom-graph g.node").count() == 9  # 4 + 2 steps, and the child's 3
+    missed = page.locator("g.node.missed")
+    assert [missed.nth(i).get_attribute("data-step") for i in range(missed.count())] == ["reply", "do_b"]
+    partial = page.locator("g.node.partial")  # routers with the default never taken, a gate never rejected
+    assert [partial.nth(i).get_attribute("data-step") for i in range(partial.count())] == ["route", "gate", "pick"]
+    assert page.locator("path.missed-branch").count() == 2
+
+    timelines = page.locator("svg.timeline")
+    assert timelines.count() == 4  # two triage runs, and the gated row's pause and resume
+    for index in range(timelines.count()):
+        box = timelines.nth(index).bounding_box()
+        assert box is not None and box["width"] > 400 and box["height"] > 20
+    bar = page.locator("svg.timeline rect.bar.paused").first.bounding_box()
+    assert bar is not None and bar["width"] >= 3
+    assert page.locator("article.test.outcome-passed").count() == 3
+
+    page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+    assert (tmp_path / "report.png").stat().st_size > 10_000
+    assert problems == [] and requested == []
+    context.close()
