@@ -77,7 +77,7 @@ async def run_subworkflow(step: SubworkflowStep, ctx: StepContext) -> StepOutcom
     inputs = render_args(step.input, ctx.state, on_missing=ctx.missing_key, where="input")
     initial = {**copy.deepcopy(child.state), **inputs}
     if step.inherits_state:  # upstream's keys: the child starts from the parent's whole state
-        initial = {**copy.deepcopy(child.state), **copy.deepcopy(ctx.state), **inputs}
+        initial = {**copy.deepcopy(child.state), **copy.deepcopy(dict(ctx.state)), **inputs}
     provider = _PrefixedProvider(ctx.provider, step.id) if ctx.provider is not None else None
     finished = await ctx.run.run_child(child, initial, step_id=step.id, clock=ctx.clock, provider=provider)
     _merge_trace(step, ctx, finished)
