@@ -41,6 +41,7 @@ from .engine.checkpoints import CheckpointError, list_checkpoints
 from .engine.checkpoints import default_checkpoint_dir as _default_checkpoint_dir
 from .engine.loader import load_workflow
 from .engine.model import Workflow
+from .engine.options import mock_provider
 from .engine.records import resolve_runs_dir
 from .engine.result import RunStatus, WorkflowResult
 from .engine.resume import resume_workflow
@@ -174,6 +175,8 @@ def _scripted(path: str) -> Any:
 
 
 def _real_provider(workflow: Workflow | None, *, placeholder: bool = False) -> Any:
+    if workflow is not None and workflow.config.provider == "mock":
+        return mock_provider(workflow)  # replies from config.responses_file
     try:
         from .providers import default_gateway
     except ImportError:
@@ -346,8 +349,25 @@ def _cmd_validate(args: argparse.Namespace) -> int:
             print(str(exc), file=sys.stderr)
             worst = EXIT_INVALID_WORKFLOW
         else:
-            print(f"{file}: ok ({workflow.name}, {len(workflow.steps)} steps)")
+            worst = max(worst, _report_findings(file, workflow, args.model))
     return worst
+
+
+def _report_findings(file: str, workflow: Workflow, model: str | None) -> int:
+    """What would certainly fail at run time (errors: exit 3) or silently misbehave (warnings)."""
+    from .engine.lint import findings
+
+    found = findings(workflow, model=model)
+    errors = [item for item in found if item.severity == "error"]
+    for item in found:
+        print(f"{file}: {item}", file=sys.stderr)
+    if errors:
+        print(f"{file}: {len(errors)} problem{'s' if len(errors) != 1 else ''} at run time", file=sys.stderr)
+        return EXIT_INVALID_WORKFLOW
+    warnings = len(found)
+    noted = f", {warnings} warning{'s' if warnings != 1 else ''}" if warnings else ""
+    print(f"{file}: ok ({workflow.name}, {len(workflow.steps)} steps{noted})")
+    return EXIT_OK
 
 
 def _cmd_visualize(args: argparse.Namespace) -> int:
@@ -463,6 +483,8 @@ def _parser() -> argparse.ArgumentParser:
 
     validate = commands.add_parser("validate", help="check workflow files without running them")
     validate.add_argument("files", nargs="+", metavar="FILE")
+    validate.add_argument("--model", help="the model the runs will be given (as run --model): llm_calls "
+                          "without their own model then have one")
     validate.set_defaults(handler=_cmd_validate)
 
     resume = commands.add_parser("resume", help="continue a paused or checkpointed run")

@@ -232,6 +232,7 @@ class EmbedRequest(_Frozen):
     texts: tuple[str, ...]
     attempt: int = 1
     provider: str | None = None
+    dimensions: int | None = None  # the vector size asked for (models that can shorten their vectors)
 
 
 class EmbedResponse(_Frozen):

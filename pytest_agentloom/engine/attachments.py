@@ -6,7 +6,9 @@ How a rendered ``source`` is read:
   at most 5 redirects, each hop checked again); with ``fetch: provider``: sent
   as a URL for the provider to fetch (images only).
 - ``data:<type>;base64,<payload>``: decoded; its own type wins over ``media_type``.
-- a long base64 string: decoded to check it, sent as it is; ``media_type`` is required.
+- a base64 string: decoded to check it, sent as it is; ``media_type`` is required. A long one
+  (128 characters or more) is always base64; a shorter one is base64 when ``media_type`` is set,
+  it decodes strictly, and no file of that name exists (else it is a path).
 - anything else: a file path. **A deviation from AgentLoom 0.5**: a relative path is
   resolved against the workflow file's folder, never the directory the run
   starts from, like every other path in a workflow (engine/paths.py).
@@ -81,7 +83,7 @@ async def _resolve(step: LLMCallStep, ctx: Any, index: int, spec: AttachmentSpec
             raise _fail(where, "is a data: URL without ';base64,'", "write it as data:<media type>;base64,<data>")
         data = _decoded(where, match["data"])
         return _made(where, spec, data, match["type"] or spec.media_type or _FALLBACK[spec.type])
-    if len(source) >= _LONG_BASE64 and _BASE64.match(source):
+    if _BASE64.match(source) and (len(source) >= _LONG_BASE64 or _short_base64(source, spec, ctx)):
         if spec.media_type is None:
             raise _fail(where, "is a base64 string without 'media_type'",
                         f"set media_type (such as {_FALLBACK[spec.type]}) on the attachment")
@@ -117,6 +119,17 @@ def _by_name(name: str) -> str | None:
     if not suffix:
         return None
     return _BY_EXTENSION.get(suffix) or mimetypes.guess_type("x" + suffix)[0]
+
+
+def _short_base64(source: str, spec: AttachmentSpec, ctx: Any) -> bool:
+    """A short source is base64 when ``media_type`` says what it is, it decodes strictly, and no such file exists."""
+    if spec.media_type is None:
+        return False
+    try:
+        base64.b64decode("".join(source.split()), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return not ctx.workflow.resolve_path(source).exists()
 
 
 def _decoded(where: str, text: str) -> bytes:

@@ -39,7 +39,17 @@ from .model import (
     Workflow,
 )
 
-__all__ = ["load_children", "load_workflow", "parse_workflow", "validate_workflow"]
+__all__ = ["load_children", "load_workflow", "parse_data", "parse_workflow", "validate_workflow"]
+
+#: Keys of upstream ``agentloom`` files that this engine refuses, and what to write instead
+#: (docs/compatibility.md lists every upstream key and what happens to it).
+UPSTREAM_UNSUPPORTED = {
+    "jitter": "backoffs here are exact, so a run repeats; remove 'jitter' (the waits stay "
+              "backoff_seconds * backoff_multiplier ** n).",
+    "strict_outputs": "no version of upstream agentloom gives it a meaning (0.4 ignores it); remove it.",
+    "allow_internal_webhook_targets": "write 'allow_internal_targets: true' under config.sandbox.",
+    "seed": "the mock provider here is deterministic without a seed; remove it.",
+}
 
 #: The files being loaded, outermost first: a child that is already on the chain includes itself.
 _CHAIN: ContextVar[tuple[Path, ...]] = ContextVar("agentloom_subworkflow_chain", default=())
@@ -67,7 +77,11 @@ def load_workflow(path: str | Path) -> Workflow:
 def parse_workflow(text: str, *, source: Path | None = None) -> Workflow:
     """Parse YAML text into a checked workflow; ``source`` names the file in errors and anchors paths."""
     file = str(source) if source else "<string>"
-    data = _read_yaml(text, file)
+    return parse_data(_read_yaml(text, file), source=source, file=file)
+
+
+def parse_data(data: dict[str, Any], *, source: Path | None = None, file: str = "<string>") -> Workflow:
+    """A checked workflow from already parsed YAML (a file's, or a ``workflow_inline`` mapping)."""
     bad_types = _check_step_types(data, file)
     try:
         workflow = Workflow.model_validate(data)
@@ -131,38 +145,69 @@ def load_children(workflow: Workflow, file: str) -> list[WorkflowError]:
 
 def _load_child(workflow: Workflow, step: SubworkflowStep, chain: tuple[Path, ...], file: str,
                 problems: list[WorkflowError]) -> Workflow | None:
-    path = workflow.resolve_path(step.workflow).resolve()
-    if path in chain:
-        loop = " -> ".join(str(item) for item in (*chain[chain.index(path):], path))
-        problems.append(WorkflowError(
-            f"Subworkflows include each other in a cycle: {loop}", file=file, step_id=step.id,
-            field="workflow", hint="a workflow may not run itself, directly or through another file.",
-        ))
+    if step.workflow_inline is not None:
+        child = _inline_child(workflow, step, file, problems)
+    else:
+        child = _file_child(workflow, step, chain, file, problems)
+    if child is None:
         return None
-    token = _CHAIN.set((*chain, path))
-    try:
-        child = load_workflow(path)
-    except WorkflowError as exc:
-        inner = str(exc).replace("\n", "\n    ")
-        problems.append(WorkflowError(
-            f"Subworkflow '{step.workflow}' cannot be loaded ({path}):\n    {inner}", file=file,
-            step_id=step.id, field="workflow",
-            hint="fix the child file, or the path (relative paths start at this workflow file's folder).",
-        ))
-        return None
-    finally:
-        _CHAIN.reset(token)
     pausing = [s.id for s in child.steps if isinstance(s, ApprovalGateStep)]
     pausing += [s.id for s in child.steps if isinstance(s, AgentStep)
                 and s.agent in child.agents and child.agents[s.agent].approval_required]
     if pausing:
         problems.append(WorkflowError(
-            f"Subworkflow '{step.workflow}' could pause for approval (step {', '.join(map(repr, pausing))}); "
-            "a subworkflow cannot pause", file=file, step_id=step.id, field="workflow",
+            f"Subworkflow '{step.child_name}' could pause for approval (step {', '.join(map(repr, pausing))}); "
+            "a subworkflow cannot pause", file=file, step_id=step.id, field=_child_field(step),
             hint="move the approval gate into the parent workflow, before or after this step.",
         ))
         return None
     return child
+
+
+def _child_field(step: SubworkflowStep) -> str:
+    return "workflow_inline" if step.workflow_inline is not None else "workflow_path" if step.workflow_path \
+        else "workflow"
+
+
+def _file_child(workflow: Workflow, step: SubworkflowStep, chain: tuple[Path, ...], file: str,
+                problems: list[WorkflowError]) -> Workflow | None:
+    name = step.child_name
+    path = workflow.resolve_path(name).resolve()
+    if path in chain:
+        loop = " -> ".join(str(item) for item in (*chain[chain.index(path):], path))
+        problems.append(WorkflowError(
+            f"Subworkflows include each other in a cycle: {loop}", file=file, step_id=step.id,
+            field=_child_field(step), hint="a workflow may not run itself, directly or through another file.",
+        ))
+        return None
+    token = _CHAIN.set((*chain, path))
+    try:
+        return load_workflow(path)
+    except WorkflowError as exc:
+        inner = str(exc).replace("\n", "\n    ")
+        problems.append(WorkflowError(
+            f"Subworkflow '{name}' cannot be loaded ({path}):\n    {inner}", file=file,
+            step_id=step.id, field=_child_field(step),
+            hint="fix the child file, or the path (relative paths start at this workflow file's folder).",
+        ))
+        return None
+    finally:
+        _CHAIN.reset(token)
+
+
+def _inline_child(workflow: Workflow, step: SubworkflowStep, file: str,
+                  problems: list[WorkflowError]) -> Workflow | None:
+    """``workflow_inline``: the child written in the step, checked like a file; its paths start at the parent's."""
+    inner_file = f"{file} (step '{step.id}', workflow_inline)"
+    try:
+        return parse_data(dict(step.workflow_inline or {}), source=workflow.source, file=inner_file)
+    except WorkflowError as exc:
+        inner = str(exc).replace("\n", "\n    ")
+        problems.append(WorkflowError(
+            f"The inline subworkflow cannot be loaded:\n    {inner}", file=file, step_id=step.id,
+            field="workflow_inline", hint="fix the workflow written under 'workflow_inline'.",
+        ))
+        return None
 
 
 # -- YAML and models --------------------------------------------------------------------------------------
@@ -291,6 +336,9 @@ def _translate(error: Any, data: dict[str, Any], file: str) -> WorkflowError:
         known = _known_keys(error["loc"])
         message = f"Unknown key '{key}'"
         hint = did_you_mean(key, known) or (f"known keys here: {', '.join(sorted(known))}." if known else None)
+        if key in UPSTREAM_UNSUPPORTED:
+            message, hint = f"Unknown key '{key}' (from upstream agentloom, not supported here)", \
+                UPSTREAM_UNSUPPORTED[key]
     elif error["type"] == "missing":
         message = f"Missing required key '{loc[-1]}'"
         inner = _format_loc(loc[:-1])

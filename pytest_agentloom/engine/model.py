@@ -69,6 +69,22 @@ class RetryPolicy(_Strict):
     max_backoff_seconds: float = Field(default=60.0, ge=0)
     retryable_status_codes: list[int] = Field(default_factory=lambda: list(DEFAULT_RETRYABLE_STATUS_CODES))
 
+    @model_validator(mode="before")
+    @classmethod
+    def _upstream_names(cls, data: Any) -> Any:
+        """Upstream's ``backoff_base`` and ``backoff_max``: waits of base**0, base**1, ... seconds, capped."""
+        if not isinstance(data, dict) or not {"backoff_base", "backoff_max"} & set(data):
+            return data
+        data = dict(data)
+        for upstream, ours in (("backoff_base", "backoff_multiplier"), ("backoff_max", "max_backoff_seconds")):
+            if upstream in data:
+                if ours in data:
+                    raise ValueError(f"'{upstream}' is upstream's name for '{ours}': give one of them, not both")
+                data[ours] = data.pop(upstream)
+        if "backoff_multiplier" in data:
+            data.setdefault("backoff_seconds", 1.0)
+        return data
+
     def delay(self, retry_number: int) -> float:
         """Seconds to wait before retry number ``retry_number`` (1 for the first retry)."""
         raw = self.backoff_seconds * self.backoff_multiplier ** (retry_number - 1)
@@ -103,6 +119,24 @@ class WorkflowConfig(_Strict):
     providers: dict[ProviderName, ProviderSettings] = Field(default_factory=dict)
     embedding_model: str | None = None  # the model of an embed step without its own (never config.model)
     capture_prompts: bool = False  # add each llm_call's rendered messages to the trace (redacted on the way out)
+    #: upstream's workflow-wide retry count: the ``max_retries`` of ``retry`` when that doesn't set one
+    max_retries: int | None = Field(default=None, ge=0)
+    #: at most this many steps of one layer run at once (results and trace stay in file order)
+    max_concurrent_steps: int | None = Field(default=None, ge=1)
+    # ``provider: mock`` (providers/mock.py): replies from a recording file instead of a model
+    responses_file: str | None = None  # JSON or YAML, relative to the workflow file's folder
+    default_response: str | None = None  # the reply when the file has none for a call (else the step fails)
+    latency_model: Literal["constant", "normal", "replay"] = "constant"
+    latency_ms: float = Field(default=0.0, ge=0)
+
+    @model_validator(mode="after")
+    def _upstream_retry_count(self) -> WorkflowConfig:
+        """``max_retries`` fills in the count of ``retry`` (a policy of its own when there is none)."""
+        if self.max_retries is not None:
+            policy = self.retry or RetryPolicy()
+            if "max_retries" not in policy.model_fields_set:
+                self.retry = policy.model_copy(update={"max_retries": self.max_retries})
+        return self
 
     @field_validator("providers")
     @classmethod
@@ -299,17 +333,44 @@ class ApprovalGateStep(_StepBase):
 
 
 class SubworkflowStep(_StepBase):
-    """Runs another workflow file as one step (see :mod:`.subworkflow`).
+    """Runs another workflow as one step (see :mod:`.subworkflow`).
 
-    ``workflow`` is resolved against this file's folder; ``input`` is rendered
-    like ``tool_args`` and laid over the child's ``state:``; ``output`` gets the
-    child's final state, or only its ``return_keys``.
+    ``workflow`` is a file resolved against this file's folder; ``input`` is
+    rendered like ``tool_args`` and laid over the child's ``state:``; ``output``
+    gets the child's final state, or only its ``return_keys``.
+
+    Upstream's two keys are accepted with upstream's meaning: ``workflow_path``
+    (a file) and ``workflow_inline`` (the child written in place). A child given
+    by either starts from a copy of the parent's whole state (its own ``state:``
+    only fills keys the parent lacks). Exactly one of the three keys is given.
     """
 
     type: Literal["subworkflow"]
-    workflow: str = Field(min_length=1)
+    workflow: str | None = Field(default=None, min_length=1)
+    workflow_path: str | None = Field(default=None, min_length=1)
+    workflow_inline: dict[str, Any] | None = None
     input: dict[str, Any] = Field(default_factory=dict)
     return_keys: list[str] | None = None
+
+    @model_validator(mode="after")
+    def _one_child(self) -> SubworkflowStep:
+        given = [key for key in ("workflow", "workflow_path", "workflow_inline") if getattr(self, key) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                "a subworkflow step needs exactly one of 'workflow' (a file), 'workflow_path' (upstream's name for "
+                f"it) or 'workflow_inline' (the child written here); got {', '.join(given) or 'none'}"
+            )
+        return self
+
+    @property
+    def inherits_state(self) -> bool:
+        """Upstream's keys: the child starts from the parent's state, as upstream agentloom does."""
+        return self.workflow is None
+
+    @property
+    def child_name(self) -> str:
+        """How errors name the child: its file, or ``<inline>``."""
+        return self.workflow or self.workflow_path or "<inline>"
 
 
 class EmbedStep(_StepBase):
@@ -322,6 +383,7 @@ class EmbedStep(_StepBase):
     type: Literal["embed"]
     inputs: str | list[str] = Field(min_length=1)
     model: str | None = None
+    dimensions: int | None = Field(default=None, gt=0)  # the vector size to ask for; vectors of another fail
 
     @field_validator("inputs")
     @classmethod

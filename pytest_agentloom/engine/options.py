@@ -94,7 +94,16 @@ def prepare(workflow: Workflow, base_state: Mapping[str, Any], options: RunOptio
     tools = tools_by_name(options.get("tools"))
     initial = {**copy_plain(dict(base_state)), **copy_plain(dict(options.get("state") or {}))}
     return Prepared(
-        state=initial, provider=options.get("provider"),
+        state=initial, provider=options.get("provider") or mock_provider(workflow),
         tools=run_tools(workflow.config.sandbox, workflow.base_dir, tools),
         clock=options.get("clock") or SystemClock(),
     )
+
+
+def mock_provider(workflow: Workflow) -> Provider | None:
+    """``config.provider: mock``: the replies of its ``responses_file`` (providers/mock.py); else no provider."""
+    if workflow.config.provider != "mock":
+        return None
+    from ..providers.mock import MockProvider
+
+    return MockProvider.from_config(workflow.config, workflow.base_dir)

@@ -335,7 +335,8 @@ class Redactor:
     # -- the workflow definition ----------------------------------------------------------------------------
 
     def redact_definition(self, definition: Mapping[str, Any], secrets: list[str]) -> dict[str, Any]:
-        """A dumped workflow with its ``state:`` block, ``tool_args``, ``input`` and webhook headers redacted."""
+        """A dumped workflow with its ``state:`` block, ``tool_args``, ``input`` and webhook headers redacted
+        (those of a ``workflow_inline`` child too)."""
         out = dict(self.scrub(dict(definition), secrets))
         if isinstance(definition.get("state"), Mapping):
             # the file's own state: its key matching, plus the run's secrets
@@ -347,6 +348,8 @@ class Redactor:
                 for field in ("tool_args", "input"):
                     if isinstance(raw.get(field), Mapping):
                         step[field] = self.redact_mapping(raw[field], secrets)
+                if isinstance(raw.get("workflow_inline"), Mapping):  # a child written in place: the same rules
+                    step["workflow_inline"] = self.redact_definition(raw["workflow_inline"], secrets)
                 notify = raw.get("notify")
                 if isinstance(notify, Mapping) and isinstance(notify.get("headers"), Mapping):
                     step["notify"] = {**step["notify"], "headers": self.redact_mapping(notify["headers"], secrets)}

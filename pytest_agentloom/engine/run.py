@@ -48,6 +48,7 @@ from .model import AnyStep, ApprovalGateStep, RouterStep, Workflow
 from .paths import OutputPathError, parse_path, set_path
 from .redaction import Redactor
 from .result import RunStatus, StepResult, StepStatus, TerminationReason, WorkflowResult
+from .slots import StepSlots
 from .steps.base import Awaiting, ChildRun, PauseOutcome, PendingApproval, StepContext, StepOutcome, ToolFunction
 from .steps.runners import STEP_RUNNERS
 from .trace import Trace
@@ -346,7 +347,8 @@ class Run:
         """
         state = MappingProxyType(self.state)
         contexts = [self._context(step_id, state) for step_id in layer]
-        outcomes = await gather_eager([self._run_step(ctx) for ctx in contexts])
+        slots = StepSlots(self.workflow.config.max_concurrent_steps, self.clock.now())
+        outcomes = await gather_eager([slots.run(ctx.clock, self._run_step(ctx)) for ctx in contexts])
         self.clock.join(ctx.clock for ctx in contexts)
         for ctx, outcome in zip(contexts, outcomes, strict=True):
             self._settle(ctx, outcome)

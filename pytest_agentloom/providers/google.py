@@ -132,7 +132,8 @@ class GoogleProvider:
 
         base = (self._base_url.resolve() or DEFAULT_BASE_URL).rstrip("/")
         url = f"{base}/v1beta/models/{request.model}:batchEmbedContents"
-        body = {"requests": [{"model": f"models/{request.model}", "content": {"parts": [{"text": text}]}}
+        size = {"outputDimensionality": request.dimensions} if request.dimensions is not None else {}
+        body = {"requests": [{"model": f"models/{request.model}", "content": {"parts": [{"text": text}]}, **size}
                              for text in request.texts]}
         with http_errors(self.name):
             headers = {"x-goog-api-key": self._api_key.require(self.name, "API key")}

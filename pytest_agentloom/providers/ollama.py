@@ -1,7 +1,7 @@
 """Ollama's native ``/api/chat`` over httpx: JSON, or NDJSON when streaming.
 
 Host: constructor, else ``OLLAMA_HOST`` (``host:port`` or a URL), else
-``http://127.0.0.1:11434``. Ollama ignores ``tool_choice`` (003) and counts
+``http://127.0.0.1:11434``. Ollama ignores ``tool_choice`` (docs/workflow-format.md, llm_call) and counts
 reasoning inside ``eval_count``.
 """
 
@@ -110,7 +110,9 @@ class OllamaProvider:
         """``POST /api/embed`` with every text as ``input``; ``prompt_eval_count`` is the input token count."""
         import httpx
 
-        body = {"model": request.model, "input": list(request.texts)}
+        body: dict[str, Any] = {"model": request.model, "input": list(request.texts)}
+        if request.dimensions is not None:
+            body["dimensions"] = request.dimensions
         with http_errors(self.name):
             async with httpx.AsyncClient(timeout=self._timeout, verify=shared_ssl_context(httpx)) as client:
                 response = await client.post(f"{self.base_url()}/api/embed", json=body)

@@ -169,8 +169,12 @@ class OpenAIProvider:
         """``POST /v1/embeddings`` through the SDK, asking for floats; one vector per text, in order."""
         with openai_errors(self.name):
             client = self._client.get()
-            answer = await client.embeddings.create(model=request.model, input=list(request.texts),
-                                                    encoding_format="float")
+            create = client.embeddings.create
+            if request.dimensions is not None:
+                answer = await create(model=request.model, input=list(request.texts), encoding_format="float",
+                                      dimensions=request.dimensions)
+            else:
+                answer = await create(model=request.model, input=list(request.texts), encoding_format="float")
         ordered = sorted(answer.data, key=lambda item: item.index)
         usage = Usage(input_tokens=answer.usage.prompt_tokens if answer.usage is not None else 0)
         return EmbedResponse(vectors=[list(item.embedding) for item in ordered], usage=usage,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, final
 from ..core.clock import VirtualClock, derived_run_id
 from ..engine.loader import load_workflow
 from ..engine.model import Workflow
+from ..engine.options import mock_provider
 from ..engine.resume import resume_workflow
 from ..engine.runner import arun_workflow, run_workflow
 from ..errors import MissingTemplateKeyWarning, UsageError, render_message
@@ -317,6 +318,9 @@ class AgentloomHarness:
         Replay by default (placeholder keys, no network); ``--agentloom-record``
         records against live providers. See :mod:`pytest_agentloom.replay`.
         """
+        mock = mock_provider(workflow)
+        if mock is not None:  # config.provider: mock answers from its responses file, no cassette needed
+            return mock
         if self._cassette is None:
             raise UsageError(
                 f"agentloom.run() needs a provider for workflow '{workflow.name}' in {self.nodeid}: "

@@ -70,11 +70,16 @@ def builtin_tools(sandbox: Sandbox) -> list[Tool]:
         return {"status": response.status_code, "body": scrub_api_keys(response.text[:_MAX_OUTPUT_CHARS])}
 
     @_builtin(side_effects=True)
-    async def shell_command(command: str, timeout: float = 30.0) -> dict[str, Any]:
-        """Run a command (no shell: pipes and redirections are not interpreted) and return its output."""
+    async def shell_command(command: str, timeout: float = 30.0, cwd: str | None = None) -> dict[str, Any]:
+        """Run a command (no shell: pipes and redirections are not interpreted) and return its output.
+
+        ``cwd`` (upstream's argument) is the folder it runs in, relative to the workflow's folder; with the
+        sandbox enabled it must be readable (``readable_paths``).
+        """
+        folder = sandbox.check_read(cwd, "shell_command") if cwd is not None else sandbox.base_dir
         argv = sandbox.check_command(shlex.split(command))
         process = await asyncio.create_subprocess_exec(
-            *argv, cwd=sandbox.base_dir, env=sandbox.command_env(), stdout=asyncio.subprocess.PIPE,
+            *argv, cwd=folder, env=sandbox.command_env(), stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
         )
         try:

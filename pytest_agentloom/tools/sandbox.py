@@ -16,10 +16,11 @@ is true; requests connect only to an address that was checked
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -34,10 +35,19 @@ from ..core.addresses import (
 from ..core.api_keys import is_api_key_name
 from ..errors import SandboxRefusal
 
-__all__ = ["SHELL_ENV", "Sandbox", "SandboxConfig", "SandboxRefusal"]
+__all__ = ["META_PROGRAMS", "SHELL_ENV", "Sandbox", "SandboxConfig", "SandboxRefusal"]
 
 #: The environment variables ``shell_command`` passes on by default (when set); ``sandbox.shell_env`` adds names.
 SHELL_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TEMP", "TMP", "SYSTEMROOT", "PATHEXT")
+
+Scheme = Literal["http", "https"]
+_SCHEMES: tuple[Scheme, ...] = ("http", "https")
+
+#: Programs that run other programs: as upstream does, ``allowed_commands`` alone does not let them run.
+META_PROGRAMS = frozenset({
+    "env", "sh", "bash", "zsh", "fish", "ksh", "dash", "xargs", "python", "python3", "node", "perl", "ruby",
+    "php", "lua", "awk", "eval", "source", ".", "exec", "nc", "ncat", "socat", "ssh",
+})
 
 
 class SandboxConfig(BaseModel):
@@ -76,6 +86,10 @@ class SandboxConfig(BaseModel):
     shell_env: list[str] = Field(default_factory=list)
     #: approval-gate webhooks (and other engine HTTP) may reach private, loopback and link-local addresses
     allow_internal_targets: bool = False
+    #: upstream's: the URL schemes http_request may use (only http and https exist here)
+    allowed_schemes: list[Scheme] = Field(default_factory=lambda: list(_SCHEMES))
+    #: upstream's: programs that can run other programs (sh, python, env, ...) run only when also listed here
+    danger_opt_in: list[str] = Field(default_factory=list)
 
     @field_validator("shell_env")
     @classmethod
@@ -140,6 +154,13 @@ class Sandbox:
                 f"{shown} is not in config.sandbox.allowed_commands (allowed: {', '.join(allowed) or 'none'})",
                 f"add '{argv[0]}' to config.sandbox.allowed_commands if the workflow may run it",
             )
+        name = Path(program).name
+        if re.sub(r"[0-9.]+$", "", name) in META_PROGRAMS and not {name, argv[0]} & set(self.config.danger_opt_in):
+            raise SandboxRefusal(
+                "shell_command", "danger_opt_in",
+                f"'{name}' can run any other program, so allowed_commands alone does not let it run",
+                f"add '{name}' to config.sandbox.danger_opt_in as well, if the workflow really needs it",
+            )
         return [program, *argv[1:]]
 
     def _program(self, command: str, path: str | None) -> str | None:
@@ -150,14 +171,14 @@ class Sandbox:
         found = shutil.which(command, path=path if path is not None else os.defpath)
         return os.path.abspath(found) if found is not None else None
 
-    def check_read(self, path: str | os.PathLike[str]) -> Path:
+    def check_read(self, path: str | os.PathLike[str], tool: str = "file_read") -> Path:
         target = self.resolve(path)
         if not self.enabled:
             return target
         roots = self.roots([*self.config.readable_paths, *self.config.writable_paths, *self.config.allowed_paths])
         if not any(target.is_relative_to(root) for root in roots):
             raise SandboxRefusal(
-                "file_read", "readable_paths",
+                tool, "readable_paths",
                 f"'{path}' is outside config.sandbox.readable_paths ({_shown(roots)})",
                 "add its folder to config.sandbox.readable_paths",
             )
@@ -221,6 +242,13 @@ class Sandbox:
                                  "use a full URL such as https://example.org/path")
         if not self.enabled:
             return
+        schemes = self.config.allowed_schemes
+        if parts.scheme not in schemes:
+            raise SandboxRefusal(
+                "http_request", "allowed_schemes",
+                f"'{parts.scheme}' is not in config.sandbox.allowed_schemes ({', '.join(schemes) or 'none'})",
+                f"use {' or '.join(schemes) or 'https'}, or add '{parts.scheme}' to allowed_schemes",
+            )
         host = parts.hostname.lower().rstrip(".")
         if not self.config.allow_network:
             raise SandboxRefusal(

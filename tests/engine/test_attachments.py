@@ -1,4 +1,4 @@
-"""003 Attachments through the engine: what the model receives, and every rule that fails the step first."""
+"""Attachments (docs) through the engine: what the model receives, and every rule that fails the step first."""
 
 from __future__ import annotations
 

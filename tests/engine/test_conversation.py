@@ -1,4 +1,4 @@
-"""Conversations kept in the state (003, "Conversations"): turns, trimming, speakers, and what is stored."""
+"""Conversations kept in the state (docs: Conversations): turns, trimming, speakers, and what is stored."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What a run writes to the state (000, "Writing state" and "Keys AgentLoom writes"), through real runs."""
+"""What a run writes to the state (docs/workflow-format.md#outputs), through real runs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""003 Attachments on the wire: each adapter's shape (checked against the SDK's own types where there is an SDK),
+"""Attachments (docs) on the wire: each adapter's shape (checked against the SDK's own types where there is an SDK),
 the provider table, refusal before any request, and the gateway moving on to a provider that can take it.
 
 Every provider talks to the fake server over real HTTP on 127.0.0.1, through the real SDK where there is one.

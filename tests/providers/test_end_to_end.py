@@ -1,4 +1,4 @@
-"""A workflow run through the real gateway and SDKs against the fake server: the 003 retry table applies."""
+"""A workflow run through the real gateway and SDKs against the fake server: the retry table applies."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every termination reason, and the 003 tool-loop rules, through cassettes recorded against the fake
+"""Every termination reason, and the tool-loop rules, through cassettes recorded against the fake
 OpenAI- and Anthropic-compatible server, then replayed offline with the same outcome.
 
 One pytester project holds one test per reason; a single recording run and a single replay run keep
@@ -133,7 +133,7 @@ def plan(project: Project) -> None:
     server.plan("openai",  # arguments that aren't JSON exist only in OpenAI's wire format
                 tool_calls(("nope", {}), FakeToolCall("lookup", "{not json")),
                 tool_calls(("lookup", {"ticket": 7}), ("lookup", {"ticket": 8})),
-                tool_calls(("lookup", {"ticket": 9}), content="Partial: it is on fire."))  # 003 loop
+                tool_calls(("lookup", {"ticket": 9}), content="Partial: it is on fire."))  # the tool loop
 
 
 def test_every_termination_reason_records_and_replays_offline(project: Project) -> None:

@@ -75,7 +75,8 @@ async def run_embed(step: EmbedStep, ctx: StepContext) -> StepOutcome:
             "(openai, google, ollama, a gateway of them, or Scripted with embedding(...)).",
             code="embed_unsupported",
         )
-    request = EmbedRequest(step_id=step.id, model=model, texts=tuple(texts), provider=ctx.workflow.config.provider)
+    request = EmbedRequest(step_id=step.id, model=model, texts=tuple(texts), provider=ctx.workflow.config.provider,
+                           dimensions=step.dimensions)
 
     async def attempt_call(attempt: int) -> Any:
         return await embed(request.model_copy(update={"attempt": attempt}))
@@ -93,6 +94,12 @@ def _succeed(ctx: StepContext, step: EmbedStep, response: EmbedResponse, attempt
         raise StepError(
             f"embed '{step.id}': {count} texts were sent but {len(response.vectors)} vectors came back",
             code="provider_error",
+        )
+    wrong = [len(vector) for vector in response.vectors if len(vector) != step.dimensions]
+    if step.dimensions is not None and wrong:
+        raise StepError(
+            f"embed '{step.id}': dimensions is {step.dimensions} but a vector of {wrong[0]} came back. How to fix: "
+            "use a model that can give vectors of that size, or change 'dimensions'.", code="provider_error",
         )
     answered_by = response.model or model
     cost = response.cost if response.cost is not None else cost_of(answered_by, response.usage)

@@ -5,7 +5,10 @@ The child file is loaded and checked with the parent, by the loader
 
 
 - The child's initial state is its file's ``state:`` with the rendered
-  ``input`` laid over its top-level keys (rendered like ``tool_args``).
+  ``input`` laid over its top-level keys (rendered like ``tool_args``). A child
+  given by upstream's keys (``workflow_path``, ``workflow_inline``) starts, as
+  upstream's does, from a copy of the parent's whole state laid over its own
+  ``state:``, then ``input``.
 - It runs with the parent's provider, tools and the step's clock. Its model
   requests carry the step id ``<parent step>/<child step>``, so a scripted
   reply for the child's ``search`` step under the parent's ``research`` step is
@@ -73,6 +76,8 @@ async def run_subworkflow(step: SubworkflowStep, ctx: StepContext) -> StepOutcom
     child = _with_limits(child_workflow(ctx.workflow, step), step, ctx)
     inputs = render_args(step.input, ctx.state, on_missing=ctx.missing_key, where="input")
     initial = {**copy.deepcopy(child.state), **inputs}
+    if step.inherits_state:  # upstream's keys: the child starts from the parent's whole state
+        initial = {**copy.deepcopy(child.state), **copy.deepcopy(dict(ctx.state)), **inputs}
     provider = _PrefixedProvider(ctx.provider, step.id) if ctx.provider is not None else None
     finished = await ctx.run.run_child(child, initial, step_id=step.id, clock=ctx.clock, provider=provider)
     _merge_trace(step, ctx, finished)
@@ -130,7 +135,7 @@ def _child_failed(step: SubworkflowStep, result: WorkflowResult) -> StepError:
         detail = next((r.error for r in result.steps.values() if r.error_code == result.reason.value), None)
     where = f" at step '{failed}'" if failed else ""
     return StepError(
-        f"subworkflow '{step.workflow}' {result.status.value}{where}: {detail or result.reason.value}",
+        f"subworkflow '{step.child_name}' {result.status.value}{where}: {detail or result.reason.value}",
         code=(result.steps[failed].error_code if failed and failed in result.steps else None) or result.reason.value,
     )
 
@@ -143,7 +148,7 @@ def _returned(step: SubworkflowStep, state: dict[str, Any]) -> Any:
     if missing:
         keys = ", ".join(sorted(key for key in state if key != "steps"))
         raise StepError(
-            f"subworkflow '{step.workflow}' has no state key {', '.join(map(repr, missing))} to return "
+            f"subworkflow '{step.child_name}' has no state key {', '.join(map(repr, missing))} to return "
             f"(its state keys: {keys or 'none'}). How to fix: correct return_keys, or make the child write it.",
             code="missing_return_key",
         )

@@ -1,4 +1,4 @@
-"""The llm_call step (003): what reaches the model, what the step writes, and the retry table."""
+"""The llm_call step (docs: llm_call): what reaches the model, what the step writes, and the retry table."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def run(workflow: Workflow, provider: Scripted, state: dict[str, Any] | None = N
     return run_workflow(workflow, provider=provider, state=state, clock=clock or VirtualClock())
 
 
-# --------------------------------------------------------------------------- templates table (000)
+# --------------------------------------------------------------------------- templates table (docs: Templates)
 
 
 @pytest.mark.parametrize(
@@ -102,7 +102,7 @@ def test_system_prompt_is_rendered_and_sent_first() -> None:
     ]
 
 
-# --------------------------------------------------------------------------- missing keys (000)
+# --------------------------------------------------------------------------- missing keys (docs: Templates)
 
 
 @pytest.mark.parametrize(
@@ -332,7 +332,7 @@ def test_an_unpriced_model_costs_nothing_and_says_so() -> None:
     assert result.trace.events("provider_call")[0].data["priced"] is False
 
 
-# --------------------------------------------------------------------------- the retry table (003)
+# --------------------------------------------------------------------------- the retry table (docs: step fields)
 
 
 @pytest.mark.parametrize("status", [429, 500, 502, 503, 504, None])

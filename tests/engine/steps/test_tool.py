@@ -1,4 +1,4 @@
-"""The tool step, and the tool_args rules of 000 ("Templates in tool_args"), through real runs."""
+"""The tool step, and the tool_args rules (docs/workflow-format.md#tool), through real runs."""
 
 from __future__ import annotations
 
