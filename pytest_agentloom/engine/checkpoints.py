@@ -24,8 +24,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.json_io import load_json
 from ..core.plain import to_plain
-from ..errors import CheckpointError
+from ..core.yaml_io import DEFAULT_LIMITS, read_text_capped
+from ..errors import CheckpointError, DataReadError
 from .model import Workflow
 from .records import iso_time, list_records, resolve_runs_dir
 from .redaction import Redactor
@@ -128,11 +130,11 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     """Read and check a checkpoint file: JSON, the right kind, a known ``format_version``."""
     file = Path(path)
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        data = load_json(read_text_capped(file, max_bytes=DEFAULT_LIMITS.max_bytes, what="checkpoint"), file=str(file))
     except FileNotFoundError:
         raise CheckpointError(f"Checkpoint not found: {file}") from None
-    except ValueError as exc:
-        raise CheckpointError(f"Checkpoint {file} is not valid JSON: {exc}") from None
+    except DataReadError as exc:
+        raise CheckpointError(f"Checkpoint {file} cannot be read: {exc.problem}{exc.at_line}.\n{_TAMPERED}") from None
     return check_checkpoint(data, str(file))
 
 
@@ -146,7 +148,51 @@ def check_checkpoint(data: Any, where: str = "<checkpoint>") -> dict[str, Any]:
             f"{CHECKPOINT_FORMAT_VERSION}.\nHow to fix: run the workflow again from the start with this version "
             "(checkpoints are not migrated between formats)."
         )
+    problem = _shape_problem(data)
+    if problem:
+        raise CheckpointError(f"Checkpoint {where} is damaged: {problem}.\n{_TAMPERED}")
     return data
+
+
+_TAMPERED = ("How to fix: restore the file from where it was copied, or run the workflow again from the start "
+             "(the file is left as it is).")
+
+#: key -> (types a value may have, what to call them); None is allowed for the keys after run_id and status
+_FIELDS: dict[str, tuple[type | tuple[type, ...], str]] = {
+    "run_id": (str, "a string"),
+    "status": (str, "a string"),
+    "workflow": (dict, "a mapping"),
+    "state": (dict, "a mapping"),
+    "steps": (dict, "a mapping of step ids to results"),
+    "completed_steps": (list, "a list of step ids"),
+    "pending_approval": (dict, "a mapping"),
+    "resumes": (int, "a number"),
+    "elapsed_seconds": ((int, float), "a number"),
+}
+
+
+def _shape_problem(data: dict[str, Any]) -> str | None:
+    """What makes a checkpoint unusable (a value of the wrong type), so resume never crashes on it."""
+    for key, (kinds, what) in _FIELDS.items():
+        value = data.get(key)
+        if value is None and key not in ("run_id", "status", "workflow"):
+            continue
+        if not isinstance(value, kinds) or isinstance(value, bool):
+            return f"'{key}' must be {what}, got {type(value).__name__}"
+    workflow = data["workflow"]
+    if not isinstance(workflow.get("definition"), dict | None) or not isinstance(workflow.get("file"), str | None):
+        return "'workflow' must hold 'definition' (a mapping) and 'file' (a path)"
+    if not all(isinstance(step_id, str) for step_id in data.get("completed_steps") or []):
+        return "'completed_steps' must be a list of step ids"
+    statuses = {status.value for status in StepStatus}
+    for step_id, result in (data.get("steps") or {}).items():
+        if not isinstance(result, dict) or result.get("status") not in statuses:
+            return f"the result of step '{step_id}' is not a mapping with a known 'status'"
+    pending = data.get("pending_approval")
+    if pending is not None and not (isinstance(pending.get("step_id"), str)
+                                    and all(isinstance(pending.get(k), int | float) for k in ("clock", "wall"))):
+        return "'pending_approval' must hold 'step_id', 'clock' and 'wall'"
+    return None
 
 
 def list_checkpoints(folder: Path) -> list[dict[str, Any]]:

@@ -23,6 +23,8 @@ import yaml
 from ..core.diffs import path_diff
 from ..core.files import write_text_atomic
 from ..core.plain import to_plain
+from ..core.yaml_io import load_yaml, read_yaml_file
+from ..errors import ArtifactError, DataReadError
 
 if TYPE_CHECKING:
     from ..engine.result import WorkflowResult
@@ -147,8 +149,11 @@ class SnapshotSession:
         self.used.add(str(path))
         data = snapshot_data(result)
         text = dump_yaml(data)
-        fresh = yaml.safe_load(text)
+        fresh = load_yaml(text, file=path)
         shown = _display(path)
+        if path.is_dir():
+            raise ArtifactError("Snapshot", "it is a directory, not a file", file=shown,
+                                hint=f"remove the directory, then run pytest --agentloom-update-snapshots '{nodeid}'.")
         if not path.exists():
             if self.update:
                 write_text_atomic(path, text, durable=True)
@@ -158,7 +163,14 @@ class SnapshotSession:
                 f"Snapshot '{label}' does not exist: {shown}\n"
                 f"{update_hint(nodeid, missing=True)}"
             )
-        stored = yaml.safe_load(path.read_text(encoding="utf-8"))
+        try:
+            stored = read_yaml_file(path)
+        except DataReadError as exc:
+            if not self.update:
+                raise ArtifactError("Snapshot", f"{exc.problem}{exc.at_line}", file=shown, hint=(
+                    f"run pytest --agentloom-update-snapshots '{nodeid}' to write it again (then review the "
+                    "diff), or restore it from version control.")) from None
+            stored = None  # rewritten below: the update repairs a corrupted snapshot
         version = stored.get("format_version") if isinstance(stored, dict) else None
         if version != FORMAT_VERSION and not self.update:
             raise AssertionError(

@@ -8,12 +8,13 @@ the event loop, so concurrent tool calls of one reply don't wait on each other.
 
 from __future__ import annotations
 
-import asyncio
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from ..errors import ToolError
+from .processes import read_text_prefix, run_command
 from .registry import Tool, ToolRegistry, tool
 from .sandbox import Sandbox, SandboxConfig
 
@@ -55,30 +56,19 @@ def builtin_tools(sandbox: Sandbox) -> list[Tool]:
         """Run a command (no shell: pipes and redirections are not interpreted) and return its output."""
         argv = shlex.split(command)
         sandbox.check_command(argv)
-        process = await asyncio.create_subprocess_exec(
-            *argv, cwd=sandbox.base_dir, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        )
-        try:
-            stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
-        except TimeoutError:
-            process.kill()
-            await process.wait()
-            raise TimeoutError(f"command timed out after {timeout:g}s: {command}") from None
-        return {
-            "exit_code": process.returncode,
-            "stdout": stdout.decode("utf-8", errors="replace")[:_MAX_OUTPUT_CHARS],
-            "stderr": stderr.decode("utf-8", errors="replace")[:_MAX_OUTPUT_CHARS],
-        }
+        return await run_command(argv, cwd=sandbox.base_dir, timeout=timeout)
 
     @tool
     def file_read(path: str) -> str:
         """Read a text file and return its content."""
+        _refuse_nul("file_read", path)
         target = sandbox.check_read(path)
-        return target.read_text(encoding="utf-8")[:_MAX_OUTPUT_CHARS]
+        return read_text_prefix(target, _MAX_OUTPUT_CHARS)
 
     @tool(side_effects=True)
     def file_write(path: str, content: str, append: bool = False) -> dict[str, Any]:
         """Write text to a file (replacing it unless append is true) and return the bytes written."""
+        _refuse_nul("file_write", path)
         data = content.encode("utf-8")
         target = sandbox.check_write(path, len(data))
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -87,3 +77,9 @@ def builtin_tools(sandbox: Sandbox) -> list[Tool]:
         return {"path": str(path), "bytes": len(data)}
 
     return [http_request, shell_command, file_read, file_write]
+
+
+def _refuse_nul(tool_name: str, path: str) -> None:
+    """A NUL cannot be part of a path; say so instead of letting the operating system's ValueError through."""
+    if "\0" in path:
+        raise ToolError(f"{tool_name}: the path {path!r} holds a NUL character, which no file name can hold")
