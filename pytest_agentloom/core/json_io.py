@@ -29,7 +29,13 @@ def load_json(text: str, *, file: str = "<json>", max_chars: int = 64 * 1024 * 1
         raise JsonReadError(f"the data is nested more than {MAX_JSON_DEPTH} levels deep", file=file,
                             hint="flatten the data.")
     try:
-        return json.loads(text, object_pairs_hook=lambda pairs: _refuse_duplicates(pairs, file))
+        data = json.loads(text, object_pairs_hook=lambda pairs: _refuse_duplicates(pairs, file))
+        if _SURROGATE_ESCAPE.search(text):  # "\ud800" alone reads as a string no file can be written with
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        return data
+    except UnicodeEncodeError:
+        raise JsonReadError("a string holds a lone surrogate escape (such as \\ud800), which is not text",
+                            file=file, hint="remove the escape, or write the character it was meant to be.") from None
     except json.JSONDecodeError as exc:
         raise JsonReadError(f"invalid JSON: {exc.msg}", file=file, line=exc.lineno, column=exc.colno,
                             hint="fix the JSON syntax.") from None
@@ -62,5 +68,6 @@ def _depth_over(text: str, limit: int) -> bool:
     return False
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
 _BRACKETS = re.compile(r"[\[\]{}]")

@@ -123,11 +123,12 @@ def read_text_capped(path: str | os.PathLike[str], *, max_bytes: int, what: str 
     except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
         raise DataReadError(f"the {what} cannot be opened: {_reason(exc)}", file=name,
                             hint="pass the path of a readable file.") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file (a FIFO, socket or device)"
+        raise DataReadError(f"the {what} is {kind}", file=name, hint="pass the path of a regular file.")
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file (a FIFO, socket or device)"
-            raise DataReadError(f"the {what} is {kind}", file=name, hint="pass the path of a regular file.")
         if info.st_size > max_bytes:
             raise DataReadError(f"the {what} is {info.st_size:,} bytes, over the limit of {max_bytes:,}",
                                 file=name, hint="split the file, or keep large data out of it.")

@@ -132,7 +132,14 @@ def load_children(workflow: Workflow, file: str) -> list[WorkflowError]:
 
 def _load_child(workflow: Workflow, step: SubworkflowStep, chain: tuple[Path, ...], file: str,
                 problems: list[WorkflowError]) -> Workflow | None:
-    path = workflow.resolve_path(step.workflow).resolve()
+    try:
+        path = workflow.resolve_path(step.workflow).resolve()
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        problems.append(WorkflowError(
+            f"Subworkflow path {step.workflow!r} cannot be used: {exc}", file=file, step_id=step.id,
+            field="workflow", hint="give the path of the child workflow file.",
+        ))
+        return None
     if path in chain:
         loop = " -> ".join(str(item) for item in (*chain[chain.index(path):], path))
         problems.append(WorkflowError(

@@ -124,11 +124,12 @@ def read_text_prefix(path: Path, max_chars: int) -> str:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise ToolError(f"file_read: cannot open '{path}': {exc.strerror or exc}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file (a FIFO, socket or device)"
+        raise ToolError(f"file_read: '{path}' is {kind}; only regular files can be read")
     with os.fdopen(fd, "rb") as handle:
-        mode = os.fstat(handle.fileno()).st_mode
-        if not stat.S_ISREG(mode):
-            kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file (a FIFO, socket or device)"
-            raise ToolError(f"file_read: '{path}' is {kind}; only regular files can be read")
         data = handle.read(max_chars * 4 + 4)  # a character is at most 4 bytes in UTF-8
     decoder = codecs.getincrementaldecoder("utf-8")()
     try:
