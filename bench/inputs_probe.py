@@ -184,7 +184,8 @@ def cases() -> list[tuple[str, str, str]]:
          "from pytest_agentloom import Scripted; from pytest_agentloom.core.clock import VirtualClock; "
          "outcome(lambda: run('name: b\\nsteps:\\n  - {id: s, type: llm_call, model: m, prompt: hi, output: o, retry: "
          "{max_retries: 3, backoff_multiplier: 1e300, backoff_seconds: 1}}\\n', "
-         "provider=Scripted({'s': [{'error': 500}, {'error': 500}, {'error': 500}, 'ok']}), clock=VirtualClock()))"),
+         "provider=Scripted.from_data({'s': [{'error': 500}, {'error': 500}, {'error': 500}, 'ok']}), "
+         "clock=VirtualClock()))"),
         ("templates", "format width {state.x:>999999999}", SCRIPTED +
          runs(LLM % ("a", "{state.x:>999999999}"), ", provider=P")),
         ("expressions", "('a'*100000).replace('a','a'*100000)",
