@@ -324,7 +324,7 @@ def _read_csv(text: str, path: Path) -> list[tuple[int, Any]]:
             break
         except csv.Error as exc:  # a cell over the field size limit, a NUL, a broken quote
             raise ScenarioTableError(f"the CSV cannot be read: {_csv_problem(exc)}", file=path,
-                                     line=reader.line_num, hint=_CSV_HINT) from None
+                                     line=line + 1, hint=_CSV_HINT) from None  # the row that starts there
         row_line = line + 1
         line = reader.line_num
         row: dict[str, Any] = {}
