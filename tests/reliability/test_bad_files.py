@@ -70,7 +70,7 @@ def test_a_snapshot_that_is_a_directory_is_named_even_when_updating(tmp_path: Pa
     path.mkdir()
     for update in (False, True):
         session, result = snapshot_run(update=update)
-        with pytest.raises(ArtifactError, match="snap.yaml cannot be used: it is a directory") as info:
+        with pytest.raises(ArtifactError, match=r"snap\.yaml cannot be used: it is a directory") as info:
             session.assert_match(path, result, label="snap", nodeid="t.py::test_x")
         assert "How to fix: remove the directory" in str(info.value)
     assert path.is_dir()
