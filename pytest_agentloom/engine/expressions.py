@@ -43,6 +43,7 @@ from __future__ import annotations
 import ast
 import operator
 import re
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -298,7 +299,9 @@ def _validate(text: str, tree: ast.Expression) -> None:
 def _parse(text: str) -> ast.Expression:
     """Parse with Python's own grammar, turning its errors into ours with Python's message."""
     try:
-        return ast.parse(text, mode="eval")
+        with warnings.catch_warnings():  # "1and x" warns (invalid decimal literal): the text is data, not our code
+            warnings.simplefilter("ignore", SyntaxWarning)
+            return ast.parse(text, mode="eval")
     except SyntaxError as exc:
         where = f" at column {exc.offset}" if exc.offset else ""
         raise ExpressionSyntaxError(

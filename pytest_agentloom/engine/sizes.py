@@ -9,36 +9,55 @@ value, stopping as soon as it passes the limit: the walk costs at most
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 __all__ = ["text_length_at_most"]
 
-_SMALL = 24  # a float, a bool, None, anything without a length: never more than this many characters
+_SMALL = 24  # a float, a bool, None, any other object: never more than this many characters
+_CONTAINERS = frozenset({dict, list, tuple, set, frozenset})  # what state values are made of (plain data)
 
 
 def text_length_at_most(value: Any, limit: int) -> int:
-    """About ``len(str(value))`` (an upper bound), or ``limit + 1`` once it is known to pass ``limit``."""
-    total = 0
-    stack = [value]
+    """About ``len(str(value))`` (an upper bound), or ``limit + 1`` once it is known to pass ``limit``.
+
+    A container met again (the same list held 1,000 times) is measured once, so the walk costs about the
+    number of distinct containers and items, and stops after ``limit`` steps.
+    """
+    if type(value) not in _CONTAINERS:
+        return _length(value, {})
+    sizes: dict[int, int] = {}
+    open_: set[int] = set()
+    stack: list[Any] = [value]
+    steps = 0
     while stack:
-        item = stack.pop()
-        children: Any = ()
-        if isinstance(item, str | bytes):
-            total += len(item) + 2
-        elif isinstance(item, bool | float) or item is None:
-            total += _SMALL
-        elif isinstance(item, int):
-            total += item.bit_length() // 3 + 2  # decimal digits <= bits / 3.3
-        elif isinstance(item, Mapping):
-            total += 2 + 4 * len(item)
-            children = [*item.keys(), *item.values()] if total <= limit else ()
-        elif isinstance(item, list | tuple | set | frozenset):
-            total += 2 + 2 * len(item)
-            children = item
-        else:
-            total += _SMALL
-        if total > limit:
+        item = stack[-1]
+        key = id(item)
+        if key in sizes:
+            stack.pop()
+            continue
+        children = [*item.keys(), *item.values()] if type(item) is dict else list(item)
+        todo = [child for child in children
+                if type(child) in _CONTAINERS and id(child) not in sizes and id(child) not in open_]
+        if todo:
+            open_.add(key)
+            stack.extend(todo)
+            continue
+        stack.pop()
+        open_.discard(key)
+        steps += len(children) + 1
+        size = 2 + 2 * len(children) + sum(_length(child, sizes) for child in children)
+        if size > limit or steps > limit:
             return limit + 1
-        stack.extend(children)
-    return total
+        sizes[key] = size
+    return sizes[id(value)]
+
+
+def _length(item: Any, sizes: dict[int, int]) -> int:
+    kind = type(item)
+    if kind is str or kind is bytes:
+        return len(item) + 2
+    if kind is int:
+        return int(item.bit_length() // 3 + 2)  # decimal digits <= bits / 3.3
+    if kind in _CONTAINERS:
+        return sizes.get(id(item), _SMALL)  # a container still open is a loop: str() shows it as [...]
+    return _SMALL
