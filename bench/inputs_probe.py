@@ -234,10 +234,9 @@ def bad_files() -> list[tuple[str, str, str]]:
         ("deep nesting JSONL", "t.jsonl", b'{"id": "a", "state": {"x": ' + b"[" * 100000 + b"]" * 100000 + b"}}\n"),
         ("deep nesting CSV cell", "t.csv", b"id,state\na,\"{\"\"x\"\": " + b"[" * 100000 + b"]" * 100000 + b"}\"\n"),
         ("CSV cell over 128 KB", "t.csv", b"id,state\na,\"" + b"x" * 200_000 + b"\"\n"),
-        ("duplicate CSV header column", "t.csv", b"id,state,state\na,{},{\"\"x\"\": 1}\n"),
-        ("alias bomb in a YAML row", "t.yaml", ("- id: a\n" + "\n".join(
-            "  " + line for line in BOMB_STATE.splitlines()[2:11]).replace("  a: &a", "  state: {}\n  x0: &a")
-         ).encode()),
+        ("duplicate CSV header column", "t.csv", b'id,state,state\na,{},"{""x"": 1}"\n'),
+        ("alias bomb in a YAML row", "t.yaml", ("- id: a\n  state:\n" + "\n".join(
+            "    " + line for line in BOMB_STATE.splitlines()[2:11])).encode()),
         ("duplicate key in a YAML row", "t.yaml", b"- id: a\n  state: {}\n  state: {x: 1}\n"),
     ]
     for name, file, body in tables:
