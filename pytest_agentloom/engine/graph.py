@@ -9,6 +9,7 @@ a file with several kinds of problems hears about all of them at once.
 from __future__ import annotations
 
 from ..core.suggest import did_you_mean
+from ..core.walk import post_order
 from ..errors import WorkflowError
 from .model import RouterStep, Workflow
 
@@ -32,22 +33,12 @@ def step_depths(graph: dict[str, list[str]]) -> dict[str, int]:
     A dependency that is not a step counts as nothing; in a cycle (reported by :func:`check_cycles`) the
     step met again counts as depth 0.
     """
+    def known(node: str) -> list[str]:
+        return [dep for dep in graph.get(node, ()) if dep in graph]
+
     depth: dict[str, int] = {}
-    for start in graph:
-        if start in depth:
-            continue
-        stack, open_ = [start], {start}
-        while stack:
-            node = stack[-1]
-            todo = [dep for dep in graph.get(node, ()) if dep in graph and dep not in depth and dep not in open_]
-            if todo:
-                stack.extend(todo)
-                open_.update(todo)
-                continue
-            stack.pop()
-            open_.discard(node)
-            if node not in depth:
-                depth[node] = 1 + max((depth.get(dep, 0) for dep in graph.get(node, ())), default=-1)
+    for node in post_order(graph, known, key=str):
+        depth[node] = 1 + max((depth.get(dep, 0) for dep in graph[node]), default=-1)
     return depth
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.walk import post_order
+
 __all__ = ["text_length_at_most"]
 
 _SMALL = 24  # a float, a bool, None, any other object: never more than this many characters
@@ -26,30 +28,23 @@ def text_length_at_most(value: Any, limit: int) -> int:
     if type(value) not in _CONTAINERS:
         return _length(value, {})
     sizes: dict[int, int] = {}
-    open_: set[int] = set()
-    stack: list[Any] = [value]
     steps = 0
-    while stack:
-        item = stack[-1]
-        key = id(item)
-        if key in sizes:
-            stack.pop()
-            continue
-        children = [*item.keys(), *item.values()] if type(item) is dict else list(item)
-        todo = [child for child in children
-                if type(child) in _CONTAINERS and id(child) not in sizes and id(child) not in open_]
-        if todo:
-            open_.add(key)
-            stack.extend(todo)
-            continue
-        stack.pop()
-        open_.discard(key)
+    for item in post_order([value], _containers_in):
+        children = _children(item)
         steps += len(children) + 1
         size = 2 + 2 * len(children) + sum(_length(child, sizes) for child in children)
         if size > limit or steps > limit:
             return limit + 1
-        sizes[key] = size
+        sizes[id(item)] = size
     return sizes[id(value)]
+
+
+def _children(item: Any) -> list[Any]:
+    return [*item.keys(), *item.values()] if type(item) is dict else list(item)
+
+
+def _containers_in(item: Any) -> list[Any]:
+    return [child for child in _children(item) if type(child) in _CONTAINERS]
 
 
 def _length(item: Any, sizes: dict[int, int]) -> int:

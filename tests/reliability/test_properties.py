@@ -82,21 +82,14 @@ def mutate(text: str, edits: list[tuple[int, str, int]]) -> str:
 
 
 @BOUNDED
-@given(YAML_TEXT)
-def test_the_yaml_reader_reads_or_names_the_problem(text: str) -> None:
+@given(st.one_of(YAML_TEXT.map(lambda text: ("f.yaml", text)), st.text(max_size=200).map(lambda t: ("f.json", t))))
+def test_the_yaml_and_json_readers_read_or_name_the_problem(case: tuple[str, str]) -> None:
+    file, text = case
+    reader, error = (load_yaml, YamlReadError) if file.endswith(".yaml") else (load_json, JsonReadError)
     try:
-        load_yaml(text, file="f.yaml")
-    except YamlReadError as exc:
-        assert exc.file == "f.yaml" and exc.problem
-
-
-@BOUNDED
-@given(st.text(max_size=200))
-def test_the_json_reader_reads_or_names_the_problem(text: str) -> None:
-    try:
-        load_json(text, file="f.json")
-    except JsonReadError as exc:
-        assert exc.file == "f.json" and exc.problem
+        reader(text, file=file)
+    except error as exc:
+        assert exc.file == file and exc.problem
 
 
 @BOUNDED
