@@ -284,3 +284,20 @@ def test_an_unusable_salt_file_is_named_and_kept(tmp_path: Path, make: Any, prob
     assert message.startswith(f"The redaction salt {salt} cannot be used: the salt file {problem}")
     assert f"How to fix: delete {salt} to have a new salt made" in message
     unchanged()
+
+
+# -- run records -----------------------------------------------------------------------------------------------
+
+
+def test_unreadable_run_records_are_skipped_not_a_crash(tmp_path: Path) -> None:
+    import os
+
+    from pytest_agentloom.engine.records import list_records
+
+    good = {"kind": "agentloom.run_record", "run_id": "r1", "started_at": "2026-01-01T00:00:00Z"}
+    (tmp_path / "r1.json").write_text(json.dumps(good))
+    (tmp_path / "deep.json").write_text('{"kind": "agentloom.run_record", "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    (tmp_path / "latin1.json").write_bytes(b'{"kind": "caf\xe9"}')
+    os.mkfifo(tmp_path / "pipe.json")
+    (tmp_path / "folder.json").mkdir()
+    assert [record["run_id"] for record in list_records(tmp_path)] == ["r1"]
