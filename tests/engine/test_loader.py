@@ -86,7 +86,7 @@ def test_missing_file_is_a_workflow_error(tmp_path: Path) -> None:
 
 
 def test_a_folder_is_not_a_workflow_file(tmp_path: Path) -> None:
-    with pytest.raises(WorkflowError, match="Workflow file cannot be read: Is a directory") as info:
+    with pytest.raises(WorkflowError, match="Workflow file cannot be read: the workflow file is a directory") as info:
         load_workflow(tmp_path)
     assert info.value.file == str(tmp_path.resolve())
 
