@@ -274,13 +274,19 @@ def _cmd_run_showing_text(args: argparse.Namespace) -> int:
     from .core.types import text_listener
 
     last = [""]
+    scrubber = _stream_scrubber(args)
+
+    def write(text: str) -> None:
+        if text:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            last[0] = text[-1:]
 
     def show(chunk: str) -> None:
-        sys.stdout.write(chunk)
-        sys.stdout.flush()
-        last[0] = chunk[-1:]
+        write(scrubber.feed(chunk))
 
     def end_line() -> None:  # the summary starts on a line of its own
+        write(scrubber.flush())
         if last[0] not in ("", "\n"):
             sys.stdout.write("\n")
             last[0] = "\n"
@@ -292,6 +298,23 @@ def _cmd_run_showing_text(args: argparse.Namespace) -> int:
     finally:
         text_listener.reset(token)
         end_line()
+
+
+def _stream_scrubber(args: argparse.Namespace) -> Any:
+    """Redaction of the streamed text: the run's secrets become their markers and API keys ``<SCRUBBED>``.
+
+    The secrets are those known when the run starts (the file's state and ``--state`` values whose keys are
+    redacted), as the run's own redactor finds them; text that could begin one is held back until it cannot.
+    """
+    from .core.api_keys import SCRUBBED, api_keys_from_env
+    from .engine.redaction import Redactor
+    from .engine.streamed_text import StreamedTextScrubber
+
+    workflow = load_workflow(args.file)
+    redactor = Redactor.from_workflow(workflow)
+    secrets = redactor.secret_values({**workflow.state, **parse_state_args(args.state)})
+    return StreamedTextScrubber([*((secret, redactor.marker(secret)) for secret in secrets),
+                                 *((key, SCRUBBED) for key in api_keys_from_env())])
 
 
 def _cmd_resume(args: argparse.Namespace) -> int:

@@ -219,6 +219,7 @@ def _own_private_names(tree: ast.AST) -> set[str]:
 FOREIGN = {
     "_replace",  # namedtuple._replace (urllib's SplitResult)
     "_before_record_request",  # vcrpy's filter chain, applied to the requests replay/cassette.py inserts itself
+    "_pool",  # httpx's transport's httpcore pool: core/addresses.py gives it a backend that connects where it checked
 }
 
 

@@ -2,10 +2,21 @@
 
 A workflow file must not be able to make the engine reach a private network, the
 machine itself or a cloud metadata service unless the file says so
-(``config.sandbox.allow_internal_targets``). An address is internal when it is
-private, loopback, link-local, reserved, multicast or unspecified; an IPv4
-address mapped into IPv6 is judged as the IPv4 address it carries. The names
-``localhost`` and ``*.localhost`` are internal without being resolved.
+(``config.sandbox.allow_internal_targets``). An address is internal unless it is
+*global* in the sense of :attr:`ipaddress.IPv4Address.is_global` (the IANA
+special-purpose registries): private, loopback, link-local, carrier-grade NAT
+(``100.64.0.0/10``, where one large cloud serves instance metadata), shared,
+documentation, benchmarking, reserved and unspecified ranges are all internal,
+and so is every multicast address. An IPv6 address that carries an IPv4 one
+(IPv4-mapped, 6to4, Teredo, the NAT64 prefix ``64:ff9b::/96``) is internal when
+either is. The names ``localhost`` and ``*.localhost`` are internal without
+being resolved.
+
+The three callers check a URL before they send anything (for a clear
+refusal), and then connect through :func:`public_only_transport`, which
+resolves the name once more, checks every address it got and connects to one
+of those very addresses: a DNS server that answers a public address for the
+check and an internal one next (DNS rebinding) is refused at connect time.
 """
 
 from __future__ import annotations
@@ -13,20 +24,33 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+from collections.abc import Callable
+from typing import Any
 
-__all__ = ["is_internal_address", "is_internal_host", "is_ip_literal", "resolve_host"]
+__all__ = ["is_internal_address", "is_internal_host", "is_ip_literal", "public_only_transport", "resolve_host"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 
 
 def is_internal_address(address: IPAddress | str) -> bool:
     """Whether ``address`` (an IP address or its text) is one a workflow may not reach by default."""
     if isinstance(address, str):
-        address = ipaddress.ip_address(address.strip("[]"))
+        address = ipaddress.ip_address(address.strip("[]").split("%", 1)[0])
+    return any(not one.is_global or one.is_multicast for one in _judged(address))
+
+
+def _judged(address: IPAddress) -> list[IPAddress]:
+    """``address`` and the IPv4 address it carries, if any (each must be global)."""
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return any((address.is_private, address.is_loopback, address.is_link_local, address.is_reserved,
-                address.is_multicast, address.is_unspecified))
+        return [address.ipv4_mapped]  # ::ffff:0:0/96 itself is never global: judge what it carries
+    judged: list[IPAddress] = [address]
+    if isinstance(address, ipaddress.IPv6Address):
+        carried = [address.sixtofour, address.teredo[1] if address.teredo else None]
+        if address in _NAT64:
+            carried.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+        judged.extend(one for one in carried if one is not None)
+    return judged
 
 
 def is_ip_literal(host: str) -> bool:
@@ -50,3 +74,59 @@ async def resolve_host(host: str, port: int) -> list[str]:
     """The addresses ``host`` resolves to (the system resolver, off the event loop)."""
     infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
     return [str(info[4][0]) for info in infos]
+
+
+Refuse = Callable[[str, str], BaseException]
+
+
+def public_only_transport(refuse: Refuse, **options: Any) -> Any:
+    """An ``httpx.AsyncHTTPTransport`` that connects only to public addresses, and to the address it checked.
+
+    Each host name is resolved once, at connect time; every address it resolves to is checked, and the
+    connection goes to a checked address, so a DNS answer that changes between a check and the connection
+    (DNS rebinding) cannot send the request inside. ``refuse(host, address)`` makes the exception raised
+    for an internal address. ``options`` go to the transport (``verify``, ...). TLS still names the host
+    (SNI, certificate checks). A proxy from the environment resolves names itself: the check then applies
+    to the proxy's address only.
+    """
+    import httpx
+
+    transport = httpx.AsyncHTTPTransport(**options)
+    pool = transport._pool  # httpx builds one httpcore pool per transport; its backend opens every connection
+    pool._network_backend = _public_only_backend(pool._network_backend, refuse)
+    return transport
+
+
+def _public_only_backend(inner: Any, refuse: Refuse) -> Any:
+    import httpcore
+
+    class PublicOnlyBackend(httpcore.AsyncNetworkBackend):
+        """Resolves, checks and connects in one place: the address connected to is one that was checked."""
+
+        async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                              local_address: str | None = None, socket_options: Any = None) -> Any:
+            if is_internal_host(host):
+                raise refuse(host, host)
+            try:
+                addresses = [host.strip("[]")] if is_ip_literal(host) else await resolve_host(host, port)
+            except OSError as exc:
+                raise httpcore.ConnectError(f"{host} could not be resolved: {exc}") from exc
+            for address in addresses:
+                if is_internal_address(address):
+                    raise refuse(host, address)
+            last: Exception = httpcore.ConnectError(f"{host} resolved to no address")
+            for address in dict.fromkeys(addresses):
+                try:
+                    return await inner.connect_tcp(address, port, timeout=timeout, local_address=local_address,
+                                                   socket_options=socket_options)
+                except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                    last = exc
+            raise last
+
+        async def connect_unix_socket(self, path: str, timeout: float | None = None, socket_options: Any = None) -> Any:
+            raise refuse(path, "a unix socket")
+
+        async def sleep(self, seconds: float) -> None:
+            await inner.sleep(seconds)
+
+    return PublicOnlyBackend()

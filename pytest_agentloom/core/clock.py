@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import contextvars
 import hashlib
+import re
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -29,6 +30,7 @@ __all__ = [
     "VirtualClock",
     "current_clock",
     "derived_run_id",
+    "is_valid_run_id",
     "random_run_id",
     "use_clock",
 ]
@@ -117,6 +119,16 @@ def use_clock(clock: Clock) -> Iterator[Clock]:
 
 
 RunIdSource = Callable[[], str]
+
+
+#: A run id names files (``<id>.json`` checkpoints and records): letters, digits, ``.``, ``_`` and ``-``, starting
+#: with a letter or digit, at most 128 characters, so no id can name a path outside its folder.
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def is_valid_run_id(value: object) -> bool:
+    """Whether ``value`` can be a run id (it becomes a file name: see :data:`_RUN_ID`)."""
+    return isinstance(value, str) and _RUN_ID.fullmatch(value) is not None and ".." not in value
 
 
 def random_run_id() -> str:

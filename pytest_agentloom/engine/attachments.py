@@ -11,8 +11,9 @@ How a rendered ``source`` is read:
   resolved against the workflow file's folder, never the directory the run
   starts from, like every other path in a workflow (engine/paths.py).
 
-Every source may be up to 20 MB. URLs at private, loopback or link-local
-addresses are refused with either ``fetch`` unless
+Every source may be up to 20 MB. URLs at addresses that are not public
+(private, loopback, link-local, carrier-grade NAT...: the rule of
+``core/addresses.py``) are refused with either ``fetch`` unless
 ``config.sandbox.allow_internal_targets`` is true. ``sandbox.allow_network``
 and ``sandbox.allowed_domains`` restrict downloads even with the sandbox
 disabled; with it enabled, a file must sit under ``readable_paths`` or
@@ -33,7 +34,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from ..core.types import Attachment
-from ..errors import AgentloomError, StepError
+from ..errors import AgentloomError, SandboxRefusal, StepError
 from .model import AttachmentSpec, LLMCallStep
 from .templates import render
 
@@ -186,8 +187,10 @@ async def _download(where: str, url: str, ctx: Any) -> tuple[bytes, str | None]:
 
     from ..providers.common import shared_ssl_context
 
-    async with httpx.AsyncClient(timeout=DOWNLOAD_TIMEOUT, follow_redirects=False,
-                                 verify=shared_ssl_context(httpx)) as client:
+    verify = shared_ssl_context(httpx)
+    transport = _sandbox_for_urls(ctx, download=True).http_transport(verify=verify)  # connects where it checked
+    async with httpx.AsyncClient(timeout=DOWNLOAD_TIMEOUT, follow_redirects=False, verify=verify,
+                                 transport=transport) as client:
         for _hop in range(MAX_REDIRECTS + 1):
             await _check_url(where, url, ctx, download=True)  # every hop: a redirect may point inside
             try:
@@ -216,6 +219,8 @@ async def _download(where: str, url: str, ctx: Any) -> tuple[bytes, str | None]:
             except httpx.HTTPError as exc:
                 raise _fail(where, f"download of {_shown(url)} failed ({type(exc).__name__}: {exc})",
                             "check the URL and the network") from None
+            except SandboxRefusal as exc:  # the name resolved inside when connecting
+                raise StepError(f"{where}: {exc}", code="attachment_refused") from None
     raise _fail(where, f"download of {_shown(url)} was redirected more than {MAX_REDIRECTS} times",
                 "give the file's final URL")
 

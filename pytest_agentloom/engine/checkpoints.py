@@ -24,6 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.clock import is_valid_run_id
 from ..core.json_io import load_json
 from ..core.plain import to_plain
 from ..core.yaml_io import DEFAULT_LIMITS, read_text_capped
@@ -43,6 +44,7 @@ __all__ = [
     "RESUMABLE",
     "CheckpointError",
     "check_checkpoint",
+    "check_run_id",
     "checkpoint_document",
     "default_checkpoint_dir",
     "find_checkpoint",
@@ -126,6 +128,10 @@ def checkpoint_document(run: Run, *, status: str, redactor: Redactor, hash: str,
 # -- finding and reading checkpoints ------------------------------------------------------------------------
 
 
+_TAMPERED = ("How to fix: restore the file from where it was copied, or run the workflow again from the start "
+             "(the file is left as it is).")
+
+
 def load_checkpoint(path: str | Path) -> dict[str, Any]:
     """Read and check a checkpoint file: JSON, the right kind, a known ``format_version``."""
     file = Path(path)
@@ -139,6 +145,8 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
 
 
 def check_checkpoint(data: Any, where: str = "<checkpoint>") -> dict[str, Any]:
+    """``data`` if it is a checkpoint this version can read; a checkpoint is untrusted input, so its fields
+    are checked for type, and its run id (which names files) for the characters a run id may have."""
     if not isinstance(data, dict) or data.get("kind") != CHECKPOINT_KIND:
         raise CheckpointError(f"{where} is not an AgentLoom checkpoint (no kind: {CHECKPOINT_KIND!r})")
     version = data.get("format_version")
@@ -148,51 +156,61 @@ def check_checkpoint(data: Any, where: str = "<checkpoint>") -> dict[str, Any]:
             f"{CHECKPOINT_FORMAT_VERSION}.\nHow to fix: run the workflow again from the start with this version "
             "(checkpoints are not migrated between formats)."
         )
-    problem = _shape_problem(data)
-    if problem:
-        raise CheckpointError(f"Checkpoint {where} is damaged: {problem}.\n{_TAMPERED}")
+    check_run_id(data.get("run_id"), f"Checkpoint {where}")
+    problems = [f"'{name}' must be {kind}" for name, (types, kind) in _FIELDS.items()
+                if name in data and data[name] is not None and not _fits(data[name], types)]
+    workflow = data.get("workflow")
+    if not isinstance(workflow, dict) or not all(isinstance(workflow.get(key), str | None) for key in _WORKFLOW_KEYS):
+        problems.append("'workflow' must be a mapping with name, hash and file (text)")
+    if not problems:
+        problems.extend(_inner_problems(data))
+    if problems:
+        raise CheckpointError(f"Checkpoint {where} is malformed: {'; '.join(problems)}.\n"
+                              "How to fix: use the checkpoint file the run wrote, or run the workflow again "
+                              "(the file is left as it is).")
     return data
 
 
-_TAMPERED = ("How to fix: restore the file from where it was copied, or run the workflow again from the start "
-             "(the file is left as it is).")
-
-#: key -> (types a value may have, what to call them); None is allowed for the keys after run_id and status
-_FIELDS: dict[str, tuple[type | tuple[type, ...], str]] = {
-    "run_id": (str, "a string"),
-    "status": (str, "a string"),
-    "workflow": (dict, "a mapping"),
-    "state": (dict, "a mapping"),
-    "steps": (dict, "a mapping of step ids to results"),
-    "completed_steps": (list, "a list of step ids"),
-    "pending_approval": (dict, "a mapping"),
-    "resumes": (int, "a number"),
-    "elapsed_seconds": ((int, float), "a number"),
-}
-
-
-def _shape_problem(data: dict[str, Any]) -> str | None:
-    """What makes a checkpoint unusable (a value of the wrong type), so resume never crashes on it."""
-    for key, (kinds, what) in _FIELDS.items():
-        value = data.get(key)
-        if value is None and key not in ("run_id", "status", "workflow"):
-            continue
-        if not isinstance(value, kinds) or isinstance(value, bool):
-            return f"'{key}' must be {what}, got {type(value).__name__}"
-    workflow = data["workflow"]
-    if not isinstance(workflow.get("definition"), dict | None) or not isinstance(workflow.get("file"), str | None):
-        return "'workflow' must hold 'definition' (a mapping) and 'file' (a path)"
+def _inner_problems(data: dict[str, Any]) -> list[str]:
+    """What inside the right-typed fields would still crash a resume: step results, ids, the pending gate."""
+    problems = []
+    if not isinstance(data["workflow"].get("definition"), dict | None):
+        problems.append("'workflow.definition' must be a mapping")
     if not all(isinstance(step_id, str) for step_id in data.get("completed_steps") or []):
-        return "'completed_steps' must be a list of step ids"
+        problems.append("'completed_steps' must be a list of step ids")
     statuses = {status.value for status in StepStatus}
     for step_id, result in (data.get("steps") or {}).items():
         if not isinstance(result, dict) or result.get("status") not in statuses:
-            return f"the result of step '{step_id}' is not a mapping with a known 'status'"
+            problems.append(f"the result of step '{step_id}' must be a mapping with a known 'status'")
+            break
     pending = data.get("pending_approval")
     if pending is not None and not (isinstance(pending.get("step_id"), str)
                                     and all(isinstance(pending.get(k), int | float) for k in ("clock", "wall"))):
-        return "'pending_approval' must hold 'step_id', 'clock' and 'wall'"
-    return None
+        problems.append("'pending_approval' must hold 'step_id', 'clock' and 'wall'")
+    return problems
+
+
+_FIELDS: dict[str, tuple[tuple[type, ...], str]] = {
+    "status": ((str,), "text"), "state": ((dict,), "a mapping"), "steps": ((dict,), "a mapping"),
+    "completed_steps": ((list,), "a list"), "resumes": ((int,), "a whole number"),
+    "elapsed_seconds": ((int, float), "a number"), "pending_approval": ((dict,), "a mapping"),
+}
+_WORKFLOW_KEYS = ("name", "hash", "file")
+
+
+def _fits(value: Any, types: tuple[type, ...]) -> bool:
+    return isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
+
+
+def check_run_id(run_id: Any, where: str) -> str:
+    """``run_id`` when it is one a file may be named after; else a :class:`CheckpointError` saying ``where``."""
+    if not is_valid_run_id(run_id):
+        raise CheckpointError(
+            f"{where} has run id {run_id!r}, which is not a valid run id: it names files, so it may hold only "
+            "letters, digits, '.', '_' and '-' (no '..', no '/'), up to 128 characters.\n"
+            "How to fix: use the checkpoint file the run wrote (run ids are never edited), or start a new run."
+        )
+    return str(run_id)
 
 
 def list_checkpoints(folder: Path) -> list[dict[str, Any]]:
@@ -216,6 +234,7 @@ def list_checkpoints(folder: Path) -> list[dict[str, Any]]:
 def find_checkpoint(run_id: str, *, checkpoint_dir: str | Path | None = None,
                     runs_dir: str | Path | bool | None = None, env: Mapping[str, str] | None = None) -> Path:
     """The checkpoint file of ``run_id``: in ``checkpoint_dir``, the default folder, or a run record's path."""
+    check_run_id(run_id, "The run to find")
     records = resolve_runs_dir(runs_dir, env)
     folders = [Path(checkpoint_dir).resolve()] if checkpoint_dir is not None else []
     folders.append(default_checkpoint_dir(records, env))
@@ -226,7 +245,9 @@ def find_checkpoint(run_id: str, *, checkpoint_dir: str | Path | None = None,
     if records is not None:
         for record in reversed(list_records(records)):
             saved = records / str(record.get("checkpoint") or "")  # relative to the runs folder, or absolute
-            if record.get("run_id") == run_id and record.get("checkpoint") and saved.is_file():
+            # a record is untrusted too: it may only name a checkpoint file of the same run
+            if record.get("run_id") == run_id and record.get("checkpoint") and saved.name == f"{run_id}.json" \
+                    and saved.is_file():
                 return saved
     searched = ", ".join(str(folder) for folder in folders)
     raise CheckpointError(

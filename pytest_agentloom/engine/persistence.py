@@ -100,6 +100,7 @@ class Persistence:
         public.checkpoint = copy.deepcopy(self.checkpoint)
         public.checkpoint_path = self.checkpoint_path
         public.unredacted_state = result.state  # in-process only; never serialised
+        public.ran_workflow = self.workflow  # in-process only: what resuming this result may run
         if self.runs_dir is not None:
             public.record_path = write_record(self.runs_dir, build_record(
                 public, workflow_hash=self.hash, workflow_file=workflow_file(self.workflow),

@@ -20,7 +20,10 @@ Rules (README: Redaction):
   trace fields) are never matched, so ``*token*`` is a safe pattern.
 - As a second line of defence, every string leaving the process is scrubbed of
   the secret values themselves (:meth:`Redactor.scrub_text`): a prompt or a
-  tool argument that embedded ``{state.api_key}`` shows the marker instead.
+  tool argument that embedded ``{state.api_key}`` shows the marker instead. The
+  value of every ``*_API_KEY`` environment variable becomes ``<SCRUBBED>`` the
+  same way, with or without patterns (a reply that repeats a key, a tool that
+  prints one).
 - A subworkflow inherits its parent's patterns (:meth:`Redactor.child`), and its own patterns apply
   to the parent too, so a child's secret returned to the parent stays redacted.
 
@@ -41,7 +44,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.api_keys import SCRUBBED, api_keys_from_env
 from ..core.plain import to_plain
+from ..errors import UsageError
 from .paths import parse_path
 from .result import StepResult, WorkflowResult
 from .salt import load_salt
@@ -118,6 +123,8 @@ class Redactor:
         self._salt_start = salt_start
         self._env = env
         self.step_outputs: dict[str, str | None] = dict(step_outputs or {})
+        #: ``*_API_KEY`` values of the environment: scrubbed from every string, patterns or not
+        self.api_keys: tuple[str, ...] = tuple(api_keys_from_env(env))
 
     # -- building -------------------------------------------------------------------------------------------
 
@@ -150,6 +157,10 @@ class Redactor:
     def salt(self) -> bytes:
         if self._salt is None:
             self._salt = load_salt(self._salt_start, env=self._env)
+        elif not self._salt.strip():  # an HMAC keyed with nothing lets a short secret be guessed back
+            raise UsageError("redaction_salt is empty: markers keyed with nothing could be reversed by guessing "
+                             "short secrets.\nHow to fix: pass a long random salt, or leave redaction_salt out to "
+                             "use the project's .agentloom/salt.")
         return self._salt
 
     # -- matching and markers -------------------------------------------------------------------------------
@@ -197,7 +208,7 @@ class Redactor:
             elif self.active and self.matches(name):
                 out[key] = self.redact_value(value)
             else:
-                out[key] = self._walk(value, name, secrets)
+                out[self._scrub_key(key, secrets)] = self._walk(value, name, secrets)
         return out
 
     def redact_output(self, step_id: str, value: Any, secrets: list[str] | None = None) -> Any:
@@ -232,9 +243,9 @@ class Redactor:
                 name = str(key)
                 dotted = f"{path}.{name}" if path else name
                 if self.active and self.matches(name, dotted):
-                    out[key] = self.redact_value(item)
+                    out[self._scrub_key(key, secrets)] = self.redact_value(item)
                 else:
-                    out[key] = self._walk(item, dotted, secrets)
+                    out[self._scrub_key(key, secrets)] = self._walk(item, dotted, secrets)
             return out
         if isinstance(value, list | tuple):
             return [self._walk(item, path, secrets) for item in value]
@@ -296,22 +307,31 @@ class Redactor:
         return sorted(found, key=lambda text: (-len(text), text))
 
     def scrub_text(self, text: str, secrets: Iterable[str]) -> str:
-        """``text`` with every occurrence of each secret replaced by that secret's marker."""
+        """``text`` with every occurrence of each secret replaced by that secret's marker, and of each API key
+        of the environment by ``<SCRUBBED>`` (a model may repeat a key, a tool may print one)."""
         for secret in secrets:
             if secret and secret in text:
                 text = text.replace(secret, self.marker(secret))
+        for key in self.api_keys:
+            if key in text:
+                text = text.replace(key, SCRUBBED)
         return text
 
     def scrub(self, value: Any, secrets: list[str]) -> Any:
-        """A copy of ``value`` with :meth:`scrub_text` applied to every string (keys are never matched)."""
+        """A copy of ``value`` with :meth:`scrub_text` applied to every string, dictionary keys included
+        (a tool may key its result by a secret); keys are never matched against the patterns here."""
         value = _as_data(value)
         if isinstance(value, str):
-            return self.scrub_text(value, secrets) if secrets else value
+            return self.scrub_text(value, secrets) if secrets or self.api_keys else value
         if isinstance(value, Mapping):
-            return {key: self.scrub(item, secrets) for key, item in value.items()}
+            return {self._scrub_key(key, secrets): self.scrub(item, secrets) for key, item in value.items()}
         if isinstance(value, list | tuple):
             return [self.scrub(item, secrets) for item in value]
         return value
+
+    def _scrub_key(self, key: Any, secrets: list[str]) -> Any:
+        """A dictionary key with secret values replaced (string keys only: others cannot hold one)."""
+        return self.scrub_text(key, secrets) if (secrets or self.api_keys) and isinstance(key, str) else key
 
     # -- the workflow definition ----------------------------------------------------------------------------
 
@@ -348,7 +368,7 @@ class Redactor:
 
     def redact_result(self, result: WorkflowResult, secrets: list[str]) -> WorkflowResult:
         """The result as it may leave the process: state, step outputs, errors and trace redacted (copies)."""
-        if not self.active:
+        if not self.active and not self.api_keys:
             return replace(result, state=copy.deepcopy(result.state))
         return replace(
             result,

@@ -116,6 +116,9 @@ class WorkflowResult:
     record_path: Path | None = field(default=None, repr=False, compare=False)
     #: the final state before redaction, for in-process use only: never printed, compared or serialised
     unredacted_state: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    #: the workflow that ran, for in-process use only: resuming this result uses it when the workflow has no
+    #: file (a checkpoint's saved definition is never run)
+    ran_workflow: Any = field(default=None, repr=False, compare=False)
     #: the paused run this one resumed (set by the ``agentloom`` fixture's ``resume``), so checks can see both
     resumed_from: WorkflowResult | None = field(default=None, repr=False, compare=False)
 

@@ -4,7 +4,9 @@ Completed steps are not run again, and the state is the checkpoint's, so
 redacted keys hold markers: a warning names each redacted key that a remaining
 step reads (:func:`~.reads.redacted_reads`), and ``state=`` puts values back.
 The workflow is reloaded from its file, which must not have changed since the
-checkpoint was saved (``workflow=`` overrides). The run then goes on as any
+checkpoint was saved (``workflow=`` overrides); the definition saved in the
+checkpoint is never run, since a checkpoint is untrusted data (without the file,
+resuming is refused). The run then goes on as any
 other (:class:`~.run.Run` starting from a :class:`~.run.ResumePoint`).
 """
 
@@ -16,8 +18,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Unpack
 
-import yaml
-
 from ..errors import UsageError
 from .checkpoints import (
     RESUMABLE,
@@ -27,7 +27,7 @@ from .checkpoints import (
     load_checkpoint,
     workflow_hash,
 )
-from .loader import load_workflow, parse_workflow
+from .loader import load_workflow
 from .model import Workflow
 from .options import ResumeOptions, RunOptions, check_options, prepare
 from .persistence import Persistence
@@ -66,7 +66,11 @@ async def aresume_workflow(checkpoint: Checkpoint, **options: Unpack[ResumeOptio
     check_options(options, ResumeOptions, "aresume_workflow")
     env, salt, checkpoint_dir = options.get("env"), options.get("redaction_salt"), options.get("checkpoint_dir")
     document, where = _locate(checkpoint, checkpoint_dir=checkpoint_dir, runs_dir=options.get("runs_dir"), env=env)
-    loaded, notes = _workflow_for(document, options.get("workflow"), env, salt)
+    given = options.get("workflow")
+    if given is None and isinstance(checkpoint, WorkflowResult) and checkpoint.ran_workflow is not None \
+            and checkpoint.ran_workflow.source is None:
+        given = checkpoint.ran_workflow  # the run's own workflow, held in memory (it has no file to reload)
+    loaded, notes = _workflow_for(document, given, env, salt)
     point, saved_state = _resume_point(document, loaded, _decision(options.get("decision")), options.get("state"),
                                        notes)
     inputs = prepare(loaded, saved_state, RunOptions(provider=options.get("provider"), tools=options.get("tools"),
@@ -116,9 +120,15 @@ def _workflow_for(checkpoint: dict[str, Any], given: Workflow | str | Path | Non
                 "new definition anyway."
             )
         return workflow, notes
-    notes.append(f"workflow file {file!r} not found; resuming from the definition saved in the checkpoint, "
-                 "whose redacted fields hold markers")
-    return parse_workflow(yaml.safe_dump(saved["definition"], sort_keys=False)), notes
+    # the definition saved in a checkpoint is never run: a checkpoint is data anyone with the folder can edit,
+    # and running it could widen what the run may do (a step added, the sandbox turned off)
+    where = f"its workflow file {file} is not there" if file else "its workflow has no file (it was built in Python)"
+    raise CheckpointError(
+        f"Cannot resume run '{checkpoint['run_id']}': {where}, and a checkpoint's saved definition is "
+        "never run (a checkpoint is data; the definition it holds could allow what the workflow does not).\n"
+        "How to fix: restore the workflow file, or pass the workflow explicitly (workflow=... in Python, "
+        "--workflow FILE on the command line)."
+    )
 
 
 def _resume_point(checkpoint: dict[str, Any], workflow: Workflow, decision: str | None,

@@ -12,8 +12,9 @@ import json
 from pathlib import Path
 from typing import Any, Unpack
 
-from ..core.clock import RunIdSource, derived_run_id
+from ..core.clock import RunIdSource, derived_run_id, is_valid_run_id
 from ..core.plain import to_plain
+from ..errors import UsageError
 from .loader import load_workflow
 from .model import Workflow
 from .options import RunOptions, check_options, prepare
@@ -60,10 +61,13 @@ async def arun_workflow(workflow: Workflow | str | Path, **options: Unpack[RunOp
 
 def _run_id(source: str | RunIdSource | None, workflow: Workflow, state: dict[str, Any]) -> str:
     """The id given, made by ``source``, or derived from the definition and the initial state."""
-    if isinstance(source, str):
-        return source
-    if callable(source):
-        return source()
+    if isinstance(source, str) or callable(source):
+        given = source if isinstance(source, str) else source()
+        if not is_valid_run_id(given):  # it names the checkpoint and record files
+            raise UsageError(f"run_id {given!r} is not a valid run id: it names files, so it may hold only letters, "
+                             "digits, '.', '_' and '-' (no '..', no '/'), up to 128 characters.\n"
+                             "How to fix: pass an id such as 'nightly-2024-05-01'.")
+        return given
     definition = json.dumps(workflow.model_dump(mode="json"), sort_keys=True, default=str)
     inputs = json.dumps(to_plain(state), sort_keys=True)
     return derived_run_id(definition, inputs)

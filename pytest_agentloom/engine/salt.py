@@ -14,6 +14,12 @@ Where the salt comes from, first match wins:
    ``pyproject.toml``, ``setup.cfg`` or ``.git``, else the starting folder. The
    file is created there on first use with 32 random bytes (hex).
 
+A salt file that exists but holds nothing usable (empty, only whitespace) is an
+error (:class:`~pytest_agentloom.errors.UsageError` naming the file and how to
+regenerate it), never an empty HMAC key: markers keyed with nothing would let a
+short secret be found again from a committed snapshot. A blank
+``AGENTLOOM_REDACTION_SALT`` counts as unset (the file is used).
+
 Commit ``.agentloom/salt`` so that everyone's markers agree (snapshots and
 checkpoints then compare across machines), or keep it out of version control
 and rotate it by deleting it; markers written before a rotation no longer
@@ -29,7 +35,7 @@ from pathlib import Path
 
 from ..core.files import write_text_atomic
 from ..core.yaml_io import read_text_capped
-from ..errors import ArtifactError, DataReadError
+from ..errors import ArtifactError, DataReadError, UsageError
 
 __all__ = ["SALT_ENV", "SALT_FILE", "find_project_root", "load_salt"]
 
@@ -57,25 +63,36 @@ def find_project_root(start: Path | None = None) -> Path:
 def load_salt(start: Path | None = None, *, env: Mapping[str, str] | None = None) -> bytes:
     """The salt for a workflow at (or a run started in) ``start``, creating the salt file if needed."""
     environ = os.environ if env is None else env
-    if environ.get(SALT_ENV):
-        return environ[SALT_ENV].encode("utf-8")
+    if environ.get(SALT_ENV, "").strip():  # set but blank counts as unset: the salt file is used
+        return environ[SALT_ENV].strip().encode("utf-8")
     path = find_project_root(start) / SALT_FILE
     try:
-        text = read_text_capped(path, max_bytes=_MAX_SALT_BYTES, what="salt file").strip()
+        text = read_text_capped(path, max_bytes=_MAX_SALT_BYTES, what="salt file")
     except FileNotFoundError:
-        text = ""
+        return _create(path)
     except DataReadError as exc:  # not UTF-8, a directory, a FIFO, huge: never replaced behind the user's back
         raise ArtifactError("The redaction salt", exc.problem, file=str(path), hint=(
             f"delete {path} to have a new salt made (markers written with the old one then no longer match), "
             f"or set {SALT_ENV}.")) from None
-    if text:
-        return text.encode("utf-8")
-    return _create(path)
+    return _usable(text, path)
+
+
+def _usable(text: str, path: Path) -> bytes:
+    """The salt in ``text`` (read from ``path``); an empty or blank salt file is an error, never an empty key."""
+    value = text.strip()
+    if not value:
+        raise UsageError(
+            f"The redaction salt file {path} is empty (or only whitespace): markers keyed with it could be "
+            "reversed by guessing short secrets, so nothing is redacted with it.\n"
+            f"How to fix: delete {path} to have a fresh salt made on the next run (markers in existing snapshots "
+            "and checkpoints then change: update them), or restore the committed file."
+        )
+    return value.encode("utf-8")
 
 
 def _create(path: Path) -> bytes:
     """Write a fresh salt; if another process created the file first, use its salt."""
     value = secrets.token_hex(32)
     if not write_text_atomic(path, value + "\n", exclusive=True):
-        return path.read_text(encoding="utf-8").strip().encode("utf-8")
+        return _usable(path.read_text(encoding="utf-8"), path)
     return value.encode("utf-8")

@@ -7,7 +7,8 @@ Three layers, in order:
    among others, every header of :data:`SECRET_HEADERS` (``authorization``,
    ``x-api-key``, ``api-key``, ``x-goog-api-key``, ``openai-organization``,
    ``openai-project``, ``anthropic-organization-id``, cookies) and request ids.
-2. **URLs.** The ``key`` query parameter (Gemini) becomes ``<SCRUBBED>``.
+2. **URLs.** Credentials in the URL (``http://user:secret@proxy/v1``) are dropped;
+   the ``key`` query parameter (Gemini) becomes ``<SCRUBBED>``.
 3. **Values.** In bodies (JSON walked as data, SSE/NDJSON as text), every value
    of a state key that the workflow's redaction patterns mark becomes the
    engine's own ``<REDACTED:sha256=…>`` marker. API keys found in the
@@ -24,11 +25,13 @@ from __future__ import annotations
 
 import copy
 import json
-import os
+import re
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from ..core.api_keys import SCRUBBED, api_keys_from_env
 
 if TYPE_CHECKING:
     from vcr.request import Request
@@ -41,9 +44,9 @@ __all__ = [
     "SECRET_QUERY_PARAMS",
     "Scrubber",
     "api_keys_from_env",
+    "scrub_data",
 ]
 
-SCRUBBED = "<SCRUBBED>"
 SECRET_HEADERS = frozenset({
     "authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "openai-organization",
     "openai-project", "anthropic-organization-id", "cookie", "set-cookie", "x-request-id", "request-id",
@@ -52,14 +55,111 @@ SECRET_QUERY_PARAMS = frozenset({"key"})
 KEPT_REQUEST_HEADERS = frozenset({"content-type", "accept", "anthropic-version", "anthropic-beta", "openai-beta"})
 KEPT_RESPONSE_HEADERS = frozenset({"content-type", "retry-after", "retry-after-ms", "x-should-retry"})
 KEPT_RESPONSE_HEADER_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-")
-MIN_KEY_LENGTH = 8
 
 
-def api_keys_from_env(env: Mapping[str, str] | None = None) -> list[str]:
-    """Values of ``*_API_KEY`` environment variables (at least 8 characters), for the last line of defence."""
-    environ = os.environ if env is None else env
-    return sorted({value for name, value in environ.items()
-                   if name.upper().endswith("_API_KEY") and len(value) >= MIN_KEY_LENGTH})
+def scrub_data(value: Any, scrub: Callable[[str], str]) -> Any:
+    """A copy of JSON-like data with ``scrub`` applied to every string, keys included.
+
+    Data is scrubbed *before* it is serialised: YAML folds or escapes a long or
+    multi-line string, so the serialised text may no longer contain the value.
+    """
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, Mapping):
+        return {scrub(key) if isinstance(key, str) else key: scrub_data(item, scrub) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub_data(item, scrub) for item in value]
+    return value
+
+
+def _is_json_body(content_type: str) -> bool:
+    base = content_type.split(";")[0].strip().lower()
+    return base.endswith("json") and "ndjson" not in base
+
+
+_EVENT_LINE = re.compile(r"^(data:[ \t]*)?([\[{].*)$")
+
+
+def scrub_stream(text: str, pairs: Sequence[tuple[str, str]]) -> str:
+    """A streamed body (SSE ``data:`` lines, NDJSON lines) with each secret replaced in what the events add up to.
+
+    A provider streams a reply token by token, so a secret usually arrives split
+    over several events (``"correct horse "``, ``"battery staple"``): no single
+    line holds it. The string fields at the same place of each event's JSON (say
+    ``choices.0.delta.content``) are joined in order, each secret found in the
+    joined text is replaced by its replacement in the event where it starts,
+    and the rest of it is cut from the events that held it. Changed events are
+    written back as compact JSON; the others keep their bytes.
+    """
+    lines = text.split("\n")
+    events: dict[int, tuple[str, Any]] = {}
+    for number, line in enumerate(lines):
+        match = _EVENT_LINE.match(line.rstrip("\r"))
+        if match is None:
+            continue
+        try:
+            events[number] = (match.group(1) or "", json.loads(match.group(2)))
+        except ValueError:
+            continue
+    pieces: dict[tuple[Any, ...], list[list[Any]]] = {}  # place -> [[line number, container, key, text], ...]
+    for number, (_, data) in events.items():
+        _collect_strings(data, (), number, pieces)
+    changed: set[int] = set()
+    for group in pieces.values():
+        if len(group) > 1:
+            changed.update(_replace_across(group, pairs))
+    if not changed:
+        return text
+    for number in changed:
+        prefix, data = events[number]
+        ending = "\r" if lines[number].endswith("\r") else ""
+        lines[number] = prefix + json.dumps(data, ensure_ascii=False, separators=(",", ":")) + ending
+    return "\n".join(lines)
+
+
+def _collect_strings(value: Any, place: tuple[Any, ...], number: int,
+                     pieces: dict[tuple[Any, ...], list[list[Any]]]) -> None:
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        if isinstance(item, str):
+            pieces.setdefault((*place, key), []).append([number, value, key, item])
+        else:
+            _collect_strings(item, (*place, key), number, pieces)
+
+
+def _replace_across(group: list[list[Any]], pairs: Sequence[tuple[str, str]]) -> set[int]:
+    """Replace each secret in the joined texts of ``group`` (edited in place); the line numbers changed."""
+    changed: set[int] = set()
+    for raw, replacement in pairs:
+        joined = "".join(piece[3] for piece in group)
+        if raw not in joined:
+            continue
+        starts, position = [], 0
+        for piece in group:
+            starts.append(position)
+            position += len(piece[3])
+        cuts: list[tuple[int, int]] = []
+        found = joined.find(raw)
+        while found >= 0:
+            cuts.append((found, found + len(raw)))
+            found = joined.find(raw, found + len(raw))
+        for index, piece in enumerate(group):
+            begin, end = starts[index], starts[index] + len(piece[3])
+            kept, cursor = [], begin
+            for cut_start, cut_end in cuts:
+                if cut_end <= begin or cut_start >= end:
+                    continue
+                kept.append(joined[cursor:max(cursor, cut_start)])
+                if begin <= cut_start < end:
+                    kept.append(replacement)
+                cursor = max(cursor, min(cut_end, end))
+            kept.append(joined[cursor:end])
+            new = "".join(kept)
+            if new != piece[3]:
+                piece[3] = new
+                piece[1][piece[2]] = new
+                changed.add(piece[0])
+    return changed
 
 
 def _body_bytes(request: Any) -> bytes | None:
@@ -139,13 +239,7 @@ class Scrubber:
 
     def data(self, value: Any) -> Any:
         """A copy of JSON data with :meth:`text` applied to every string (keys included)."""
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, Mapping):
-            return {self.text(str(key)): self.data(item) for key, item in value.items()}
-        if isinstance(value, list | tuple):
-            return [self.data(item) for item in value]
-        return value
+        return scrub_data(value, self.text)
 
     def body(self, body: bytes | None, content_type: str = "") -> bytes | None:
         """A body with secrets replaced: JSON bodies as data (so escaping cannot hide a value), others as text."""
@@ -158,8 +252,10 @@ class Scrubber:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
             return body
+        if not _is_json_body(content_type):  # a stream: a secret may be split across its events
+            text = scrub_stream(text, self._pairs)
         if not any(raw in text for raw, _ in self._pairs):
-            result = body
+            result = text.encode("utf-8")
         else:
             result = self._scrub_text_body(text, content_type).encode("utf-8")
         if len(self._body_cache) < 256:
@@ -167,8 +263,7 @@ class Scrubber:
         return result
 
     def _scrub_text_body(self, text: str, content_type: str) -> str:
-        base = content_type.split(";")[0].strip().lower()
-        if base.endswith("json") and "ndjson" not in base:
+        if _is_json_body(content_type):
             try:
                 data = json.loads(text)
             except ValueError:
@@ -190,8 +285,12 @@ class Scrubber:
 
     @staticmethod
     def url(url: str) -> str:
-        """``url`` with the value of each query parameter of :data:`SECRET_QUERY_PARAMS` replaced."""
+        """``url`` without credentials: no ``user:password@`` (a proxy's base URL may carry them) and the value of
+        each query parameter of :data:`SECRET_QUERY_PARAMS` replaced."""
         parts = urlsplit(url)
+        if "@" in parts.netloc:
+            parts = parts._replace(netloc=parts.netloc.rpartition("@")[2])
+            url = urlunsplit(parts)
         if not parts.query:
             return url
         pairs = parse_qsl(parts.query, keep_blank_values=True)

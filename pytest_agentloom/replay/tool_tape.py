@@ -36,6 +36,7 @@ from ..core.files import write_text_atomic
 from ..core.yaml_io import read_yaml_file
 from ..errors import ArtifactError, DataReadError, StepError, ToolError, ToolReplayMissError
 from ..tools.registry import Tool, ToolRegistry, as_tool
+from .scrub import scrub_data
 
 __all__ = ["TAPE_FORMAT_VERSION", "ToolReplayMissError", "ToolTape", "tape_path"]
 
@@ -217,7 +218,8 @@ class ToolTape:
             return None
         import yaml
 
-        text = yaml.safe_dump({"format_version": TAPE_FORMAT_VERSION, "calls": self.entries}, sort_keys=False,
+        calls = scrub_data(self.entries, self.scrub)  # as data first: YAML may fold a multi-line value
+        text = yaml.safe_dump({"format_version": TAPE_FORMAT_VERSION, "calls": calls}, sort_keys=False,
                               allow_unicode=True)
         return self.scrub(text)
 

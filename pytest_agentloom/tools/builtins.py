@@ -2,7 +2,10 @@
 
 Each is made for one run by :func:`builtin_tools`, bound to that run's
 :class:`~pytest_agentloom.tools.sandbox.Sandbox`, and checks the sandbox
-before doing anything. Blocking work (a subprocess, an HTTP request) runs off
+before doing anything. What they return is scrubbed of the value of every
+``*_API_KEY`` environment variable (:mod:`pytest_agentloom.core.api_keys`), and
+``shell_command`` runs its program with a minimal environment
+(:meth:`~pytest_agentloom.tools.sandbox.Sandbox.command_env`). Blocking work (a subprocess, an HTTP request) runs off
 the event loop, so concurrent tool calls of one reply don't wait on each other.
 """
 
@@ -13,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from ..core.api_keys import scrub_api_keys
 from ..errors import ToolError
 from .processes import read_text_prefix, run_command
 from .registry import Tool, ToolRegistry, tool
@@ -47,23 +51,24 @@ def builtin_tools(sandbox: Sandbox) -> list[Tool]:
         await sandbox.check_resolved(url)
         import httpx  # imported here: the engine must stay cheap to import
 
-        async with httpx.AsyncClient(timeout=timeout, follow_redirects=False) as client:
+        async with httpx.AsyncClient(timeout=timeout, follow_redirects=False,
+                                     transport=sandbox.http_transport()) as client:
             response = await client.request(method, url, headers=headers, content=body)
-        return {"status": response.status_code, "body": response.text[:_MAX_OUTPUT_CHARS]}
+        return {"status": response.status_code, "body": scrub_api_keys(response.text[:_MAX_OUTPUT_CHARS])}
 
     @tool(side_effects=True)
     async def shell_command(command: str, timeout: float = 30.0) -> dict[str, Any]:
         """Run a command (no shell: pipes and redirections are not interpreted) and return its output."""
-        argv = shlex.split(command)
-        sandbox.check_command(argv)
-        return await run_command(argv, cwd=sandbox.base_dir, timeout=timeout)
+        argv = sandbox.check_command(shlex.split(command))
+        done = await run_command(argv, cwd=sandbox.base_dir, timeout=timeout, env=sandbox.command_env())
+        return {**done, "stdout": scrub_api_keys(done["stdout"]), "stderr": scrub_api_keys(done["stderr"])}
 
     @tool
     def file_read(path: str) -> str:
         """Read a text file and return its content."""
         _refuse_nul("file_read", path)
         target = sandbox.check_read(path)
-        return read_text_prefix(target, _MAX_OUTPUT_CHARS)
+        return scrub_api_keys(read_text_prefix(target, _MAX_OUTPUT_CHARS))
 
     @tool(side_effects=True)
     def file_write(path: str, content: str, append: bool = False) -> dict[str, Any]:

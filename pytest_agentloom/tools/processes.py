@@ -20,7 +20,7 @@ import contextlib
 import os
 import signal
 import stat
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +36,11 @@ _GRACE_SECONDS = 5.0  # after the kill: time for the pipes to close and the proc
 _CHUNK = 65_536
 
 
-async def run_command(argv: Sequence[str], *, cwd: Path, timeout: float,
-                      max_bytes: int = MAX_OUTPUT_BYTES) -> dict[str, Any]:
+async def run_command(argv: Sequence[str], *, cwd: Path, timeout: float, max_bytes: int = MAX_OUTPUT_BYTES,
+                      env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Run ``argv`` without a shell; its exit code and (decoded, shortened) output, or a :class:`ToolError`."""
     process = await asyncio.create_subprocess_exec(
-        *argv, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+        *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE, start_new_session=True,  # its own process group, so all of it can be stopped
     )
     over: list[str] = []

@@ -5,25 +5,39 @@ Closed unless opened: with the defaults, ``shell_command`` runs nothing,
 host. Each refusal is a :class:`SandboxRefusal` whose ``rule`` names the
 setting that refused and whose message says how to open it. Paths are
 resolved (``..`` and symbolic links included) before they are compared, so a
-path cannot walk out of an allowed folder. ``http_request`` refuses private,
-loopback, link-local, reserved and multicast addresses, written as such or
-resolved from a host name, unless ``allow_internal_targets`` is true.
+path cannot walk out of an allowed folder. ``http_request`` refuses every
+address that is not public (:func:`~pytest_agentloom.core.addresses.is_internal_address`:
+private, loopback, link-local, carrier-grade NAT, reserved, multicast...),
+written as such or resolved from a host name, unless ``allow_internal_targets``
+is true; requests connect only to an address that was checked
+(:meth:`Sandbox.http_transport`), which closes DNS rebinding.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import shutil
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..core.addresses import is_internal_address, is_internal_host, is_ip_literal, resolve_host
+from ..core.addresses import (
+    is_internal_address,
+    is_internal_host,
+    is_ip_literal,
+    public_only_transport,
+    resolve_host,
+)
+from ..core.api_keys import is_api_key_name
 from ..errors import SandboxRefusal
 
-__all__ = ["Sandbox", "SandboxConfig", "SandboxRefusal"]
+__all__ = ["SHELL_ENV", "Sandbox", "SandboxConfig", "SandboxRefusal"]
+
+#: The environment variables ``shell_command`` passes on by default (when set); ``sandbox.shell_env`` adds names.
+SHELL_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TEMP", "TMP", "SYSTEMROOT", "PATHEXT")
 
 
 class SandboxConfig(BaseModel):
@@ -37,6 +51,15 @@ class SandboxConfig(BaseModel):
     needs ``allow_network`` and, when ``allowed_domains`` is not empty, a
     host in it (subdomains included). Relative paths are resolved against
     the workflow file's folder.
+
+    ``allowed_commands`` entries and the command's program are compared as
+    absolute paths, each found as it would run (a bare name on ``PATH``, a path
+    from the workflow's folder). ``shell_command`` is outside the path rules:
+    the *arguments* of an allowed program are not checked against
+    ``readable_paths`` or ``writable_paths`` (``cat /etc/hostname`` runs when
+    ``cat`` is allowed), so allow only programs whose every use is fine.
+    Commands get a minimal environment (:data:`SHELL_ENV` plus ``shell_env``),
+    with or without the sandbox, and never a ``*_API_KEY`` variable.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -49,8 +72,19 @@ class SandboxConfig(BaseModel):
     allow_network: bool = False
     allowed_domains: list[str] = Field(default_factory=list)
     max_write_bytes: int = Field(default=1_000_000, ge=0)
+    #: environment variables passed to ``shell_command`` besides :data:`SHELL_ENV` (never a ``*_API_KEY``)
+    shell_env: list[str] = Field(default_factory=list)
     #: approval-gate webhooks (and other engine HTTP) may reach private, loopback and link-local addresses
     allow_internal_targets: bool = False
+
+    @field_validator("shell_env")
+    @classmethod
+    def _no_api_keys(cls, names: list[str]) -> list[str]:
+        keys = [name for name in names if is_api_key_name(name)]
+        if keys:
+            raise ValueError(f"{', '.join(keys)} holds an API key, which commands never get: remove it from "
+                             "shell_env (pass what the command needs as an argument, or use a tool of your own)")
+        return names
 
 
 class Sandbox:
@@ -75,20 +109,46 @@ class Sandbox:
             candidate = self.base_dir / candidate
         return candidate.resolve()
 
-    def check_command(self, argv: Sequence[str]) -> None:
-        if not self.enabled:
-            return
+    def command_env(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The environment ``shell_command`` runs programs with: :data:`SHELL_ENV` plus ``shell_env``, if set."""
+        source = os.environ if environ is None else environ
+        names = [*SHELL_ENV, *self.config.shell_env]
+        return {name: source[name] for name in names if name in source and not is_api_key_name(name)}
+
+    def check_command(self, argv: Sequence[str], environ: Mapping[str, str] | None = None) -> list[str]:
+        """``argv`` with its program as an absolute path, once that path is one of ``allowed_commands``.
+
+        The program is found as the operating system would run it (a name on ``PATH``, a path against the
+        workflow's folder, where commands run), and so is each allowed entry: ``echo`` allows the ``echo``
+        found on ``PATH``, never a ``bin/echo`` of the workflow. The checked path is the one run.
+        """
         if not argv:
             raise SandboxRefusal("shell_command", "allowed_commands", "the command is empty", "give a command")
-        program = Path(argv[0]).name
+        path = self.command_env(environ).get("PATH")
+        program = self._program(argv[0], path)
+        if not self.enabled:
+            return [program or argv[0], *argv[1:]]
+        if program is None:
+            raise SandboxRefusal("shell_command", "allowed_commands",
+                                 f"'{argv[0]}' was not found (on PATH, or from the workflow's folder)",
+                                 "check the command's name, and give it as it is allowed")
         allowed = self.config.allowed_commands
-        if program not in allowed and argv[0] not in allowed:
-            shown = ", ".join(allowed) or "none"
+        if program not in {self._program(entry, path) for entry in allowed}:
+            shown = f"'{argv[0]}'" if Path(argv[0]).name == argv[0] else f"'{argv[0]}' ({program})"
             raise SandboxRefusal(
                 "shell_command", "allowed_commands",
-                f"'{program}' is not in config.sandbox.allowed_commands (allowed: {shown})",
-                f"add '{program}' to config.sandbox.allowed_commands if the workflow may run it",
+                f"{shown} is not in config.sandbox.allowed_commands (allowed: {', '.join(allowed) or 'none'})",
+                f"add '{argv[0]}' to config.sandbox.allowed_commands if the workflow may run it",
             )
+        return [program, *argv[1:]]
+
+    def _program(self, command: str, path: str | None) -> str | None:
+        """The absolute path ``command`` runs (``..`` removed, links kept: a multi-call binary stays apart)."""
+        if os.sep in command or (os.altsep is not None and os.altsep in command):
+            candidate = self.base_dir / Path(command).expanduser()
+            return os.path.abspath(candidate) if candidate.is_file() else None
+        found = shutil.which(command, path=path if path is not None else os.defpath)
+        return os.path.abspath(found) if found is not None else None
 
     def check_read(self, path: str | os.PathLike[str]) -> Path:
         target = self.resolve(path)
@@ -135,11 +195,24 @@ class Sandbox:
                                  "check the host name") from None
         for address in addresses:
             if is_internal_address(address):
-                raise SandboxRefusal(
-                    "http_request", "allow_internal_targets",
-                    f"'{host}' resolves to {address}, a private, loopback or link-local address",
-                    "set config.sandbox.allow_internal_targets: true if the workflow may reach local services",
-                )
+                raise self.internal_refusal(host, address)
+
+    def internal_refusal(self, host: str, address: str) -> SandboxRefusal:
+        """The refusal of ``host`` resolving to the internal ``address``."""
+        return SandboxRefusal(
+            "http_request", "allow_internal_targets",
+            f"'{host}' resolves to {address}, which is not a public address (private, loopback, "
+            "link-local, carrier-grade NAT or another special-purpose range)",
+            "set config.sandbox.allow_internal_targets: true if the workflow may reach local services",
+        )
+
+    def http_transport(self, **options: Any) -> Any:
+        """The httpx transport requests go through: it connects only to the public addresses it checked
+        (:func:`~pytest_agentloom.core.addresses.public_only_transport`); ``None`` (httpx's own) when the
+        sandbox is off or internal targets are allowed."""
+        if not self.enabled or self.config.allow_internal_targets:
+            return None
+        return public_only_transport(self.internal_refusal, **options)
 
     def check_url(self, url: str) -> None:
         parts = urlsplit(url)
@@ -164,7 +237,8 @@ class Sandbox:
         if is_internal_host(host) and not self.config.allow_internal_targets:
             raise SandboxRefusal(
                 "http_request", "allow_internal_targets",
-                f"'{host}' is a private, loopback or link-local address",
+                f"'{host}' is not a public address (private, loopback, link-local, carrier-grade NAT or another "
+                "special-purpose range)",
                 "set config.sandbox.allow_internal_targets: true if the workflow may reach local services",
             )
 

@@ -85,3 +85,28 @@ def test_stream_with_json_prints_only_the_result(tmp_path, server):
     assert "drain them first" not in json.dumps(result["state"])
     [sent] = server.requests_for("anthropic")
     assert sent.json["thinking"] == {"type": "enabled", "budget_tokens": 2000} and sent.json["max_tokens"] == 6096
+
+
+SECRET_FLOW = """\
+name: secret
+config: {model: gpt-4o-mini, provider: openai}
+state_schema: {passphrase: {redact: true}}
+steps:
+  - {id: a, type: llm_call, prompt: "Repeat {state.passphrase}"}
+"""
+
+
+def test_stream_redacts_a_secret_split_across_pieces_and_api_keys(tmp_path, server):
+    (tmp_path / "flow.yaml").write_text(SECRET_FLOW)
+    (tmp_path / ".agentloom").mkdir()
+    (tmp_path / ".agentloom" / "salt").write_text("stream-salt\n")
+    passphrase = "correct horse battery staple canary"
+    server.plan("openai", text(f"It is {passphrase}, and the key is sk-test-stream-0000 ok."))
+    done = agentloom(tmp_path, server, "run", "flow.yaml", "--stream", "--state", f"passphrase={passphrase}")
+    assert done.returncode == 0, done.stderr
+    streamed = done.stdout.partition("secret: success")[0]
+    for word in ("horse", "battery", "staple", "canary", "sk-test-stream"):
+        assert word not in done.stdout + done.stderr
+    from pytest_agentloom.engine.redaction import make_marker
+
+    assert streamed == f"It is {make_marker(passphrase, salt=b'stream-salt')}, and the key is <SCRUBBED> ok.\n"

@@ -218,7 +218,7 @@ def test_a_missing_file_names_step_and_attachment(tmp_path):
 
 @pytest.mark.parametrize("fetch", ["local", "provider"])
 @pytest.mark.parametrize("url", ["http://127.0.0.1:9/a.png", "http://10.0.0.8/a.png", "http://169.254.169.254/a.png",
-                                 "http://localhost/a.png"])
+                                 "http://localhost/a.png", "http://100.100.100.200/latest/meta-data/a.png"])
 def test_internal_addresses_are_refused_with_either_fetch(tmp_path, url, fetch):
     config = "sandbox: {enabled: false, allow_network: true}"
     result, provider = run(workflow_file(tmp_path, [{"source": url, "fetch": fetch}], config=config))
@@ -230,11 +230,13 @@ def test_a_redirect_into_an_internal_address_is_refused(tmp_path, server, monkey
     base, routes = server
     routes["/hop"] = (302, {"Location": "http://10.1.2.3/x.png"}, b"")
     # the first hop is local (allowed for the test server), the second is checked again and refused
+    from pytest_agentloom.core import addresses as addresses_module
     from pytest_agentloom.tools import sandbox as sandbox_module
 
     real_address, real_host = sandbox_module.is_internal_address, sandbox_module.is_internal_host
-    monkeypatch.setattr(sandbox_module, "is_internal_address", lambda host: host != "127.0.0.1" and real_address(host))
-    monkeypatch.setattr(sandbox_module, "is_internal_host", lambda host: host != "127.0.0.1" and real_host(host))
+    for module in (sandbox_module, addresses_module):  # the checks, and the transport that connects
+        monkeypatch.setattr(module, "is_internal_address", lambda host: host != "127.0.0.1" and real_address(host))
+        monkeypatch.setattr(module, "is_internal_host", lambda host: host != "127.0.0.1" and real_host(host))
     config = "sandbox: {enabled: false, allow_network: true}"
     result, _ = run(workflow_file(tmp_path, [{"source": f"{base}/hop"}], config=config))
     assert result.steps["ask"].error_code == "attachment_refused"
@@ -323,3 +325,30 @@ def test_the_loader_takes_attachment_fields():
     """))
     kinds = [spec.type for spec in workflow.steps[0].attachments]
     assert kinds == ["image", "audio"]
+
+
+def test_a_name_that_resolves_inside_when_connecting_is_refused_dns_rebinding(tmp_path, server, monkeypatch):
+    base, routes = server
+    routes["/a.png"] = (200, {}, PNG)
+    rebinding_to_the_server(monkeypatch)
+    port = base.rsplit(":", 1)[1]
+    config = "sandbox: {enabled: false, allow_network: true}"
+    result, provider = run(workflow_file(tmp_path, [{"source": f"http://files.example.org:{port}/a.png"}],
+                                         config=config))
+    assert result.steps["ask"].error_code == "attachment_refused"
+    assert "resolves to 127.0.0.1" in result.steps["ask"].error and provider.requests == []
+
+
+def rebinding_to_the_server(monkeypatch) -> None:
+    """The check resolves a public address; the connection, a moment later, gets 127.0.0.1 (the test server)."""
+    from pytest_agentloom.core import addresses as addresses_module
+    from pytest_agentloom.tools import sandbox as sandbox_module
+
+    async def public(host, port):
+        return ["93.184.216.34"]
+
+    async def inside(host, port):
+        return ["127.0.0.1"]
+
+    monkeypatch.setattr(sandbox_module, "resolve_host", public)
+    monkeypatch.setattr(addresses_module, "resolve_host", inside)

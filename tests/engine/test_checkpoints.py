@@ -319,14 +319,86 @@ def test_canary_secret_is_in_no_file_any_run_wrote(tmp_path):
             assert secret not in text, f"{secret} found in {path} at {text.find(secret)}"
 
 
-def test_resume_without_the_workflow_file_uses_the_saved_definition_and_says_so(tmp_path, caplog):
+def _widened(path: Path) -> dict[str, Any]:
+    """The checkpoint at ``path`` edited to do more than the workflow allows: a step added, the sandbox off."""
+    doc = json.loads(path.read_text())
+    definition = doc["workflow"]["definition"]
+    definition.setdefault("config", {})["sandbox"] = {"enabled": False}
+    definition["steps"].append({"id": "injected", "type": "tool", "tool_name": "shell_command",
+                                "tool_args": {"command": "touch pwned"}, "depends_on": ["fetch_token"]})
+    path.write_text(json.dumps(doc))
+    return doc
+
+
+def test_resume_never_runs_the_definition_saved_in_the_checkpoint(tmp_path):
     path = interrupted(tmp_path)
+    _widened(path)
     (tmp_path / "flow.yaml").unlink()
-    with caplog.at_level(logging.WARNING, logger="pytest_agentloom.resume"):
-        result = resume_workflow(path, provider=provider(), tools=tools(), clock=VirtualClock(), runs_dir=False,
-                                 redaction_salt=SALT)
-    assert result.ok
-    assert any("resuming from the definition saved in the checkpoint" in r.getMessage() for r in caplog.records)
+    with pytest.raises(CheckpointError, match="is not there, and a checkpoint's saved definition is never run") as err:
+        resume_workflow(path, provider=provider(), tools=tools(), clock=VirtualClock(), runs_dir=False,
+                        redaction_salt=SALT)
+    assert "--workflow FILE" in str(err.value)
+    assert not any(tmp_path.rglob("pwned"))
+
+
+def test_resume_with_the_file_runs_the_file_not_the_widened_definition(tmp_path):
+    path = interrupted(tmp_path)
+    _widened(path)
+    result = resume_workflow(path, provider=provider(), tools=tools(), clock=VirtualClock(), runs_dir=False,
+                             redaction_salt=SALT)
+    assert result.ok and "injected" not in result.steps and not any(tmp_path.rglob("pwned"))
+    doc = json.loads(path.read_text())
+    doc["workflow"]["file"] = None  # a checkpoint that names no file cannot be resumed on its own either
+    path.write_text(json.dumps({**doc, "status": "running"}))
+    with pytest.raises(CheckpointError, match="has no file \\(it was built in Python\\)"):
+        resume_workflow(path, provider=provider(), tools=tools(), runs_dir=False, redaction_salt=SALT)
+    resumed = resume_workflow(path, provider=provider(), tools=tools(), clock=VirtualClock(), runs_dir=False,
+                              redaction_salt=SALT, workflow=tmp_path / "flow.yaml")  # named by the caller: fine
+    assert resumed.status.value == "success"
+
+
+@pytest.mark.parametrize("run_id", ["../../../x", "/tmp/x", "a/b", "..", "", "x" * 129, 7, None])
+def test_a_checkpoint_whose_run_id_could_name_a_path_is_refused_before_anything_is_written(tmp_path, run_id):
+    path = interrupted(tmp_path)
+    doc = json.loads(path.read_text())
+    path.write_text(json.dumps({**doc, "run_id": run_id}))
+    before = sorted(p for p in tmp_path.parent.rglob("*") if p.is_file())
+    with pytest.raises(CheckpointError, match="not a valid run id"):
+        resume_workflow(path, provider=provider(), tools=tools(), clock=VirtualClock(), runs_dir=tmp_path / "runs",
+                        redaction_salt=SALT)
+    assert sorted(p for p in tmp_path.parent.rglob("*") if p.is_file()) == before
+
+
+@pytest.mark.parametrize(("field", "value"), [("resumes", "1/../../x"), ("state", ["x"]), ("steps", "x"),
+                                              ("completed_steps", "lookup"), ("elapsed_seconds", "1"),
+                                              ("workflow", {"name": "support", "hash": 1, "file": None})])
+def test_a_malformed_checkpoint_field_is_a_checkpoint_error_not_a_traceback(tmp_path, field, value):
+    path = interrupted(tmp_path)
+    doc = json.loads(path.read_text())
+    path.write_text(json.dumps({**doc, field: value}))
+    with pytest.raises(CheckpointError, match=f"is malformed: '{field}' must be"):
+        resume_workflow(path, provider=provider(), tools=tools(), runs_dir=False, redaction_salt=SALT)
+
+
+def test_run_ids_that_name_paths_are_refused_where_they_come_in(tmp_path):
+    from pytest_agentloom.errors import UsageError
+
+    with pytest.raises(UsageError, match="not a valid run id"):
+        run_workflow(flow(tmp_path), tools=tools(), provider=provider(), run_id="../escape", runs_dir=tmp_path,
+                     redaction_salt=SALT)
+    with pytest.raises(CheckpointError, match="not a valid run id"):
+        find_checkpoint("../../etc/passwd", checkpoint_dir=tmp_path)
+    assert not (tmp_path.parent / "escape.json").exists()
+
+
+def test_a_run_record_cannot_point_resume_at_another_runs_checkpoint(tmp_path):
+    run(tmp_path, checkpoint=False, checkpoint_dir=tmp_path / "runs" / "elsewhere")
+    record_path = tmp_path / "runs" / "run-cp.json"
+    record = json.loads(record_path.read_text())
+    (tmp_path / "runs" / "elsewhere" / "run-cp.json").rename(tmp_path / "runs" / "elsewhere" / "other.json")
+    record_path.write_text(json.dumps({**record, "checkpoint": "elsewhere/other.json"}))
+    with pytest.raises(CheckpointError, match="No checkpoint for run 'run-cp'"):
+        find_checkpoint("run-cp", runs_dir=tmp_path / "runs")
 
 
 def test_record_names_its_checkpoint_relative_to_the_runs_folder_and_resume_finds_it(tmp_path):
@@ -337,3 +409,19 @@ def test_record_names_its_checkpoint_relative_to_the_runs_folder_and_resume_find
     outside = run_workflow(flow(tmp_path), tools=tools(), provider=provider(), clock=VirtualClock(), run_id="o",
                            runs_dir=tmp_path / "runs", checkpoint_dir=tmp_path / "out", redaction_salt=SALT)
     assert json.loads(outside.record_path.read_text())["checkpoint"] == str(tmp_path / "out" / "o.json")
+
+
+def test_an_in_memory_result_resumes_with_the_workflow_that_ran_never_its_checkpoints_copy(tmp_path):
+    from pytest_agentloom.engine.loader import parse_workflow
+
+    workflow = parse_workflow("name: mem\nsteps:\n  - {id: gate, type: approval_gate, message: 'ok?'}\n")
+    paused = run_workflow(workflow, provider=provider(), clock=VirtualClock(), runs_dir=False,
+                          checkpoint_dir=tmp_path / "cp", redaction_salt=SALT)
+    assert paused.status.value == "paused" and paused.checkpoint is not None
+    paused.checkpoint["workflow"]["definition"]["steps"].append(
+        {"id": "injected", "type": "tool", "tool_name": "shell_command", "tool_args": {"command": "touch pwned"},
+         "depends_on": ["gate"]})
+    paused.checkpoint_path = None  # the document in memory is what gets resumed
+    resumed = resume_workflow(paused, decision="approved", provider=provider(), clock=VirtualClock(),
+                              runs_dir=False, redaction_salt=SALT)
+    assert resumed.ok and list(resumed.steps) == ["gate"]

@@ -13,6 +13,7 @@ import pytest
 from pytest_agentloom.engine.loader import parse_workflow
 from pytest_agentloom.engine.redaction import MARKER_PATTERN, Redactor, env_patterns, make_marker
 from pytest_agentloom.engine.salt import SALT_ENV, SALT_FILE, find_project_root, load_salt
+from pytest_agentloom.errors import UsageError
 
 SALT = b"test-salt"
 
@@ -248,3 +249,33 @@ def test_rotating_the_salt_changes_markers(tmp_path):
 def test_a_secret_shorter_than_4_characters_is_redacted_by_key_only():
     out = redactor("pin").redact_state({"pin": "12", "note": "the pin is 12", "nested": {"pin": 7}})
     assert out == {"pin": m("12"), "note": "the pin is 12", "nested": {"pin": m(7)}}
+
+
+@pytest.mark.parametrize("content", ["", "\n", "   \t\n"])
+def test_an_empty_or_blank_salt_file_is_an_error_naming_the_file_and_the_fix(tmp_path, content):
+    (tmp_path / SALT_FILE).parent.mkdir()
+    (tmp_path / SALT_FILE).write_text(content)
+    with pytest.raises(UsageError) as caught:
+        load_salt(tmp_path, env={})
+    assert str(tmp_path / SALT_FILE) in str(caught.value) and "How to fix: delete" in str(caught.value)
+    assert (tmp_path / SALT_FILE).read_text() == content  # left for the user to look at, never rewritten
+
+
+def test_a_blank_salt_variable_counts_as_unset_and_the_file_is_used(tmp_path):
+    (tmp_path / SALT_FILE).parent.mkdir()
+    (tmp_path / SALT_FILE).write_text("file-salt\n")
+    assert load_salt(tmp_path, env={SALT_ENV: "  "}) == b"file-salt"
+
+
+def test_an_empty_explicit_salt_is_refused_when_a_marker_is_needed():
+    with pytest.raises(UsageError, match="redaction_salt is empty"):
+        Redactor(["api_key"], salt=" ").marker("sk-1234")
+
+
+def test_a_secret_used_as_a_dictionary_key_is_replaced_in_keys_too():
+    r = redactor("token")
+    state = {"token": "tok-abcdef-123", "lookup": {"tok-abcdef-123": {"owner": "ann"}}, "tok-abcdef-123": 1}
+    out = r.redact_state(state)
+    assert out["lookup"] == {m("tok-abcdef-123"): {"owner": "ann"}}
+    assert m("tok-abcdef-123") in out and "tok-abcdef-123" not in str(out)
+    assert r.scrub({"x": {"tok-abcdef-123": "v"}}, ["tok-abcdef-123"]) == {"x": {m("tok-abcdef-123"): "v"}}

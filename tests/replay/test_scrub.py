@@ -64,3 +64,45 @@ def test_file_and_iterator_bodies_are_read_as_bytes() -> None:
     from_iter = Scrubber().request(Request("POST", "http://x/v1/a", iter([b'{"a":', b" 1}"]), {}))
     body(from_file, make_request({"a": 1}))
     body(from_iter, make_request({"a": 1}))
+
+
+def _sse(*texts: str) -> bytes:
+    events = [json.dumps({"choices": [{"index": 0, "delta": {"content": text}}]}) for text in texts]
+    return "".join(f"data: {event}\n\n" for event in events).encode() + b"data: [DONE]\n\n"
+
+
+def test_a_secret_split_across_stream_events_is_replaced_in_what_they_add_up_to() -> None:
+    secret = "correct horse battery staple canary"
+    scrubber = Scrubber(secrets=[secret], marker=lambda value: "<REDACTED:sha256=0123456789abcdef>")
+    body = _sse("The passphrase is correct ", "horse ", "battery ", "staple canary", ". Twice: ", secret, "!")
+    out = scrubber.response({"status": {"code": 200, "message": "OK"},
+                             "headers": {"Content-Type": ["text/event-stream"]}, "body": {"string": body}})
+    text = out["body"]["string"].decode()
+    for word in ("horse", "battery", "staple", "canary"):
+        assert word not in text
+    deltas = [json.loads(line[6:])["choices"][0]["delta"]["content"] for line in text.split("\n")
+              if line.startswith("data: {")]
+    assert "".join(deltas) == ("The passphrase is <REDACTED:sha256=0123456789abcdef>. Twice: "
+                               "<REDACTED:sha256=0123456789abcdef>!")
+    assert len(deltas) == 7 and text.endswith("data: [DONE]\n\n")  # the same events, none dropped
+
+
+def test_ndjson_streams_and_anthropic_events_are_joined_the_same_way() -> None:
+    scrubber = Scrubber(api_keys=["sk-ant-canary-0123456789"])
+    ndjson = b'{"message":{"content":"key sk-ant-"}}\n{"message":{"content":"canary-0123456789 end"}}\n'
+    out = scrubber.body(ndjson, "application/x-ndjson")
+    assert out == b'{"message":{"content":"key <SCRUBBED>"}}\n{"message":{"content":" end"}}\n'
+    sse = (b'event: content_block_delta\ndata: {"type":"content_block_delta","delta":{"text":"sk-ant-can"}}\n\n'
+           b'event: content_block_delta\ndata: {"type":"content_block_delta","delta":{"text":"ary-0123456789"}}\n\n')
+    assert b"ary-0123" not in scrubber.body(sse, "text/event-stream")
+    untouched = b'data: {"delta": {"text": "nothing secret"}}\n\n'
+    assert scrubber.body(untouched, "text/event-stream") == untouched  # unchanged events keep their bytes
+
+
+def test_credentials_in_a_base_url_never_reach_the_recorded_url() -> None:
+    from vcr.request import Request
+
+    request = Request("POST", "http://proxy-user:canary-url-pass-0123@127.0.0.1:9/v1/chat/completions?key=abc",
+                      b"{}", {"Content-Type": "application/json"})
+    scrubbed = Scrubber().request(request)
+    assert scrubbed.uri == f"http://127.0.0.1:9/v1/chat/completions?key={SCRUBBED}"

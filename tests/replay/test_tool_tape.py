@@ -180,3 +180,17 @@ def test_secrets_are_scrubbed_from_the_file_and_replay_still_matches(tmp_path: P
     tools = ToolTape(path, recording=False, scrub=scrub).wrap(outbox.tools)
     assert call(tools, "send_email", to="s3cret-7@example.org") == "sent to <REDACTED>@example.org"
     assert outbox.sent == []
+
+
+def test_a_multi_line_or_long_secret_is_scrubbed_before_yaml_folds_it(tmp_path: Path) -> None:
+    from pytest_agentloom.replay.scrub import Scrubber
+
+    secret = "-----BEGIN KEY-----\nMIIEvAIBADANBgkqhkiG9w0BAQEFAASC " + "x" * 90 + "\n-----END KEY-----"
+    scrubber = Scrubber(secrets=[secret], marker=lambda value: "<REDACTED:sha256=0123456789abcdef>")
+    path = tmp_path / "t.tools.yaml"
+    recording = ToolTape(path, recording=True, scrub=scrubber.text)
+    call(recording.wrap(Outbox().tools), "send_email", to=f"{secret} ops@example.org")
+    recording.save()
+    text = path.read_text()
+    assert "MIIEvAIBADANBgkqhkiG9w0BAQEFAASC" not in text and "x" * 40 not in text
+    assert "<REDACTED:sha256=0123456789abcdef> ops@example.org" in text

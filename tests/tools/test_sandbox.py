@@ -159,8 +159,20 @@ def test_allowed_domains_include_subdomains_only(tmp_path: Path) -> None:
 
 def test_internal_targets_need_their_own_flag(tmp_path: Path) -> None:
     made = tools(tmp_path, allow_network=True)
-    for url in ("http://127.0.0.1:9/", "http://localhost/", "http://10.0.0.8/", "http://169.254.169.254/latest"):
+    for url in ("http://127.0.0.1:9/", "http://localhost/", "http://10.0.0.8/", "http://169.254.169.254/latest",
+                "http://100.100.100.200/latest/meta-data/", "http://[::ffff:100.64.0.1]/", "http://198.18.0.1/"):
         assert refusal(made, "http_request", url=url).rule == "allow_internal_targets"
+
+
+def test_a_name_resolving_into_carrier_grade_nat_is_refused(tmp_path: Path) -> None:
+    sandbox = Sandbox(SandboxConfig(allow_network=True), base_dir=tmp_path)
+
+    async def resolver(host: str, port: int) -> list[str]:
+        return ["100.100.100.200"]
+
+    with pytest.raises(SandboxRefusal, match="not a public address") as info:
+        asyncio.run(sandbox.check_resolved("https://metadata.example.org/latest/meta-data/", resolver))
+    assert info.value.rule == "allow_internal_targets"
 
 
 def test_only_http_urls(tmp_path: Path) -> None:
@@ -207,3 +219,86 @@ def test_a_tool_step_with_a_built_in_follows_the_workflows_sandbox(tmp_path: Pat
     assert not (tmp_path / "b.txt").exists()
     assert result.steps["outside"].status == "failed"
     assert "sandbox refused file_write: rule 'writable_paths'" in result.steps["outside"].error
+
+
+# -- commands: what they run, with what environment --------------------------------------------------------
+
+
+def test_an_allowed_name_never_runs_a_script_of_the_same_name_in_the_workflow_folder(tmp_path: Path) -> None:
+    script = tmp_path / "bin" / "echo"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\necho pwned\n")
+    script.chmod(0o755)
+    made = tools(tmp_path, allowed_commands=["echo"])
+    for command in ("bin/echo hi", "./bin/echo hi", f"{script} hi"):
+        error = refusal(made, "shell_command", command=command)
+        assert error.rule == "allowed_commands" and str(script) in str(error)
+    assert call(made, "shell_command", command="echo hi")["stdout"] == "hi\n"  # the echo on PATH
+    allowed_script = tools(tmp_path, allowed_commands=["bin/echo"])  # allowed by its own path: it runs
+    assert call(allowed_script, "shell_command", command="./bin/echo")["stdout"] == "pwned\n"
+    assert refusal(allowed_script, "shell_command", command="echo hi").rule == "allowed_commands"
+
+
+def test_a_command_that_is_not_found_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    error = refusal(tools(tmp_path, allowed_commands=["no-such-program-x"]), "shell_command",
+                    command="no-such-program-x")
+    assert "was not found" in str(error)
+
+
+def test_commands_get_a_minimal_environment_without_api_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-canary-shell-0123456789")
+    monkeypatch.setenv("SOME_SERVICE_TOKEN", "tok-not-for-commands")
+    monkeypatch.setenv("TICKET_QUEUE", "support")
+    made = tools(tmp_path, allowed_commands=["printenv", "echo"], shell_env=["TICKET_QUEUE"])
+    printed = call(made, "shell_command", command="printenv")["stdout"]
+    assert "sk-canary-shell" not in printed and "tok-not-for-commands" not in printed
+    assert "TICKET_QUEUE=support" in printed and "PATH=" in printed
+    assert call(made, "shell_command", command="printenv OPENAI_API_KEY")["exit_code"] == 1
+    # a key that reaches the output another way is scrubbed like everywhere else
+    echoed = call(made, "shell_command", command="echo key=sk-canary-shell-0123456789")
+    assert echoed["stdout"] == "key=<SCRUBBED>\n"
+    disabled = tools(tmp_path, enabled=False)  # the environment stays minimal with the sandbox off
+    assert "sk-canary-shell" not in call(disabled, "shell_command", command="printenv")["stdout"]
+
+
+def test_an_api_key_cannot_be_passed_to_commands_through_shell_env() -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="OPENAI_API_KEY holds an API key"):
+        SandboxConfig(shell_env=["OPENAI_API_KEY"])
+
+
+def test_arguments_of_an_allowed_command_are_outside_the_path_rules(tmp_path: Path) -> None:
+    """Documented (SandboxConfig, README: Tools): readable_paths does not reach a command's arguments."""
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.txt"
+    outside.write_text("outside")
+    try:
+        made = tools(tmp_path, allowed_commands=["cat"], readable_paths=["data"])
+        assert call(made, "shell_command", command=f"cat {outside}")["stdout"] == "outside"
+        assert refusal(made, "file_read", path=str(outside)).rule == "readable_paths"
+    finally:
+        outside.unlink()
+
+
+def test_http_request_connects_only_to_the_address_it_checked_dns_rebinding(
+        tmp_path: Path, local_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check sees a public address; the connection, a moment later, would get 127.0.0.1: refused there."""
+    from pytest_agentloom.core import addresses as addresses_module
+    from pytest_agentloom.tools import sandbox as sandbox_module
+
+    async def public(host: str, port: int) -> list[str]:
+        return ["93.184.216.34"]
+
+    async def inside(host: str, port: int) -> list[str]:
+        return ["127.0.0.1"]
+
+    monkeypatch.setattr(sandbox_module, "resolve_host", public)
+    monkeypatch.setattr(addresses_module, "resolve_host", inside)
+    port = local_server.rsplit(":", 1)[1]
+    made = tools(tmp_path, allow_network=True)
+    error = refusal(made, "http_request", url=f"http://rebind.example.org:{port}/tickets/7")
+    assert error.rule == "allow_internal_targets" and "resolves to 127.0.0.1" in str(error)
+    monkeypatch.setattr(addresses_module, "resolve_host", public)  # an honest answer goes through the same path
+    monkeypatch.setattr(sandbox_module, "resolve_host", inside)
+    opened = tools(tmp_path, allow_network=True, allow_internal_targets=True)
+    assert call(opened, "http_request", url=f"{local_server}/tickets/7")["status"] == 200

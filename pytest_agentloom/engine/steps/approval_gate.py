@@ -12,12 +12,13 @@ clock, since a resume usually happens in another process. Once the timeout has
 passed, ``on_timeout`` decides (``approve``, ``reject`` or ``fail``) whatever
 decision the resume brought.
 
-Webhook URLs must be ``http``/``https``. A host that is, or resolves to, a
-private, loopback, link-local, reserved or multicast address is refused unless
+Webhook URLs must be ``http``/``https``. A host that is, or resolves to, an
+address that is not public (the rule of :mod:`pytest_agentloom.core.addresses`,
+shared with ``http_request`` and attachment downloads) is refused unless
 ``config.sandbox.allow_internal_targets`` is true, so a workflow file cannot
 make the engine probe an internal network (or a cloud metadata service).
-Known limit: the name is resolved for the check and again by httpx to connect,
-so DNS rebinding (a public answer, then an internal one) is not prevented.
+The post connects only to an address it checked, so DNS rebinding between the
+check and the connection is refused too.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
-from ...core.addresses import is_internal_address, is_ip_literal, resolve_host
+from ...core.addresses import is_internal_address, is_ip_literal, public_only_transport, resolve_host
 from ...errors import StepError
 from ..model import ApprovalGateStep, WebhookNotify
 from ..templates import render, render_args
@@ -90,7 +91,10 @@ async def _notify(step: ApprovalGateStep, notify: WebhookNotify, ctx: StepContex
     import httpx
 
     try:
-        async with httpx.AsyncClient(timeout=notify.timeout, follow_redirects=False, trust_env=False) as client:
+        transport = None if allow_internal else public_only_transport(
+            lambda host, address: _internal_target(step.id, host, address))  # connects where it checked
+        async with httpx.AsyncClient(timeout=notify.timeout, follow_redirects=False, trust_env=False,
+                                     transport=transport) as client:
             response = await client.request(notify.method, notify.url, content=body.encode("utf-8"), headers=headers)
     except httpx.HTTPError as exc:
         ctx.event("webhook", url=notify.url, ok=False, error=f"{type(exc).__name__}: {exc}")
@@ -127,9 +131,13 @@ async def check_webhook_target(url: str, *, allow_internal: bool, step_id: str =
                         code="webhook_failed") from exc
     for address in addresses:
         if is_internal_address(address):
-            raise StepError(
-                f"approval gate '{step_id}': webhook host {host!r} is an internal address ({address}); refused. "
-                "How to fix: use a public URL, or set config.sandbox.allow_internal_targets: true if this "
-                "workflow is meant to call a service on your own network.",
-                code="webhook_refused",
-            )
+            raise _internal_target(step_id, host, address)
+
+
+def _internal_target(step_id: str, host: str, address: str) -> StepError:
+    return StepError(
+        f"approval gate '{step_id}': webhook host {host!r} is an internal address ({address}: not a public "
+        "address); refused. How to fix: use a public URL, or set config.sandbox.allow_internal_targets: true if "
+        "this workflow is meant to call a service on your own network.",
+        code="webhook_refused",
+    )

@@ -238,12 +238,32 @@ def test_resuming_does_not_notify_again(tmp_path, hook_server):
     "http://169.254.169.254/latest/meta-data",
     "http://[::1]:9/hook",
     "http://192.168.0.10/hook",
+    "http://100.100.100.200/latest/meta-data/",
 ])
 def test_internal_webhook_targets_are_refused_without_the_sandbox_flag(tmp_path, url):
     result = run(write_flow(tmp_path, gate_extra=notify(url)), tmp_path)
     assert result.status.value == "failed"
     assert result.steps["gate"].error_code == "webhook_refused"
     assert "allow_internal_targets" in result.steps["gate"].error
+
+
+def test_a_webhook_connects_only_to_the_address_it_checked_dns_rebinding(tmp_path, hook_server, monkeypatch):
+    from pytest_agentloom.core import addresses as addresses_module
+    from pytest_agentloom.engine.steps import approval_gate as gate_module
+
+    async def public(host, port):
+        return ["93.184.216.34"]
+
+    async def inside(host, port):
+        return ["127.0.0.1"]
+
+    monkeypatch.setattr(gate_module, "resolve_host", public)  # the check
+    monkeypatch.setattr(addresses_module, "resolve_host", inside)  # the connection, a moment later
+    url, received = hook_server
+    rebinding = url.replace("127.0.0.1", "hooks.example.org")
+    result = run(write_flow(tmp_path, gate_extra=notify(rebinding)), tmp_path)
+    assert result.steps["gate"].error_code == "webhook_refused"
+    assert "127.0.0.1" in result.steps["gate"].error and received == []
 
 
 def test_non_http_webhook_urls_are_refused(tmp_path):

@@ -1,0 +1,39 @@
+"""The API keys in the environment: values that must never reach a file or an output.
+
+Every ``*_API_KEY`` variable (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ...)
+holds a credential. Cassettes scrub these values, the built-in tools scrub them
+from what they return, and ``shell_command`` never passes such a variable to
+the programs it runs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+__all__ = ["API_KEY_SUFFIX", "MIN_KEY_LENGTH", "SCRUBBED", "api_keys_from_env", "is_api_key_name", "scrub_api_keys"]
+
+API_KEY_SUFFIX = "_API_KEY"
+SCRUBBED = "<SCRUBBED>"
+#: Values shorter than this are not searched for (a placeholder such as "x" would match everywhere).
+MIN_KEY_LENGTH = 8
+
+
+def is_api_key_name(name: str) -> bool:
+    """Whether an environment variable called ``name`` holds an API key."""
+    return name.upper().endswith(API_KEY_SUFFIX)
+
+
+def api_keys_from_env(env: Mapping[str, str] | None = None) -> list[str]:
+    """Values of ``*_API_KEY`` environment variables (at least 8 characters), longest first."""
+    environ = os.environ if env is None else env
+    found = {value for name, value in environ.items() if is_api_key_name(name) and len(value) >= MIN_KEY_LENGTH}
+    return sorted(found, key=lambda value: (-len(value), value))
+
+
+def scrub_api_keys(text: str, env: Mapping[str, str] | None = None) -> str:
+    """``text`` with the value of every ``*_API_KEY`` environment variable replaced by ``<SCRUBBED>``."""
+    for key in api_keys_from_env(env):
+        if key in text:
+            text = text.replace(key, SCRUBBED)
+    return text
