@@ -103,6 +103,9 @@ def parse_state_value(text: str) -> Any:
         return text
     try:
         return json.loads(text, parse_constant=_not_json)
+    except RecursionError:
+        raise _Usage("--state: the JSON value is nested too deeply. How to fix: flatten it, or quote it as a "
+                     "string") from None
     except ValueError:
         return text
 
@@ -159,15 +162,17 @@ def _scripted(path: str) -> Any:
 
     The replies take the forms of scenario tables' ``script`` (:meth:`Scripted.from_data`).
     """
-    import yaml
-
+    from .core.yaml_io import read_yaml_file
+    from .errors import DataReadError
     from .providers.script_data import ScriptDataError
     from .providers.scripted import Scripted
 
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        data = read_yaml_file(path)
     except OSError as exc:
         raise _Usage(f"--script {path}: {exc.strerror or exc}") from None
+    except DataReadError as exc:
+        raise _Usage(f"--script {exc}") from None
     try:
         return Scripted.from_data(data, where=f"--script {path}")
     except ScriptDataError as exc:

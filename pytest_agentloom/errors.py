@@ -29,6 +29,10 @@
     ├── UnusedRepliesError (AssertionError)  a test ended with scripted replies nobody asked for
     ├── MissingTemplateKeyWarning (UserWarning)  a template placeholder rendered empty: its state key is missing
     ├── ScriptDataError (ValueError)       a scripted reply written as data has no reply's form
+    ├── DataReadError (ValueError)         a file we read is unreadable, too big, or data we refuse (file, line)
+    │   ├── YamlReadError                  YAML we refuse: duplicate keys, alias bombs, too deep, invalid
+    │   └── JsonReadError                  JSON we refuse: duplicate keys, too deep, invalid
+    ├── ArtifactError (ValueError)         a saved file (snapshot, tool tape, salt) is corrupted: file, fix
     ├── ReplayError                        a cassette cannot be used as asked (``path``)
     │   ├── CassetteNotFoundError          replay needs a cassette the test does not have yet
     │   ├── CassetteFormatError            the cassette is unreadable, or of a format_version we don't know
@@ -64,15 +68,18 @@ if TYPE_CHECKING:
 __all__ = [
     "AgentStopped",
     "AgentloomError",
+    "ArtifactError",
     "AttachmentRefused",
     "CassetteFormatError",
     "CassetteMismatchError",
     "CassetteNotFoundError",
     "CheckpointError",
+    "DataReadError",
     "ErrorCode",
     "EvaluationError",
     "ExpressionSyntaxError",
     "FileNameClashError",
+    "JsonReadError",
     "MarkerError",
     "MidStreamError",
     "MissingTemplateKeyWarning",
@@ -95,6 +102,7 @@ __all__ = [
     "UnusedRepliesError",
     "UsageError",
     "WorkflowError",
+    "YamlReadError",
     "render_message",
 ]
 
@@ -119,6 +127,10 @@ class ErrorCode(enum.StrEnum):
     INVALID_EXPRESSION = "invalid_expression"  # a router expression does not compile
     CHECKPOINT_ERROR = "checkpoint_error"  # a checkpoint cannot be found, read or resumed
     INVALID_SCRIPT = "invalid_script"  # a scripted reply written as data (--script, a scenario row) has no reply's form
+    UNREADABLE_FILE = "unreadable_file"  # a file is not a regular UTF-8 file under the size cap
+    INVALID_YAML = "invalid_yaml"  # a file is not readable YAML, or YAML we refuse (duplicate keys, alias bombs)
+    INVALID_JSON_DATA = "invalid_json_data"  # a JSON file or value is invalid, has a duplicate key or is too deep
+    CORRUPTED_FILE = "corrupted_file"  # a saved file (snapshot, tool tape, salt) cannot be used as it is
 
     # -- a step that failed: any step
     STEP_ERROR = "step_error"  # a StepError that has no more specific code
@@ -150,6 +162,7 @@ class ErrorCode(enum.StrEnum):
     UNKNOWN_TOOL = "unknown_tool"  # a step names a tool that is not registered
     TOOL_ERROR = "tool_error"  # a tool raised
     SANDBOX_REFUSED = "sandbox_refused"  # a built-in tool's call broke a config.sandbox rule
+    OUTPUT_LIMIT = "output_limit"  # shell_command's output passed its byte cap: the command was stopped
 
     # -- routers, subworkflows, approval gates
     ROUTER_NO_MATCH = "router_no_match"  # no condition matched and the router has no default
@@ -352,6 +365,60 @@ class ScriptDataError(AgentloomError, ValueError):
         self.where = where
         self.hint = hint
         super().__init__(f"{where}: {message}" + (f". How to fix: {hint}" if hint else ""))
+
+
+class DataReadError(AgentloomError, ValueError):
+    """A file we read is not data we accept; names the file and, when known, the line and column.
+
+    ``problem`` is the bare description and ``where`` the ``file:line:column`` text, so a caller with an error
+    of its own (a workflow, a scenario table, a cassette) can wrap it.
+    """
+
+    code: str = ErrorCode.UNREADABLE_FILE
+
+    def __init__(self, problem: str, *, file: str, line: int | None = None, column: int | None = None,
+                 hint: str | None = None) -> None:
+        self.problem, self.file, self.line, self.column, self.hint = problem, file, line, column, hint
+        self.where = file + (f":{line}" if line else "") + (f":{column}" if line and column else "")
+        super().__init__(render_message(f"Cannot read {file}: {problem}", [("line", line)], hint=hint))
+
+    @property
+    def at_line(self) -> str:
+        """`` at line N, column M`` (or nothing), for messages that name the file elsewhere."""
+        if self.line is None:
+            return ""
+        return f" at line {self.line}" + (f", column {self.column}" if self.column else "")
+
+
+class ArtifactError(AgentloomError, ValueError):
+    """A file the package wrote earlier (a snapshot, a tool tape, the salt) cannot be used as it is now.
+
+    Names the file, what is wrong and how to fix it; the file is left as it is.
+    """
+
+    code: str = ErrorCode.CORRUPTED_FILE
+
+    def __init__(self, what: str, problem: str, *, file: str, hint: str) -> None:
+        self.file, self.problem, self.hint = file, problem, hint
+        super().__init__(render_message(f"{what} {file} cannot be used: {problem}", hint=hint))
+
+
+class YamlReadError(DataReadError):
+    """YAML we refuse: invalid syntax, a duplicate key, an alias bomb, nesting too deep.
+
+    Raised by :mod:`pytest_agentloom.core.yaml_io`, the one reader of YAML in the package.
+    """
+
+    code: str = ErrorCode.INVALID_YAML
+
+
+class JsonReadError(DataReadError):
+    """JSON we refuse: invalid syntax, a duplicate key, nesting too deep, a number too long to read.
+
+    Raised by :mod:`pytest_agentloom.core.json_io`.
+    """
+
+    code: str = ErrorCode.INVALID_JSON_DATA
 
 
 # -- while a step runs -----------------------------------------------------------------------------------------

@@ -10,4 +10,7 @@ Nothing here imports the engine, the providers, the tools, replay or pytest code
 - :mod:`.addresses`: which network addresses count as internal.
 - :mod:`.diffs`: path-by-path differences between two values.
 - :mod:`.suggest`: "did you mean" for names.
+- :mod:`.yaml_io`: the one reader of YAML (duplicate keys, alias bombs, depth and size refused).
+- :mod:`.json_io`: the strict reader of JSON we did not write in this process.
+- :mod:`.walk`: depth-first walks without recursion.
 """

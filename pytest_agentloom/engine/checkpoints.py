@@ -26,8 +26,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.clock import is_valid_run_id
+from ..core.json_io import load_json
 from ..core.plain import to_plain
-from ..errors import CheckpointError
+from ..core.yaml_io import DEFAULT_LIMITS, read_text_capped
+from ..errors import CheckpointError, DataReadError
 from .model import Workflow
 from .records import iso_time, list_records, resolve_runs_dir
 from .redaction import Redactor
@@ -141,15 +143,19 @@ def checkpoint_document(run: Run, *, status: str, redactor: Redactor, hash: str,
 # -- finding and reading checkpoints ------------------------------------------------------------------------
 
 
+_TAMPERED = ("How to fix: restore the file from where it was copied, or run the workflow again from the start "
+             "(the file is left as it is).")
+
+
 def load_checkpoint(path: str | Path) -> dict[str, Any]:
     """Read and check a checkpoint file: JSON, the right kind, a known ``format_version``."""
     file = Path(path)
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        data = load_json(read_text_capped(file, max_bytes=DEFAULT_LIMITS.max_bytes, what="checkpoint"), file=str(file))
     except FileNotFoundError:
         raise CheckpointError(f"Checkpoint not found: {file}") from None
-    except ValueError as exc:
-        raise CheckpointError(f"Checkpoint {file} is not valid JSON: {exc}") from None
+    except DataReadError as exc:
+        raise CheckpointError(f"Checkpoint {file} cannot be read: {exc.problem}{exc.at_line}.\n{_TAMPERED}") from None
     return check_checkpoint(data, str(file))
 
 
@@ -171,10 +177,32 @@ def check_checkpoint(data: Any, where: str = "<checkpoint>") -> dict[str, Any]:
     workflow = data.get("workflow")
     if not isinstance(workflow, dict) or not all(isinstance(workflow.get(key), str | None) for key in _WORKFLOW_KEYS):
         problems.append("'workflow' must be a mapping with name, hash and file (text)")
+    if not problems:
+        problems.extend(_inner_problems(data))
     if problems:
         raise CheckpointError(f"Checkpoint {where} is malformed: {'; '.join(problems)}.\n"
-                              "How to fix: use the checkpoint file the run wrote, or run the workflow again.")
+                              "How to fix: use the checkpoint file the run wrote, or run the workflow again "
+                              "(the file is left as it is).")
     return data
+
+
+def _inner_problems(data: dict[str, Any]) -> list[str]:
+    """What inside the right-typed fields would still crash a resume: step results, ids, the pending gate."""
+    problems = []
+    if not isinstance(data["workflow"].get("definition"), dict | None):
+        problems.append("'workflow.definition' must be a mapping")
+    if not all(isinstance(step_id, str) for step_id in data.get("completed_steps") or []):
+        problems.append("'completed_steps' must be a list of step ids")
+    statuses = {status.value for status in StepStatus}
+    for step_id, result in (data.get("steps") or {}).items():
+        if not isinstance(result, dict) or result.get("status") not in statuses:
+            problems.append(f"the result of step '{step_id}' must be a mapping with a known 'status'")
+            break
+    pending = data.get("pending_approval")
+    if pending is not None and not (isinstance(pending.get("step_id"), str)
+                                    and all(isinstance(pending.get(k), int | float) for k in ("clock", "wall"))):
+        problems.append("'pending_approval' must hold 'step_id', 'clock' and 'wall'")
+    return problems
 
 
 _FIELDS: dict[str, tuple[tuple[type, ...], str]] = {

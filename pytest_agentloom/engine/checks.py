@@ -13,7 +13,7 @@ from ..errors import TemplateError, WorkflowError
 from ..tools.schema import find_additional_properties_true
 from .conversation import SPEAKER_PATTERN, conversation_key, read_conversation
 from .expressions import ExpressionSyntaxError, compile_expression
-from .graph import dependency_graph
+from .graph import dependency_graph, step_depths
 from .model import AgentStep, LLMCallStep, NamedToolChoice, RouterStep, Workflow
 from .paths import get_path, parse_path
 from .templates import check_template
@@ -146,19 +146,12 @@ def check_shared_conversations(workflow: Workflow, file: str) -> list[WorkflowEr
     if not any(len(steps) > 1 for steps in users.values()):
         return []
     graph = dependency_graph(workflow)
-    depth: dict[str, int] = {}
-
-    def depth_of(step_id: str) -> int:
-        if step_id not in depth:
-            depth[step_id] = 0  # guards a cycle, which _check_cycles reports
-            depth[step_id] = 1 + max((depth_of(dep) for dep in graph.get(step_id, ())), default=-1)
-        return depth[step_id]
-
+    depth = step_depths(graph)
     problems = []
     for key, steps in users.items():
-        for index, first in enumerate(steps):
-            for second in steps[index + 1:]:
-                if depth_of(first.id) != depth_of(second.id) or _other_branches(workflow, graph, first.id, second.id):
+        for index, second in enumerate(steps):
+            for first in steps[:index]:  # one problem per step: its first clash (not one per pair)
+                if depth[first.id] != depth[second.id] or _other_branches(workflow, graph, first.id, second.id):
                     continue
                 problems.append(WorkflowError(
                     f"steps '{first.id}' and '{second.id}' run in the same layer on the conversation "
@@ -166,6 +159,7 @@ def check_shared_conversations(workflow: Workflow, file: str) -> list[WorkflowEr
                     step_id=second.id, field="conversation",
                     hint=f"chain them: add depends_on: [{first.id}] to '{second.id}'.",
                 ))
+                break
     return problems
 
 

@@ -31,8 +31,9 @@ method called on ``None`` also gives ``None``. Hence
 Genuine mistakes still fail loudly at run time with :class:`EvaluationError`:
 comparing incompatible values (``None < 1``), a string method called on a
 number, dividing by zero, ``len(None)``, ``%`` used to format a string, or
-``+``/``*`` building a string or list longer than 100,000 items (so
-``'x' * 1000000000`` cannot exhaust memory). Anything outside the allowlist
+``+``/``*``, ``str()`` or ``.replace()`` building a string or list longer
+than 100,000 items (so ``'x' * 1000000000``, ``str([[1]*100000]*100000)`` and
+``('a'*100000).replace('a', 'a'*100000)`` cannot exhaust memory). Anything outside the allowlist
 (lambda, comprehensions, f-strings, ``**``, bitwise operators, other calls,
 dunder names, ...) is refused at load time with :class:`ExpressionSyntaxError`.
 """
@@ -42,11 +43,13 @@ from __future__ import annotations
 import ast
 import operator
 import re
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from ..errors import EvaluationError, ExpressionSyntaxError, UsageError
+from .sizes import text_length_at_most
 
 __all__ = [
     "ALLOWED_BUILTINS",
@@ -296,7 +299,9 @@ def _validate(text: str, tree: ast.Expression) -> None:
 def _parse(text: str) -> ast.Expression:
     """Parse with Python's own grammar, turning its errors into ours with Python's message."""
     try:
-        return ast.parse(text, mode="eval")
+        with warnings.catch_warnings():  # "1and x" warns (invalid decimal literal): the text is data, not our code
+            warnings.simplefilter("ignore", SyntaxWarning)
+            return ast.parse(text, mode="eval")
     except SyntaxError as exc:
         where = f" at column {exc.offset}" if exc.offset else ""
         raise ExpressionSyntaxError(
@@ -397,6 +402,17 @@ def _result_length(op: ast.operator, left: Any, right: Any) -> int:
     return 0
 
 
+def _replaced_length(text: str, args: list[Any]) -> int:
+    """Length of ``text.replace(*args)`` (0 when the arguments are not two or three strings and a count)."""
+    if len(args) < 2 or not isinstance(args[0], str) or not isinstance(args[1], str):
+        return 0
+    old, new = args[0], args[1]
+    count = text.count(old) if old else len(text) + 1
+    if len(args) > 2 and isinstance(args[2], int) and args[2] >= 0:
+        count = min(count, args[2])
+    return len(text) + count * (len(new) - len(old))
+
+
 class _Evaluator:
     """Walks a validated tree. Every node type the validator allows has a method here."""
 
@@ -472,7 +488,10 @@ class _Evaluator:
     def call(self, node: ast.Call) -> Any:
         """Builtins by bare name; anything else the validator let through is a string method."""
         if isinstance(node.func, ast.Name):
-            return _BUILTINS[node.func.id](*[self.visit(arg) for arg in node.args])
+            args = [self.visit(arg) for arg in node.args]
+            if node.func.id == "str" and args and text_length_at_most(args[0], _MAX_SEQUENCE) > _MAX_SEQUENCE:
+                raise ValueError(f"str() would build a string longer than {_MAX_SEQUENCE} characters")
+            return _BUILTINS[node.func.id](*args)
         return self._method(cast(ast.Attribute, node.func), node.args)
 
     def _method(self, func: ast.Attribute, args: list[ast.expr]) -> Any:
@@ -482,7 +501,10 @@ class _Evaluator:
             return None
         if not isinstance(receiver, str):
             raise TypeError(f".{func.attr}() needs a string, got {type(receiver).__name__}")
-        return getattr(receiver, func.attr)(*[self.visit(arg) for arg in args])
+        values = [self.visit(arg) for arg in args]
+        if func.attr == "replace" and _replaced_length(receiver, values) > _MAX_SEQUENCE:
+            raise ValueError(f".replace() would build a string longer than {_MAX_SEQUENCE} characters")
+        return getattr(receiver, func.attr)(*values)
 
 
 _HANDLERS: dict[type[ast.AST], Callable[[_Evaluator, Any], Any]] = {

@@ -11,10 +11,13 @@ from __future__ import annotations
 import heapq
 
 from ..core.suggest import did_you_mean
+from ..core.walk import post_order
 from ..errors import WorkflowError
 from .model import RouterStep, Workflow
 
-__all__ = ["ReadySet", "check_cycles", "check_ids", "check_references", "dependency_graph"]
+__all__ = [
+    "ReadySet", "check_cycles", "check_ids", "check_references", "dependency_graph", "known_steps", "step_depths",
+]
 
 
 def dependency_graph(workflow: Workflow) -> dict[str, list[str]]:
@@ -60,6 +63,27 @@ class ReadySet:
         return self._ids[heapq.heappop(self._ready)] if self._ready else None
 
 
+def step_depths(graph: dict[str, list[str]]) -> dict[str, int]:
+    """Each step's layer: 0 without dependencies, else one more than its deepest dependency (no recursion).
+
+    A dependency that is not a step counts as nothing; in a cycle (reported by :func:`check_cycles`) the
+    step met again counts as depth 0.
+    """
+    def known(node: str) -> list[str]:
+        return [dep for dep in graph.get(node, ()) if dep in graph]
+
+    depth: dict[str, int] = {}
+    for node in post_order(graph, known, key=str):
+        depth[node] = 1 + max((depth.get(dep, 0) for dep in graph[node]), default=-1)
+    return depth
+
+
+def known_steps(ids: list[str]) -> str:
+    """``known steps: a, b, c.`` with at most 20 names, so 1,000 mistakes do not print a million names."""
+    shown = ", ".join(ids[:20]) + (f", ... ({len(ids) - 20} more)" if len(ids) > 20 else "")
+    return f"known steps: {shown}."
+
+
 def check_ids(workflow: Workflow, file: str) -> list[WorkflowError]:
     seen: set[str] = set()
     problems = []
@@ -81,7 +105,7 @@ def check_references(workflow: Workflow, file: str) -> list[WorkflowError]:
             if dep not in ids:
                 problems.append(WorkflowError(
                     f"Step '{step.id}' depends on unknown step '{dep}'", file=file, step_id=step.id,
-                    field=f"depends_on[{position}]", hint=did_you_mean(dep, ids) or f"known steps: {', '.join(ids)}.",
+                    field=f"depends_on[{position}]", hint=did_you_mean(dep, ids) or known_steps(ids),
                 ))
             elif dep == step.id:
                 problems.append(WorkflowError(
@@ -108,7 +132,7 @@ def _check_router_targets(step: RouterStep, ids: list[str], file: str) -> list[W
         if target not in ids:
             problems.append(WorkflowError(
                 f"Router '{step.id}' targets unknown step '{target}'", file=file, step_id=step.id, field=field,
-                hint=did_you_mean(target, ids) or f"known steps: {', '.join(ids)}.",
+                hint=did_you_mean(target, ids) or known_steps(ids),
             ))
         elif target == step.id:
             problems.append(WorkflowError(
@@ -120,18 +144,23 @@ def _check_router_targets(step: RouterStep, ids: list[str], file: str) -> list[W
 def check_cycles(workflow: Workflow, file: str) -> list[WorkflowError]:
     graph = dependency_graph(workflow)
     state: dict[str, int] = {}
-    stack: list[str] = []
 
-    def visit(node: str) -> list[str] | None:
-        state[node] = 1
-        stack.append(node)
-        for dep in graph[node]:
-            if state.get(dep) == 1:
+    def visit(start: str) -> list[str] | None:
+        """Depth-first from ``start`` without recursion (a chain of 1,000 steps is an ordinary file)."""
+        stack: list[str] = [start]
+        pending = [iter(graph[start])]
+        state[start] = 1
+        while pending:
+            dep = next(pending[-1], None)
+            if dep is None:
+                state[stack.pop()] = 2
+                pending.pop()
+            elif state.get(dep) == 1:
                 return [*stack[stack.index(dep):], dep]
-            if dep not in state and (cycle := visit(dep)):
-                return cycle
-        stack.pop()
-        state[node] = 2
+            elif dep not in state and dep in graph:
+                state[dep] = 1
+                stack.append(dep)
+                pending.append(iter(graph[dep]))
         return None
 
     for step in workflow.steps:

@@ -18,12 +18,11 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from ..core.suggest import did_you_mean
-from ..core.yaml_load import load_yaml
-from ..errors import WorkflowError
+from ..core.yaml_io import DEFAULT_LIMITS, load_yaml, read_text_capped
+from ..errors import DataReadError, WorkflowError
 from . import checks
 from .expressions import ExpressionSyntaxError, compile_expression
 from .graph import check_cycles, check_ids, check_references
@@ -57,18 +56,20 @@ _CHAIN: ContextVar[tuple[Path, ...]] = ContextVar("agentloom_subworkflow_chain",
 
 def load_workflow(path: str | Path) -> Workflow:
     """Load and check the workflow at ``path``; raise :class:`WorkflowError` if anything is wrong."""
-    source = Path(path).expanduser().resolve()
     try:
-        text = source.read_text(encoding="utf-8")
+        source = Path(path).expanduser().resolve()
+        text = read_text_capped(source, max_bytes=DEFAULT_LIMITS.max_bytes, what="workflow file")
     except FileNotFoundError:
         raise WorkflowError(
             f"Workflow file not found: {path}", file=str(path), hint="check the path; relative paths are "
             "resolved against the current directory (or the test file's folder in the agentloom fixture)."
         ) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError, RuntimeError) as exc:  # ValueError: a NUL; RuntimeError: a symlink loop
+        if isinstance(exc, DataReadError):
+            raise WorkflowError(f"Workflow file cannot be read: {exc.problem}", file=exc.file, hint=exc.hint) from None
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise WorkflowError(
-            f"Workflow file cannot be read: {reason}", file=str(source),
+            f"Workflow file cannot be read: {reason}", file=str(path),
             hint="pass the path of a UTF-8 YAML file.",
         ) from None
     return parse_workflow(text, source=source)
@@ -172,7 +173,14 @@ def _child_field(step: SubworkflowStep) -> str:
 def _file_child(workflow: Workflow, step: SubworkflowStep, chain: tuple[Path, ...], file: str,
                 problems: list[WorkflowError]) -> Workflow | None:
     name = step.child_name
-    path = workflow.resolve_path(name).resolve()
+    try:
+        path = workflow.resolve_path(name).resolve()
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        problems.append(WorkflowError(
+            f"Subworkflow path {name!r} cannot be used: {exc}", file=file, step_id=step.id,
+            field=_child_field(step), hint="give the path of the child workflow file.",
+        ))
+        return None
     if path in chain:
         loop = " -> ".join(str(item) for item in (*chain[chain.index(path):], path))
         problems.append(WorkflowError(
@@ -215,12 +223,10 @@ def _inline_child(workflow: Workflow, step: SubworkflowStep, file: str,
 
 def _read_yaml(text: str, file: str) -> dict[str, Any]:
     try:
-        data = load_yaml(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise WorkflowError(f"Invalid YAML{where}: {problem}", file=file, hint="fix the YAML syntax.") from None
+        data = load_yaml(text, file=file)
+    except DataReadError as exc:
+        problem = exc.problem.removeprefix("invalid YAML: ")
+        raise WorkflowError(f"Invalid YAML{exc.at_line}: {problem}", file=file, hint=exc.hint) from None
     if not isinstance(data, dict):
         raise WorkflowError(
             f"A workflow file must hold a mapping with 'name' and 'steps', got {type(data).__name__}",
@@ -397,13 +403,20 @@ def _inner_model(annotation: Any, loc: tuple[Any, ...]) -> Any:
     return None
 
 
+#: Most problems a message lists; the rest are counted (and kept in ``WorkflowError.problems``).
+MAX_LISTED_PROBLEMS = 50
+
+
 def _combine(problems: list[WorkflowError], file: str) -> WorkflowError:
+    problems = list({str(problem): problem for problem in problems}.values())  # the same problem once
     if len(problems) == 1:
         return problems[0]
     lines = [f"{len(problems)} problems in workflow {file}:"]
-    for number, problem in enumerate(problems, 1):
+    for number, problem in enumerate(problems[:MAX_LISTED_PROBLEMS], 1):
         body = str(problem).replace("\n", "\n     ")
         lines.append(f"  {number}. {body}")
+    if len(problems) > MAX_LISTED_PROBLEMS:
+        lines.append(f"  ... and {len(problems) - MAX_LISTED_PROBLEMS} more: fix these first, then validate again.")
     first = problems[0]
     combined = WorkflowError("\n".join(lines), problems=problems)
     # set after rendering: each problem already names its own file, step and field

@@ -64,9 +64,9 @@ class RetryPolicy(_Strict):
     """
 
     max_retries: int = Field(default=3, ge=0)
-    backoff_seconds: float = Field(default=1.0, ge=0)
-    backoff_multiplier: float = Field(default=2.0, ge=1)
-    max_backoff_seconds: float = Field(default=60.0, ge=0)
+    backoff_seconds: float = Field(default=1.0, ge=0, allow_inf_nan=False)
+    backoff_multiplier: float = Field(default=2.0, ge=1, allow_inf_nan=False)
+    max_backoff_seconds: float = Field(default=60.0, ge=0, allow_inf_nan=False)
     retryable_status_codes: list[int] = Field(default_factory=lambda: list(DEFAULT_RETRYABLE_STATUS_CODES))
 
     @model_validator(mode="before")
@@ -87,7 +87,10 @@ class RetryPolicy(_Strict):
 
     def delay(self, retry_number: int) -> float:
         """Seconds to wait before retry number ``retry_number`` (1 for the first retry)."""
-        raw = self.backoff_seconds * self.backoff_multiplier ** (retry_number - 1)
+        try:
+            raw = self.backoff_seconds * self.backoff_multiplier ** (retry_number - 1)
+        except OverflowError:  # backoff_multiplier: 1e300 passes any cap by the second retry
+            return self.max_backoff_seconds
         return min(raw, self.max_backoff_seconds)
 
 

@@ -15,13 +15,15 @@ temporary folder. A record is ``<run id>.json``; a resumed run writes
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.files import write_json_atomic
+from ..core.json_io import load_json
+from ..core.yaml_io import DEFAULT_LIMITS, read_text_capped
+from ..errors import DataReadError
 
 if TYPE_CHECKING:
     from .result import WorkflowResult
@@ -114,8 +116,9 @@ def list_records(runs_dir: Path) -> list[dict[str, Any]]:
         return records
     for path in sorted(runs_dir.glob("*.json")):
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = load_json(read_text_capped(path, max_bytes=DEFAULT_LIMITS.max_bytes, what="run record"),
+                             file=str(path))
+        except (OSError, DataReadError):  # DataReadError: not a file, not UTF-8, not JSON, nested too deep
             continue
         if isinstance(data, dict) and data.get("kind") == "agentloom.run_record":
             data["_path"] = str(path)

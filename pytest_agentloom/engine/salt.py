@@ -34,13 +34,15 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..core.files import write_text_atomic
-from ..errors import UsageError
+from ..core.yaml_io import read_text_capped
+from ..errors import ArtifactError, DataReadError, UsageError
 
 __all__ = ["SALT_ENV", "SALT_FILE", "find_project_root", "load_salt"]
 
 SALT_ENV = "AGENTLOOM_REDACTION_SALT"
 SALT_FILE = Path(".agentloom") / "salt"
 _ROOT_MARKERS = ("pyproject.toml", "setup.cfg", ".git")
+_MAX_SALT_BYTES = 4096
 
 
 def find_project_root(start: Path | None = None) -> Path:
@@ -65,9 +67,13 @@ def load_salt(start: Path | None = None, *, env: Mapping[str, str] | None = None
         return environ[SALT_ENV].strip().encode("utf-8")
     path = find_project_root(start) / SALT_FILE
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_capped(path, max_bytes=_MAX_SALT_BYTES, what="salt file")
     except FileNotFoundError:
         return _create(path)
+    except DataReadError as exc:  # not UTF-8, a directory, a FIFO, huge: never replaced behind the user's back
+        raise ArtifactError("The redaction salt", exc.problem, file=str(path), hint=(
+            f"delete {path} to have a new salt made (markers written with the old one then no longer match), "
+            f"or set {SALT_ENV}.")) from None
     return _usable(text, path)
 
 

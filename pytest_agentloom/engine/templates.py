@@ -6,7 +6,9 @@ absent ``{state.…}`` value becomes a blank (and a warning) and an unknown bare
 model receives rather than crash a long run. Broken braces and bad format
 specs are different: they are authoring mistakes, so they raise
 :class:`~pytest_agentloom.errors.TemplateError` and can be caught at load time
-with :func:`check_template`.
+with :func:`check_template`. So are sizes past the limits: a width or precision
+over :data:`MAX_FORMAT_WIDTH` (at load time), and a rendered text, or one value
+as text, over :data:`MAX_RENDERED_CHARS` (when it renders).
 
 Tool arguments often carry JSON, HTML or code whose braces are not meant as
 templates, so :func:`render_args` only renders strings that visibly contain a
@@ -26,8 +28,11 @@ from typing import Any, Final
 
 from ..errors import StepError, TemplateError
 from .paths import MISSING, Segment, format_path, get_path, parse_path
+from .sizes import text_length_at_most
 
 __all__ = [
+    "MAX_FORMAT_WIDTH",
+    "MAX_RENDERED_CHARS",
     "MissingHook",
     "check_template",
     "has_placeholder",
@@ -54,6 +59,11 @@ _ARG_NAME: Final = r"[^\W\d]\w*(?:\.\w+|\[[^\[\]{}]+\])*"
 _PLACEHOLDER: Final = re.compile(r"\{state[.\[]|\{" + _ARG_NAME + r"(?:![rsa])?(?::(?:[^\s{}][^{}]*)?)?\}")
 
 _STATE_DOT: Final = "state."
+
+MAX_RENDERED_CHARS: Final = 10_000_000
+"""Longest text a template may render to (a prompt of this size is far past any model's context)."""
+MAX_FORMAT_WIDTH: Final = 10_000
+"""Largest width or precision a format spec may ask for (``{state.x:>999999999}`` would build 1 GB)."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +133,8 @@ def _check_field(field: _Field) -> None:
 def _check_spec(spec: str) -> None:
     """Validate spec grammar; the message comes from Python so it reads like ``str.format``."""
     if _SPEC.fullmatch(spec):
+        if any(int(number) > MAX_FORMAT_WIDTH for number in re.findall(r"[0-9]+", spec)):
+            raise _fail(f"format spec '{spec}' asks for a width or precision over {MAX_FORMAT_WIDTH:,}")
         return
     try:
         format("", spec)
@@ -179,10 +191,14 @@ def render(template: str, state: Mapping[str, Any], *, on_missing: MissingHook |
     ``on_missing`` receives each absent ``{state.…}`` field; without it a warning is logged.
     """
     parts: list[str] = []
+    length = 0
     for literal, field in _checked(template):
         parts.append(literal)
         if field is not None:
             parts.append(_render_field(field, state, on_missing))
+        length += len(literal) + (len(parts[-1]) if field is not None else 0)
+        if length > MAX_RENDERED_CHARS:
+            raise _fail(f"the rendered text would be longer than {MAX_RENDERED_CHARS:,} characters")
     return "".join(parts)
 
 
@@ -213,6 +229,8 @@ def _lookup_bare(name: str, state: Mapping[str, Any]) -> Any:
 
 def _format(value: Any, field: _Field) -> str:
     """Apply conversion then spec; a spec that does not suit the value is the author's error."""
+    if text_length_at_most(value, MAX_RENDERED_CHARS) > MAX_RENDERED_CHARS:
+        raise _fail(f"the value of {{{field.name}}} would be longer than {MAX_RENDERED_CHARS:,} characters as text")
     try:
         return format(_FORMATTER.convert_field(value, field.conversion), field.spec)
     except (TypeError, ValueError) as exc:

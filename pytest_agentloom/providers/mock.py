@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 from ..core.clock import current_clock
 from ..core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, ToolCall, Usage, emit_text
-from ..errors import ScriptError, WorkflowError
+from ..errors import DataReadError, ScriptError, WorkflowError
 
 __all__ = ["MockProvider", "prompt_hash"]
 
@@ -152,18 +152,18 @@ class MockProvider:
 
 
 def _read(path: Path, written: str) -> dict[str, Any]:
-    import yaml
+    from ..core.yaml_io import read_yaml_file
 
     def refused(problem: str, fix: str) -> WorkflowError:
         return WorkflowError(f"config.responses_file {problem}", file=str(path), field="config.responses_file",
                              hint=fix)
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = read_yaml_file(path)  # JSON is YAML too; duplicate keys and alias bombs refused
     except FileNotFoundError:
         raise refused(f"'{written}' does not exist ({path})", "give the path of the recording, relative to "
                       "the workflow file's folder, or remove responses_file and set default_response.") from None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+    except (OSError, DataReadError) as exc:
         raise refused(f"'{written}' cannot be read: {exc}", "give a JSON or YAML file of step id -> reply.") from None
     if data is None:
         return {}

@@ -36,7 +36,8 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from ..core.files import write_text_atomic
-from ..errors import CassetteFormatError
+from ..core.yaml_io import DEFAULT_LIMITS, load_yaml, read_text_capped
+from ..errors import CassetteFormatError, DataReadError
 from .provenance import Provenance
 
 if TYPE_CHECKING:
@@ -47,12 +48,10 @@ __all__ = ["FORMAT_VERSION", "decode_body", "dumps", "encode_body", "loads", "re
 FORMAT_VERSION = 1
 _HEADER = "# pytest-agentloom cassette (format {v}): the HTTP calls of one test, secrets scrubbed.\n"
 
-try:  # the C implementations when PyYAML has them
+try:  # the C implementation when PyYAML has it (reading goes through core.yaml_io, which uses C too)
     _BaseDumper: type = yaml.CSafeDumper
-    _BaseLoader: type = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - PyYAML without libyaml
     _BaseDumper = yaml.SafeDumper
-    _BaseLoader = yaml.SafeLoader
 
 
 class _Dumper(_BaseDumper):  # type: ignore[misc,valid-type]
@@ -165,12 +164,13 @@ def loads(text: str, *, path: str = "<cassette>") -> tuple[Provenance | None, li
 
     how = f"delete {path} and re-record it with --agentloom-record"
     try:
-        document = yaml.load(text, Loader=_BaseLoader)
-    except yaml.YAMLError as exc:
+        document = load_yaml(text, file=path)
+    except DataReadError as exc:
         raise CassetteFormatError(
-            f"Cassette {path} is not valid YAML: {exc}\nHow to fix: {how}.", path=path
-        ) from exc
-    if not isinstance(document, dict) or "interactions" not in document:
+            f"Cassette {path} is not valid YAML: {exc.problem.removeprefix('invalid YAML: ')}"
+            f"{f' ({exc.at_line.strip()})' if exc.line else ''}\nHow to fix: {how}.", path=path
+        ) from None
+    if not isinstance(document, dict) or not isinstance(document.get("interactions", ()), list | None):
         raise CassetteFormatError(
             f"Cassette {path} is not a pytest-agentloom cassette (no 'interactions' list).\nHow to fix: {how}.",
             path=path,
@@ -192,10 +192,10 @@ def loads(text: str, *, path: str = "<cassette>") -> tuple[Provenance | None, li
             request = Request(req["method"], req["url"], decode_body(req.get("body")), _headers_in(req))
             response = {
                 "status": {"code": int(resp["status"]), "message": resp.get("reason") or ""},
-                "headers": {name: list(values) for name, values in (resp.get("headers") or {}).items()},
+                "headers": {name: _header_values(values) for name, values in _headers(resp).items()},
                 "body": {"string": decode_body(resp.get("body")) or b""},
             }
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise CassetteFormatError(
                 f"Cassette {path}: interaction {number} is malformed ({type(exc).__name__}: {exc}).\n"
                 f"How to fix: {how}.",
@@ -206,21 +206,34 @@ def loads(text: str, *, path: str = "<cassette>") -> tuple[Provenance | None, li
     return provenance, requests, responses
 
 
+def _headers(part: dict[str, Any]) -> dict[str, Any]:
+    """A request's or response's ``headers``: a mapping of names to a value or a list of values."""
+    headers = part.get("headers") or {}
+    if not isinstance(headers, dict):
+        raise TypeError(f"'headers' must be a mapping of names to values, got a {type(headers).__name__}")
+    return headers
+
+
+def _header_values(values: Any) -> list[str]:
+    return [str(value) for value in values] if isinstance(values, list) else [str(values)]
+
+
 def _headers_in(req: dict[str, Any]) -> dict[str, str]:
-    return {name: ", ".join(values) if isinstance(values, list) else str(values)
-            for name, values in (req.get("headers") or {}).items()}
+    return {name: ", ".join(map(str, values)) if isinstance(values, list) else str(values)
+            for name, values in _headers(req).items()}
 
 
 def read_cassette(path: str | Path) -> tuple[Provenance | None, list[Request], list[dict[str, Any]]] | None:
     """The cassette at ``path``, or ``None`` when there is no such file."""
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
+        text = read_text_capped(file, max_bytes=DEFAULT_LIMITS.max_bytes, what="cassette")
     except FileNotFoundError:
         return None
-    except UnicodeDecodeError as exc:
-        raise CassetteFormatError(f"Cassette {file} is not UTF-8 text.\nHow to fix: delete it and re-record.",
-                                  path=str(file)) from exc
+    except DataReadError as exc:
+        raise CassetteFormatError(f"Cassette {file} cannot be read: {exc.problem}.\n"
+                                  "How to fix: delete it and re-record it with --agentloom-record.",
+                                  path=str(file)) from None
     return loads(text, path=str(file))
 
 

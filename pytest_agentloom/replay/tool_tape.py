@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from ..core.files import write_text_atomic
-from ..errors import StepError, ToolError, ToolReplayMissError
+from ..core.yaml_io import read_yaml_file
+from ..errors import ArtifactError, DataReadError, StepError, ToolError, ToolReplayMissError
 from ..tools.registry import Tool, ToolRegistry, as_tool
 from .scrub import scrub_data
 
@@ -77,16 +78,26 @@ class ToolTape:
     def _load(self) -> list[dict[str, Any]]:
         if not self.path.is_file():
             return []
-        import yaml
-
-        data = yaml.safe_load(self.path.read_text(encoding="utf-8")) or {}
+        fix = "re-record the test with --agentloom-record (which replaces the file), or restore it from git."
+        try:
+            data = read_yaml_file(self.path)
+        except DataReadError as exc:
+            raise ArtifactError("Tool recording", f"{exc.problem}{exc.at_line}", file=str(self.path),
+                                hint=fix) from None
+        if not isinstance(data, dict):
+            raise ArtifactError("Tool recording", f"it holds a {type(data).__name__}, not a mapping with "
+                                "'format_version' and 'calls'", file=str(self.path), hint=fix)
         version = data.get("format_version")
         if version != TAPE_FORMAT_VERSION:
             raise ToolReplayMissError(
                 f"Tool recording {self.path} has format_version {version!r}; this version reads "
                 f"{TAPE_FORMAT_VERSION}.\nHow to fix: re-record the test with --agentloom-record."
             )
-        return list(data.get("calls") or [])
+        calls = data.get("calls") or []
+        bad = _bad_call(calls)
+        if bad:
+            raise ArtifactError("Tool recording", bad, file=str(self.path), hint=fix)
+        return list(calls)
 
     def runs_for_real(self, name: str) -> bool:
         if self.recording:
@@ -211,6 +222,22 @@ class ToolTape:
         text = yaml.safe_dump({"format_version": TAPE_FORMAT_VERSION, "calls": calls}, sort_keys=False,
                               allow_unicode=True)
         return self.scrub(text)
+
+
+def _bad_call(calls: Any) -> str | None:
+    """What is wrong with a tape's ``calls`` (``None`` when each is ``{tool, arguments, result | error}``)."""
+    if not isinstance(calls, list):
+        return f"'calls' is a {type(calls).__name__}, not a list"
+    for number, call in enumerate(calls, 1):
+        if not isinstance(call, dict) or not isinstance(call.get("tool"), str):
+            return f"call {number} is not a mapping with a 'tool' name"
+        if not isinstance(call.get("arguments") or {}, dict):
+            return f"call {number}: 'arguments' is not a mapping"
+        if "error" in call and not isinstance(call["error"], dict):
+            return f"call {number}: 'error' is not a mapping"
+        if "error" not in call and "result" not in call:
+            return f"call {number} has neither 'result' nor 'error'"
+    return None
 
 
 def _replayed_error(error: Mapping[str, Any]) -> Exception:

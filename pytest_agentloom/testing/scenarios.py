@@ -39,13 +39,15 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.json_io import load_json
 from ..core.suggest import did_you_mean
-from ..errors import ScenarioTableError
+from ..core.yaml_io import DEFAULT_LIMITS, parse_yaml, read_text_capped
+from ..errors import DataReadError, JsonReadError, ScenarioTableError
 from ..providers.script_data import ScriptDataError, replies_from_data
 from ..providers.scripted import Scripted
 
@@ -244,10 +246,13 @@ def _pairs(pairs: list[tuple[Any, Any]]) -> str:
 
 def load_table(path: Path, *, default_workflow: str | None = None) -> list[Scenario]:
     """Read and check a table (``.yaml``/``.yml``, ``.jsonl``, ``.csv``); raise :class:`ScenarioTableError`."""
-    if not path.is_file():
+    try:
+        text = read_text_capped(path, max_bytes=DEFAULT_LIMITS.max_bytes, what="table")
+    except FileNotFoundError:
         raise ScenarioTableError("the file does not exist", file=path,
-                                 hint="check the path; it is relative to the test file's folder.")
-    text = path.read_text(encoding="utf-8")
+                                 hint="check the path; it is relative to the test file's folder.") from None
+    except DataReadError as exc:
+        raise ScenarioTableError(exc.problem, file=path, hint=exc.hint) from None
     suffix = path.suffix.lower()
     if suffix in (".yaml", ".yml"):
         raw = _read_yaml(text, path)
@@ -275,19 +280,15 @@ def load_table(path: Path, *, default_workflow: str | None = None) -> list[Scena
 
 
 def _read_yaml(text: str, path: Path) -> list[tuple[int, Any]]:
-    import yaml
-
-    from ..core.yaml_load import load_yaml_with_node
+    from yaml.nodes import SequenceNode
 
     try:
-        data, node = load_yaml_with_node(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ScenarioTableError(f"invalid YAML: {getattr(exc, 'problem', None) or exc}", file=path,
-                                 line=mark.line + 1 if mark else None) from None
+        data, node = parse_yaml(text, file=path)
+    except DataReadError as exc:
+        raise ScenarioTableError(exc.problem, file=path, line=exc.line, hint=exc.hint) from None
     if data is None:
         return []
-    if not isinstance(data, list) or not isinstance(node, yaml.SequenceNode):
+    if not isinstance(data, list) or not isinstance(node, SequenceNode):
         raise ScenarioTableError(f"a YAML table must be a list of rows, got {type(data).__name__}", file=path,
                                  hint="start each row with '- id: ...'.")
     return [(item.start_mark.line + 1, row) for item, row in zip(node.value, data, strict=True)]
@@ -299,10 +300,10 @@ def _read_jsonl(text: str, path: Path) -> list[tuple[int, Any]]:
         if not line.strip():
             continue
         try:
-            rows.append((number, json.loads(line)))
-        except json.JSONDecodeError as exc:
-            raise ScenarioTableError(f"line is not valid JSON: {exc.msg} (column {exc.colno})", file=path,
-                                     line=number) from None
+            rows.append((number, load_json(line, file=str(path))))
+        except JsonReadError as exc:
+            raise ScenarioTableError(f"line is not valid JSON: {exc.problem}", file=path, line=number,
+                                     hint=exc.hint) from None
     return rows
 
 
@@ -310,7 +311,20 @@ def _read_csv(text: str, path: Path) -> list[tuple[int, Any]]:
     reader = csv.DictReader(io.StringIO(text))
     rows: list[tuple[int, Any]] = []
     line = 1
-    for record in reader:
+    try:
+        header = reader.fieldnames or []
+    except csv.Error as exc:
+        raise ScenarioTableError(f"the CSV header cannot be read: {exc}", file=path, line=1) from None
+    _check_header(header, path)
+    records = iter(reader)
+    while True:
+        try:
+            record = next(records)
+        except StopIteration:
+            break
+        except csv.Error as exc:  # a cell over the field size limit, a NUL, a broken quote
+            raise ScenarioTableError(f"the CSV cannot be read: {_csv_problem(exc)}", file=path,
+                                     line=line + 1, hint=_CSV_HINT) from None  # the row that starts there
         row_line = line + 1
         line = reader.line_num
         row: dict[str, Any] = {}
@@ -325,15 +339,34 @@ def _read_csv(text: str, path: Path) -> list[tuple[int, Any]]:
                 row[column] = cell.strip()
                 continue
             try:
-                row[column] = json.loads(cell)
-            except json.JSONDecodeError as exc:
+                row[column] = load_json(cell, file=str(path))
+            except JsonReadError as exc:
                 raise ScenarioTableError(
-                    f"cell is not valid JSON: {exc.msg}", file=path, row=row_id, field=column, line=row_line,
+                    f"cell is not valid JSON: {exc.problem}", file=path, row=row_id, field=column, line=row_line,
                     hint="CSV cells other than id, workflow and description hold JSON, e.g. "
                          "\"{\"\"ticket\"\": \"\"hello\"\"}\".",
                 ) from None
         rows.append((row_line, row))
     return rows
+
+
+_CSV_HINT = ("keep each cell under 128 KB (the csv module's limit; put large data in a YAML or JSON Lines "
+             "table), and check the quotes.")
+
+
+def _check_header(header: Sequence[str], path: Path) -> None:
+    """Refuse a header that names a column twice: csv.DictReader would silently keep the last cell."""
+    seen: set[str] = set()
+    for column in header:
+        if column in seen:
+            raise ScenarioTableError(f"the header names the column '{column}' twice", file=path, line=1,
+                                     field=column, hint="give every column its own name; merge the two cells.")
+        seen.add(column)
+
+
+def _csv_problem(exc: csv.Error) -> str:
+    text = str(exc)
+    return "a cell is larger than 128 KB" if "field larger than field limit" in text else text
 
 
 def _check_row(row: Any, index: int, line: int, path: Path, default_workflow: str | None) -> Scenario:

@@ -28,7 +28,8 @@ import yaml
 from ..core.diffs import diff_report
 from ..core.files import one_to_one_name, write_text_atomic
 from ..core.plain import to_plain
-from ..errors import FileNameClashError, render_message
+from ..core.yaml_io import load_yaml, read_yaml_file
+from ..errors import ArtifactError, DataReadError, FileNameClashError, render_message
 
 if TYPE_CHECKING:
     from ..engine.result import WorkflowResult
@@ -204,8 +205,11 @@ class SnapshotSession:
         options = options or SnapshotOptions()
         self.used.add(str(path))
         text = dump_yaml(options.data(result))
-        fresh = yaml.safe_load(text)
+        fresh = load_yaml(text, file=path)
         shown = _display(path)
+        if path.is_dir():
+            raise ArtifactError("Snapshot", "it is a directory, not a file", file=shown,
+                                hint=f"remove the directory, then run pytest --agentloom-update-snapshots '{nodeid}'.")
         if not path.exists():
             if self.update or self.create:
                 write_text_atomic(path, text, durable=True)
@@ -215,7 +219,14 @@ class SnapshotSession:
                 f"Snapshot '{label}' does not exist: {shown}\n"
                 f"{update_hint(nodeid, missing=True)}"
             )
-        stored = yaml.safe_load(path.read_text(encoding="utf-8"))
+        try:
+            stored = read_yaml_file(path)
+        except DataReadError as exc:
+            if not self.update:
+                raise ArtifactError("Snapshot", f"{exc.problem}{exc.at_line}", file=shown, hint=(
+                    f"run pytest --agentloom-update-snapshots '{nodeid}' to write it again (then review the "
+                    "diff), or restore it from version control.")) from None
+            stored = None  # rewritten below: the update repairs a corrupted snapshot
         version = stored.get("format_version") if isinstance(stored, dict) else None
         if version != FORMAT_VERSION and not self.update:
             raise AssertionError(

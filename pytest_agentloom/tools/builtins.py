@@ -11,13 +11,14 @@ the event loop, so concurrent tool calls of one reply don't wait on each other.
 
 from __future__ import annotations
 
-import asyncio
 import shlex
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from ..core.api_keys import scrub_api_keys
+from ..errors import ToolError
+from .processes import read_text_prefix, run_command
 from .registry import Tool, ToolRegistry, tool
 from .sandbox import Sandbox, SandboxConfig
 from .schema import schema_for_function
@@ -78,31 +79,20 @@ def builtin_tools(sandbox: Sandbox) -> list[Tool]:
         """
         folder = sandbox.check_read(cwd, "shell_command") if cwd is not None else sandbox.base_dir
         argv = sandbox.check_command(shlex.split(command))
-        process = await asyncio.create_subprocess_exec(
-            *argv, cwd=folder, env=sandbox.command_env(), stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        try:
-            stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
-        except TimeoutError:
-            process.kill()
-            await process.wait()
-            raise TimeoutError(f"command timed out after {timeout:g}s: {command}") from None
-        return {
-            "exit_code": process.returncode,
-            "stdout": scrub_api_keys(stdout.decode("utf-8", errors="replace")[:_MAX_OUTPUT_CHARS]),
-            "stderr": scrub_api_keys(stderr.decode("utf-8", errors="replace")[:_MAX_OUTPUT_CHARS]),
-        }
+        done = await run_command(argv, cwd=folder, timeout=timeout, env=sandbox.command_env())
+        return {**done, "stdout": scrub_api_keys(done["stdout"]), "stderr": scrub_api_keys(done["stderr"])}
 
     @_builtin()
     def file_read(path: str) -> str:
         """Read a text file and return its content."""
+        _refuse_nul("file_read", path)
         target = sandbox.check_read(path)
-        return scrub_api_keys(target.read_text(encoding="utf-8")[:_MAX_OUTPUT_CHARS])
+        return scrub_api_keys(read_text_prefix(target, _MAX_OUTPUT_CHARS))
 
     @_builtin(side_effects=True)
     def file_write(path: str, content: str, append: bool = False) -> dict[str, Any]:
         """Write text to a file (replacing it unless append is true) and return the bytes written."""
+        _refuse_nul("file_write", path)
         data = content.encode("utf-8")
         target = sandbox.check_write(path, len(data))
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -111,3 +101,9 @@ def builtin_tools(sandbox: Sandbox) -> list[Tool]:
         return {"path": str(path), "bytes": len(data)}
 
     return [http_request, shell_command, file_read, file_write]
+
+
+def _refuse_nul(tool_name: str, path: str) -> None:
+    """A NUL cannot be part of a path; say so instead of letting the operating system's ValueError through."""
+    if "\0" in path:
+        raise ToolError(f"{tool_name}: the path {path!r} holds a NUL character, which no file name can hold")

@@ -86,7 +86,7 @@ def test_missing_file_is_a_workflow_error(tmp_path: Path) -> None:
 
 
 def test_a_folder_is_not_a_workflow_file(tmp_path: Path) -> None:
-    with pytest.raises(WorkflowError, match="Workflow file cannot be read: Is a directory") as info:
+    with pytest.raises(WorkflowError, match="Workflow file cannot be read: the workflow file is a directory") as info:
         load_workflow(tmp_path)
     assert info.value.file == str(tmp_path.resolve())
 
@@ -95,7 +95,7 @@ def test_a_file_that_is_not_utf8_is_a_workflow_error(tmp_path: Path) -> None:
     path = tmp_path / "latin1.yaml"
     path.write_bytes("name: caf\xe9\n".encode("latin-1"))
 
-    with pytest.raises(WorkflowError, match="Workflow file cannot be read: 'utf-8' codec can't decode"):
+    with pytest.raises(WorkflowError, match="Workflow file cannot be read: the workflow file is not UTF-8 text"):
         load_workflow(path)
 
 
@@ -106,7 +106,7 @@ def test_yaml_syntax_error_gives_line_and_column() -> None:
     path = WORKFLOWS / "broken_yaml.yaml"
     with pytest.raises(WorkflowError) as info:
         load_workflow(path)
-    assert str(info.value).startswith("Invalid YAML at line 5, column 20: mapping values are not allowed here")
+    assert str(info.value).startswith("Invalid YAML at line 5, column 20: mapping values are not allowed")
     assert_names(info.value, path, None, None)
     assert "How to fix:" in str(info.value)
 

@@ -80,8 +80,11 @@ max_stuck: 2
 
 
 def flow(agent: str = "", config: str = "", *, definition: str = TRIAGER) -> Any:
-    """The triage workflow; ``agent`` adds lines to the agent, ``definition`` replaces it."""
-    body = textwrap.dedent(definition) + textwrap.dedent(agent).strip()
+    """The triage workflow; ``agent`` adds (or replaces) lines of the agent, ``definition`` replaces it."""
+    extra = textwrap.dedent(agent).strip()
+    given = {line.split(":")[0] for line in extra.splitlines()}  # a key given twice would be a load error
+    kept = [line for line in textwrap.dedent(definition).splitlines() if line.split(":")[0] not in given]
+    body = "\n".join(kept) + "\n" + extra
     text = textwrap.dedent("""\
         name: triage
         config: {model: gpt-4o-mini%s}

@@ -1,0 +1,314 @@
+"""The one way the package reads YAML: safe, bounded, and strict about duplicate keys.
+
+Every YAML file we read (workflows, scenario tables, cassettes, snapshots, tool
+tapes, ``--state`` and ``--script`` files) is untrusted: a 400-byte file of
+nested anchors expands to gigabytes, 100,000 nested ``[`` crash the C parser,
+and a repeated key silently replaces the first (``api_key: {redact: true}``
+then ``api_key: {redact: false}`` would switch redaction off). So the reader:
+
+- parses with libyaml's C parser where PyYAML has it (10-50x faster than the
+  pure-Python one), and builds the node tree itself, without recursion;
+- refuses a text over :attr:`YamlLimits.max_bytes`, nesting deeper than
+  ``max_depth``, more than ``max_aliases`` aliases, aliases that together
+  stand for more than ``max_alias_values`` values or ``max_alias_chars``
+  characters of text (each alias counted as the copy the program will see,
+  so a 400-byte "billion laughs" is refused), an anchor that refers to itself, and a
+  key given twice in one mapping (merge keys ``<<`` may be overridden, as YAML
+  intends);
+- raises :class:`~pytest_agentloom.errors.YamlReadError` naming the file, the
+  line and what is wrong. Callers that have an error of their own (a workflow,
+  a scenario table, a cassette) wrap it, keeping the text.
+
+The checks cost one pass over the parser's events; nothing is constructed
+before the whole document has passed them.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.events import (
+    AliasEvent,
+    DocumentEndEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from ..errors import DataReadError, YamlReadError
+
+__all__ = ["DEFAULT_LIMITS", "YamlLimits", "load_yaml", "parse_yaml", "read_text_capped", "read_yaml_file"]
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+try:  # libyaml's parser when PyYAML was built with it
+    _BaseLoader: type = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - PyYAML without libyaml
+    _BaseLoader = yaml.SafeLoader
+
+
+@dataclass(frozen=True)
+class YamlLimits:
+    """How big a YAML document may be, as written and once its aliases are expanded."""
+
+    max_bytes: int = 64 * 1024 * 1024
+    max_depth: int = 200
+    max_aliases: int = 10_000
+    max_alias_values: int = 200_000
+    max_alias_chars: int = 16 * 1024 * 1024
+
+
+DEFAULT_LIMITS = YamlLimits()
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """The safe loader; only its parser, resolver and constructor are used (the composer is ours)."""
+
+
+def load_yaml(text: str, *, file: str | os.PathLike[str] = "<string>", limits: YamlLimits = DEFAULT_LIMITS) -> Any:
+    """The data of the one YAML document in ``text`` (``None`` for an empty text); see the module doc."""
+    return parse_yaml(text, file=file, limits=limits)[0]
+
+
+def parse_yaml(text: str, *, file: str | os.PathLike[str] = "<string>",
+               limits: YamlLimits = DEFAULT_LIMITS) -> tuple[Any, Node | None]:
+    """The data and the root node (for line numbers: ``node.start_mark.line``) of ``text``."""
+    name = str(file)
+    if len(text) > limits.max_bytes:
+        raise YamlReadError(f"the text is {len(text):,} characters, over the limit of {limits.max_bytes:,}",
+                            file=name, hint="split the file, or keep large data out of YAML.")
+    loader = _Loader(text)
+    try:
+        root = _Composer(loader, name, limits).compose()
+        if root is None:
+            return None, None
+        return loader.construct_document(root), root
+    except YamlReadError:
+        raise
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        raise YamlReadError(f"invalid YAML: {exc.problem or exc.context}", file=name,
+                            line=mark.line + 1 if mark else None, column=mark.column + 1 if mark else None,
+                            hint="fix the YAML syntax.") from None
+    except yaml.YAMLError as exc:
+        raise YamlReadError(f"invalid YAML: {exc}", file=name, hint="fix the YAML syntax.") from None
+    except (ValueError, OverflowError) as exc:  # an int over Python's digit limit, a date out of range
+        raise YamlReadError(f"a value cannot be read: {exc}", file=name,
+                            hint="quote the value to keep it as text.") from None
+    finally:
+        loader.dispose()
+
+
+def read_text_capped(path: str | os.PathLike[str], *, max_bytes: int, what: str = "file") -> str:
+    """The UTF-8 text of the regular file at ``path``, refusing FIFOs, devices and files over ``max_bytes``.
+
+    The size is checked on the open file before reading a byte, and the read stops at the cap even if the
+    file grows meanwhile. ``FileNotFoundError`` passes through (callers often treat it apart); every other
+    problem is a :class:`DataReadError` naming the file.
+    """
+    name = str(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        raise DataReadError(f"the {what} cannot be opened: {_reason(exc)}", file=name,
+                            hint="pass the path of a readable file.") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file (a FIFO, socket or device)"
+        raise DataReadError(f"the {what} is {kind}", file=name, hint="pass the path of a regular file.")
+    with os.fdopen(fd, "rb") as handle:
+        if info.st_size > max_bytes:
+            raise DataReadError(f"the {what} is {info.st_size:,} bytes, over the limit of {max_bytes:,}",
+                                file=name, hint="split the file, or keep large data out of it.")
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise DataReadError(f"the {what} is over the limit of {max_bytes:,} bytes", file=name,
+                            hint="split the file, or keep large data out of it.")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataReadError(f"the {what} is not UTF-8 text (byte {exc.start} cannot be decoded)", file=name,
+                            hint="save the file as UTF-8.") from None
+
+
+def read_yaml_file(path: str | os.PathLike[str], *, limits: YamlLimits = DEFAULT_LIMITS) -> Any:
+    """:func:`load_yaml` of a regular file, read with :func:`read_text_capped`."""
+    return load_yaml(read_text_capped(path, max_bytes=limits.max_bytes, what="YAML file"), file=Path(path),
+                     limits=limits)
+
+
+def _reason(exc: Exception) -> str:
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+
+
+class _Composer:
+    """Events to nodes without recursion, checking the limits as it goes."""
+
+    def __init__(self, loader: Any, file: str, limits: YamlLimits) -> None:
+        self.loader, self.file, self.limits = loader, file, limits
+        self.anchors: dict[str, Node] = {}
+        self.open_anchors: set[str] = set()
+        self.sizes: dict[int, tuple[int, int]] = {}  # id(node) -> (expanded nodes, expanded characters)
+        self.aliases = 0
+        self.alias_values = 0
+        self.alias_chars = 0
+
+    def fail(self, problem: str, mark: Any, hint: str) -> YamlReadError:
+        return YamlReadError(problem, file=self.file, line=mark.line + 1 if mark else None,
+                             column=mark.column + 1 if mark else None, hint=hint)
+
+    def compose(self) -> Node | None:
+        loader = self.loader
+        loader.get_event()  # the stream start
+        if loader.check_event(StreamEndEvent):
+            loader.get_event()
+            return None
+        root = self._document()
+        if not loader.check_event(StreamEndEvent):
+            event = loader.get_event()
+            raise self.fail("the file holds more than one YAML document", event.start_mark,
+                            "keep one document; remove the '---' line that starts the next one.")
+        loader.get_event()
+        return root
+
+    def _document(self) -> Node:
+        loader = self.loader
+        loader.get_event()  # the document start
+        stack: list[_Frame] = []
+        root: Node | None = None
+        while root is None:
+            event: Any = loader.get_event()  # C and Python events: same fields, different Mark classes
+            done: Node
+            if isinstance(event, MappingEndEvent | SequenceEndEvent):
+                frame = stack.pop()
+                frame.node.end_mark = event.end_mark
+                self._finish(frame.node, frame.anchor)
+                done = frame.node
+            elif isinstance(event, MappingStartEvent | SequenceStartEvent):
+                kind = MappingNode if isinstance(event, MappingStartEvent) else SequenceNode
+                tag = event.tag
+                if tag is None or tag == "!":
+                    tag = loader.resolve(kind, None, event.implicit)
+                node = kind(tag, [], _marks(event)[0], None, flow_style=event.flow_style)
+                if len(stack) >= self.limits.max_depth:
+                    raise self.fail(f"the data is nested more than {self.limits.max_depth} levels deep",
+                                    event.start_mark, "flatten the data.")
+                self._anchor(event, node)
+                stack.append(_Frame(node, event.anchor))
+                continue
+            elif isinstance(event, AliasEvent):
+                done = self._alias(event)
+            elif isinstance(event, ScalarEvent):
+                tag = event.tag
+                if tag is None or tag == "!":
+                    tag = loader.resolve(ScalarNode, event.value, event.implicit)
+                done = ScalarNode(tag, event.value, *_marks(event), style=event.style)
+                self._anchor(event, done)
+                self._finish(done, event.anchor)
+            else:  # pragma: no cover - the parser emits nothing else inside a document
+                raise self.fail(f"unexpected {type(event).__name__}", event.start_mark, "fix the YAML syntax.")
+            if not stack:
+                root = done
+            else:
+                self._add(stack[-1], done)
+        end = loader.get_event()
+        assert isinstance(end, DocumentEndEvent)
+        return root
+
+    def _anchor(self, event: Any, node: Node) -> None:
+        if event.anchor is not None:
+            self.anchors[event.anchor] = node
+            if not isinstance(node, ScalarNode):
+                self.open_anchors.add(event.anchor)
+
+    def _alias(self, event: Any) -> Node:
+        if event.anchor not in self.anchors:
+            raise self.fail(f"the alias *{event.anchor} refers to no anchor", event.start_mark,
+                            f"define '&{event.anchor}' before using '*{event.anchor}'.")
+        if event.anchor in self.open_anchors:
+            raise self.fail(f"the alias *{event.anchor} refers to a value that contains it (a loop)",
+                            event.start_mark, "a value cannot include itself; write it out instead.")
+        self.aliases += 1
+        if self.aliases > self.limits.max_aliases:
+            raise self.fail(f"more than {self.limits.max_aliases:,} aliases", event.start_mark,
+                            "write the repeated values out, or use fewer '*' aliases.")
+        target = self.anchors[event.anchor]
+        values, chars = self.sizes[id(target)]
+        self.alias_values += values
+        self.alias_chars += chars
+        if self.alias_values > self.limits.max_alias_values or self.alias_chars > self.limits.max_alias_chars:
+            raise self.fail(
+                f"the aliases stand for more than {self.limits.max_alias_values:,} values or "
+                f"{self.limits.max_alias_chars:,} characters (an alias bomb?)", event.start_mark,
+                "the aliases ('*name') repeat too much data: write the values out, or use fewer aliases.")
+        return target
+
+    def _finish(self, node: Node, anchor: Any) -> None:
+        if anchor is not None:
+            self.open_anchors.discard(anchor)
+        if isinstance(node, ScalarNode):
+            size = (1, len(node.value))
+        else:
+            children = [part for pair in node.value for part in pair] if isinstance(node, MappingNode) else node.value
+            sizes = [self.sizes[id(child)] for child in children]
+            size = (1 + sum(n for n, _ in sizes), sum(c for _, c in sizes))
+        self.sizes[id(node)] = size
+
+    def _add(self, frame: _Frame, child: Node) -> None:
+        if isinstance(frame.node, SequenceNode):
+            frame.node.value.append(child)
+            return
+        if frame.key is None:
+            frame.key = child
+            return
+        key, frame.key = frame.key, None
+        if isinstance(key, ScalarNode) and key.tag != _MERGE_TAG:
+            self._check_duplicate(frame, key)
+        frame.node.value.append((key, child))
+
+    def _check_duplicate(self, frame: _Frame, key: ScalarNode) -> None:
+        value = self._key(key)
+        earlier = frame.seen.setdefault(value, key)
+        if earlier is not key:
+            raise self.fail(
+                f"the key '{key.value}' appears twice in one mapping (first on line {earlier.start_mark.line + 1})",
+                key.start_mark, f"keep one '{key.value}:'; a repeated key silently replaces the first.")
+
+    def _key(self, key: ScalarNode) -> Any:
+        try:
+            value = self.loader.construct_object(key)
+        except (yaml.YAMLError, ValueError, OverflowError):
+            value = key.value
+        try:
+            hash(value)
+        except TypeError:
+            value = key.value
+        return value
+
+
+def _marks(event: Any) -> tuple[Any, Any]:
+    """An event's start and end marks (libyaml's Mark class is not the one PyYAML's nodes are typed with)."""
+    return event.start_mark, event.end_mark
+
+
+class _Frame:
+    """A mapping or sequence being composed: its node, the key waiting for its value, the keys seen."""
+
+    __slots__ = ("anchor", "key", "node", "seen")
+
+    def __init__(self, node: Node, anchor: str | None) -> None:
+        self.node, self.anchor = node, anchor
+        self.key: Node | None = None
+        self.seen: dict[Any, ScalarNode] = {}
