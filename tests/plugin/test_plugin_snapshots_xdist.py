@@ -27,7 +27,7 @@ def test_two_workers_write_all_snapshots_and_report_unused_correctly(triage: pyt
     )
     result = triage.runpytest_subprocess(*FAST, "-n", "2", "--agentloom-update-snapshots")
     result.assert_outcomes(passed=8)
-    result.stdout.fnmatch_lines(["agentloom: 8 snapshots written"])
+    result.stdout.fnmatch_lines(["agentloom: 8 snapshots created:"])
     written = sorted(p.name for p in triage.path.rglob("__snapshots__/**/*.yaml"))
     assert len(written) == 8
     assert not list(triage.path.rglob("*.tmp"))
