@@ -96,6 +96,10 @@ def parse_yaml(text: str, *, file: str | os.PathLike[str] = "<string>",
         raise
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
+        if "nesting depth" in str(exc.problem):  # libyaml >= 0.2.5 stops deep flow nesting while scanning ahead
+            raise YamlReadError(f"the data is nested more than {limits.max_depth} levels deep", file=name,
+                                line=mark.line + 1 if mark else None, column=mark.column + 1 if mark else None,
+                                hint="flatten the data.") from None
         raise YamlReadError(f"invalid YAML: {exc.problem or exc.context}", file=name,
                             line=mark.line + 1 if mark else None, column=mark.column + 1 if mark else None,
                             hint="fix the YAML syntax.") from None
