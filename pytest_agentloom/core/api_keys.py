@@ -9,9 +9,12 @@ the programs it runs.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
-__all__ = ["API_KEY_SUFFIX", "MIN_KEY_LENGTH", "SCRUBBED", "api_keys_from_env", "is_api_key_name", "scrub_api_keys"]
+__all__ = [
+    "API_KEY_SUFFIX", "MIN_KEY_LENGTH", "SCRUBBED", "api_keys_from_env", "is_api_key_name", "replace_each",
+    "scrub_api_keys",
+]
 
 API_KEY_SUFFIX = "_API_KEY"
 SCRUBBED = "<SCRUBBED>"
@@ -33,7 +36,14 @@ def api_keys_from_env(env: Mapping[str, str] | None = None) -> list[str]:
 
 def scrub_api_keys(text: str, env: Mapping[str, str] | None = None) -> str:
     """``text`` with the value of every ``*_API_KEY`` environment variable replaced by ``<SCRUBBED>``."""
-    for key in api_keys_from_env(env):
-        if key in text:
-            text = text.replace(key, SCRUBBED)
+    return replace_each(text, [(key, SCRUBBED) for key in api_keys_from_env(env)])
+
+
+def replace_each(text: str, pairs: Iterable[tuple[str, str]]) -> str:
+    """``text`` with each ``(raw, replacement)`` applied in the order given (callers put the longest first,
+    so a secret that contains another is replaced whole). Shared by cassette scrubbing, streamed output
+    and the built-in tools, so the three replace alike."""
+    for raw, replacement in pairs:
+        if raw in text:
+            text = text.replace(raw, replacement)
     return text

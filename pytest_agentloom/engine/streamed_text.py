@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..core.api_keys import replace_each
+
 __all__ = ["StreamedTextScrubber"]
 
 
@@ -33,10 +35,7 @@ class StreamedTextScrubber:
         return text
 
     def _replaced(self, text: str) -> str:
-        for raw, replacement in self._pairs:
-            if raw in text:
-                text = text.replace(raw, replacement)
-        return text
+        return replace_each(text, self._pairs)
 
     def _possible_start(self, text: str) -> int:
         """The length of the longest end of ``text`` that begins some secret (0: none)."""

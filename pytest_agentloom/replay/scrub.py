@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from ..core.api_keys import SCRUBBED, api_keys_from_env
+from ..core.api_keys import SCRUBBED, api_keys_from_env, replace_each
 
 if TYPE_CHECKING:
     from vcr.request import Request
@@ -232,10 +232,7 @@ class Scrubber:
 
     def text(self, value: str) -> str:
         """``value`` with every secret and key replaced, longest first."""
-        for raw, replacement in self._pairs:
-            if raw in value:
-                value = value.replace(raw, replacement)
-        return value
+        return replace_each(value, self._pairs)
 
     def data(self, value: Any) -> Any:
         """A copy of JSON data with :meth:`text` applied to every string (keys included)."""
