@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..core.files import one_to_one_name
 from ..core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
 from ..errors import CassetteMismatchError, CassetteNotFoundError, UnusedInteractionsError, render_message
+from .index import RequestIndex
 from .matchers import (
     DEFAULT_MATCH_ON,
     body_data,
@@ -128,6 +129,15 @@ def _cassette_class() -> Any:
 
     class AgentloomCassette(Cassette):  # type: ignore[misc]
         session: CassetteSession | None = None
+        index: RequestIndex | None = None
+
+        def _responses(self, request: Any) -> Iterator[tuple[int, Any]]:
+            """vcrpy's lookup (used by ``in`` and ``play_response``), through the index (see :mod:`.index`)."""
+            if self.index is None:
+                self.index = RequestIndex(self._match_on)
+            request = self._before_record_request(request)
+            for position in self.index.matches(request, self.data):
+                yield position, self.data[position][1]
 
         def can_play_response_for(self, request: Any) -> bool:
             playable = bool(super().can_play_response_for(request))
@@ -456,6 +466,8 @@ class CassetteSession:
                         "body": {"string": b""}}
             self._cassette.data.insert(min(position, len(self._cassette.data)), (scrubbed, response))
             self._cassette.dirty = True
+            if self._cassette.index is not None:
+                self._cassette.index.invalidate()
         call.pending.clear()
 
     def _unmatched(self, request: Request) -> None:

@@ -48,6 +48,7 @@ __all__ = [
     "body_data",
     "body_diff",
     "body_difference_count",
+    "index_key",
     "matcher_names",
     "method",
     "resolve_matchers",
@@ -180,7 +181,48 @@ def _ignoring(ignore: tuple[str, ...]) -> Callable[[Any, Any], None]:
         body(request, recorded, ignore)
 
     body_ignoring.__name__ = "body"  # vcrpy and our messages name the matcher
+    _IGNORING_PATHS[body_ignoring] = ignore
     return body_ignoring
+
+
+#: The ``body`` matchers built by :func:`_ignoring`, with the paths each leaves out.
+_IGNORING_PATHS: dict[Callable[[Any, Any], None], tuple[str, ...]] = {}
+
+
+# -- index keys --------------------------------------------------------------------------------------------
+
+
+def _method_key(request: Request) -> str:
+    return request.method.upper()  # type: ignore[no-any-return]
+
+
+def _url_key(request: Request) -> tuple[str, tuple[tuple[str, str], ...]]:
+    return _path(request), tuple(sorted(parse_qsl(request.parsed_uri.query, keep_blank_values=True)))
+
+
+def _body_key(request: Request, ignore: tuple[str, ...] = ()) -> tuple[str, Any]:
+    raw = _raw(request)
+    parsed = _normalised(raw, ignore)
+    return ("raw", raw) if parsed is None else ("json", parsed[0])
+
+
+def index_key(matcher: Callable[[Any, Any], Any]) -> Callable[[Request], Any] | None:
+    """For a built-in matcher, a function of one request such that two requests have equal keys exactly when
+    the matcher passes for them (what :mod:`.index` buckets recordings by); ``None`` for any other matcher.
+
+    ``body``: equal raw bytes are equal JSON texts, and a JSON body never equals a non-JSON one byte for
+    byte, so (kind, canonical text or bytes) is the key.
+    """
+    if matcher is method:
+        return _method_key
+    if matcher is url:
+        return _url_key
+    if matcher is body:
+        return _body_key
+    ignore = _IGNORING_PATHS.get(matcher)
+    if ignore is not None:
+        return functools.partial(_body_key, ignore=ignore)
+    return None
 
 
 def _imported(name: str) -> Callable[[Any, Any], None]:
