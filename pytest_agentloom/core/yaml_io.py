@@ -45,10 +45,13 @@ from yaml.events import (
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..errors import DataReadError, YamlReadError
+from .gc_pause import paused_gc
+from .yaml_fast import NOT_PLAIN, plain_data
 
 __all__ = ["DEFAULT_LIMITS", "YamlLimits", "load_yaml", "parse_yaml", "read_text_capped", "read_yaml_file"]
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_STR_TAG = "tag:yaml.org,2002:str"
 
 try:  # libyaml's parser when PyYAML was built with it
     _BaseLoader: type = yaml.CSafeLoader
@@ -75,7 +78,20 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
 
 
 def load_yaml(text: str, *, file: str | os.PathLike[str] = "<string>", limits: YamlLimits = DEFAULT_LIMITS) -> Any:
-    """The data of the one YAML document in ``text`` (``None`` for an empty text); see the module doc."""
+    """The data of the one YAML document in ``text`` (``None`` for an empty text); see the module doc.
+
+    A plain document is read in one pass (:mod:`.yaml_fast`, same limits, same data); anything else, and
+    every error, goes the two-pass way of :func:`parse_yaml`.
+    """
+    if len(text) <= limits.max_bytes:
+        loader = _Loader(text)
+        try:
+            with paused_gc():
+                data = plain_data(loader, limits)
+        finally:
+            loader.dispose()
+        if data is not NOT_PLAIN:
+            return data
     return parse_yaml(text, file=file, limits=limits)[0]
 
 
@@ -88,10 +104,11 @@ def parse_yaml(text: str, *, file: str | os.PathLike[str] = "<string>",
                             file=name, hint="split the file, or keep large data out of YAML.")
     loader = _Loader(text)
     try:
-        root = _Composer(loader, name, limits).compose()
-        if root is None:
-            return None, None
-        return loader.construct_document(root), root
+        with paused_gc():  # nodes and values are only allocated here, never freed: see core.gc_pause
+            root = _Composer(loader, name, limits).compose()
+            if root is None:
+                return None, None
+            return loader.construct_document(root), root
     except YamlReadError:
         raise
     except yaml.MarkedYAMLError as exc:
@@ -105,7 +122,8 @@ def parse_yaml(text: str, *, file: str | os.PathLike[str] = "<string>",
                             hint="fix the YAML syntax.") from None
     except yaml.YAMLError as exc:
         raise YamlReadError(f"invalid YAML: {exc}", file=name, hint="fix the YAML syntax.") from None
-    except (ValueError, OverflowError) as exc:  # an int over Python's digit limit, a date out of range
+    except (ValueError, OverflowError, IndexError) as exc:  # an int over Python's digit limit, a date out of
+        # range, an empty '!!int' (PyYAML's int constructor indexes the empty text)
         raise YamlReadError(f"a value cannot be read: {exc}", file=name,
                             hint="quote the value to keep it as text.") from None
     finally:
@@ -193,36 +211,40 @@ class _Composer:
         stack: list[_Frame] = []
         root: Node | None = None
         while root is None:
-            event: Any = loader.get_event()  # C and Python events: same fields, different Mark classes
+            event: Any = loader.get_event()  # C and Python events: same classes and fields, different Mark classes
+            kind = type(event)
             done: Node
-            if isinstance(event, MappingEndEvent | SequenceEndEvent):
-                frame = stack.pop()
-                frame.node.end_mark = event.end_mark
-                self._finish(frame.node, frame.anchor)
-                done = frame.node
-            elif isinstance(event, MappingStartEvent | SequenceStartEvent):
-                kind = MappingNode if isinstance(event, MappingStartEvent) else SequenceNode
-                tag = event.tag
-                if tag is None or tag == "!":
-                    tag = loader.resolve(kind, None, event.implicit)
-                node = kind(tag, [], _marks(event)[0], None, flow_style=event.flow_style)
-                if len(stack) >= self.limits.max_depth:
-                    raise self.fail(f"the data is nested more than {self.limits.max_depth} levels deep",
-                                    event.start_mark, "flatten the data.")
-                self._anchor(event, node)
-                stack.append(_Frame(node, event.anchor))
-                continue
-            elif isinstance(event, AliasEvent):
-                done = self._alias(event)
-            elif isinstance(event, ScalarEvent):
+            if kind is ScalarEvent:  # first: most events are scalars
                 tag = event.tag
                 if tag is None or tag == "!":
                     tag = loader.resolve(ScalarNode, event.value, event.implicit)
                 done = ScalarNode(tag, event.value, *_marks(event), style=event.style)
-                self._anchor(event, done)
-                self._finish(done, event.anchor)
+                if event.anchor is not None:
+                    self.anchors[event.anchor] = done
+            elif kind is MappingEndEvent or kind is SequenceEndEvent:
+                frame = stack.pop()
+                frame.node.end_mark = event.end_mark
+                if frame.anchor is not None:
+                    self.open_anchors.discard(frame.anchor)
+                done = frame.node
+            elif kind is MappingStartEvent or kind is SequenceStartEvent:
+                node_kind = MappingNode if kind is MappingStartEvent else SequenceNode
+                tag = event.tag
+                if tag is None or tag == "!":
+                    tag = loader.resolve(node_kind, None, event.implicit)
+                node = node_kind(tag, [], _marks(event)[0], None, flow_style=event.flow_style)
+                if len(stack) >= self.limits.max_depth:
+                    raise self.fail(f"the data is nested more than {self.limits.max_depth} levels deep",
+                                    event.start_mark, "flatten the data.")
+                if event.anchor is not None:
+                    self.anchors[event.anchor] = node
+                    self.open_anchors.add(event.anchor)
+                stack.append(_Frame(node, event.anchor))
+                continue
+            elif kind is AliasEvent:
+                done = self._alias(event)
             else:  # pragma: no cover - the parser emits nothing else inside a document
-                raise self.fail(f"unexpected {type(event).__name__}", event.start_mark, "fix the YAML syntax.")
+                raise self.fail(f"unexpected {kind.__name__}", event.start_mark, "fix the YAML syntax.")
             if not stack:
                 root = done
             else:
@@ -230,12 +252,6 @@ class _Composer:
         end = loader.get_event()
         assert isinstance(end, DocumentEndEvent)
         return root
-
-    def _anchor(self, event: Any, node: Node) -> None:
-        if event.anchor is not None:
-            self.anchors[event.anchor] = node
-            if not isinstance(node, ScalarNode):
-                self.open_anchors.add(event.anchor)
 
     def _alias(self, event: Any) -> Node:
         if event.anchor not in self.anchors:
@@ -249,7 +265,7 @@ class _Composer:
             raise self.fail(f"more than {self.limits.max_aliases:,} aliases", event.start_mark,
                             "write the repeated values out, or use fewer '*' aliases.")
         target = self.anchors[event.anchor]
-        values, chars = self.sizes[id(target)]
+        values, chars = self._size(target)
         self.alias_values += values
         self.alias_chars += chars
         if self.alias_values > self.limits.max_alias_values or self.alias_chars > self.limits.max_alias_chars:
@@ -259,16 +275,29 @@ class _Composer:
                 "the aliases ('*name') repeat too much data: write the values out, or use fewer aliases.")
         return target
 
-    def _finish(self, node: Node, anchor: Any) -> None:
-        if anchor is not None:
-            self.open_anchors.discard(anchor)
-        if isinstance(node, ScalarNode):
-            size = (1, len(node.value))
-        else:
-            children = [part for pair in node.value for part in pair] if isinstance(node, MappingNode) else node.value
-            sizes = [self.sizes[id(child)] for child in children]
-            size = (1 + sum(n for n, _ in sizes), sum(c for _, c in sizes))
-        self.sizes[id(node)] = size
+    def _size(self, node: Node) -> tuple[int, int]:
+        """How many values and characters ``node`` stands for, its aliases expanded (each alias counted as the
+        copy a program sees). Computed only for alias targets, once each: most documents have no alias, and
+        sizing every node cost a third of reading a big cassette. The nodes form no loop (refused in ``_alias``).
+        """
+        sizes = self.sizes
+        stack: list[tuple[Node, bool]] = [(node, False)]
+        while stack:
+            current, children_done = stack.pop()
+            if id(current) in sizes:
+                continue
+            if isinstance(current, ScalarNode):
+                sizes[id(current)] = (1, len(current.value))
+                continue
+            children = ([part for pair in current.value for part in pair] if isinstance(current, MappingNode)
+                        else current.value)
+            if children_done:
+                parts = [sizes[id(child)] for child in children]
+                sizes[id(current)] = (1 + sum(n for n, _ in parts), sum(c for _, c in parts))
+            else:
+                stack.append((current, True))
+                stack.extend((child, False) for child in children if id(child) not in sizes)
+        return sizes[id(node)]
 
     def _add(self, frame: _Frame, child: Node) -> None:
         if isinstance(frame.node, SequenceNode):
@@ -291,6 +320,8 @@ class _Composer:
                 key.start_mark, f"keep one '{key.value}:'; a repeated key silently replaces the first.")
 
     def _key(self, key: ScalarNode) -> Any:
+        if key.tag == _STR_TAG:  # what the constructor would build, without calling it (most keys)
+            return key.value
         try:
             value = self.loader.construct_object(key)
         except (yaml.YAMLError, ValueError, OverflowError):
