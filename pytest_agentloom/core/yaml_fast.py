@@ -66,6 +66,11 @@ class _Builder:
 
     def __init__(self, loader: Any, limits: Any) -> None:
         self.loader, self.limits = loader, limits
+        resolvers = loader.yaml_implicit_resolvers
+        # the first characters an implicit resolver looks at (loader.resolve returns str for any other), or
+        # None when a resolver would look at every scalar: then every scalar goes through loader.resolve
+        self.resolved_first: frozenset[str] | None = (
+            None if None in resolvers or loader.yaml_path_resolvers else frozenset(resolvers))
         self.anchors: dict[str, tuple[Any, int, int]] = {}  # name -> (value, values, characters) it stands for
         self.open_anchors: set[str] = set()
         self.values = 0  # values read so far, aliases counted as the copies they stand for
@@ -135,7 +140,11 @@ class _Builder:
         text = event.value
         tag = event.tag
         if tag is None or tag == "!":
-            tag = self.loader.resolve(ScalarNode, text, event.implicit)
+            first = self.resolved_first
+            if first is not None and (not event.implicit[0] or text[:1] not in first):
+                tag = _STR  # quoted, a block, or a plain scalar no resolver applies to: what resolve answers
+            else:
+                tag = self.loader.resolve(ScalarNode, text, event.implicit)
         if tag == _STR:
             value: Any = text
         elif tag in _CONSTRUCTED:

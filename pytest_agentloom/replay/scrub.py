@@ -173,6 +173,13 @@ def _body_bytes(request: Any) -> bytes | None:
     return bytes(raw) if raw is not None else None
 
 
+def _nothing_to_scrub(request: Any) -> bool:
+    """Whether :meth:`Scrubber.request` (with no values to replace) would return a request equal to this one."""
+    if not all(name in KEPT_REQUEST_HEADERS for name in request.headers):  # kept names are lower case
+        return False
+    return isinstance(request.body, bytes | None) and Scrubber.url(request.uri) == request.uri
+
+
 def _keep_response_header(name: str) -> bool:
     return name in KEPT_RESPONSE_HEADERS or name.startswith(KEPT_RESPONSE_HEADER_PREFIXES)
 
@@ -271,7 +278,13 @@ class Scrubber:
     # -- vcrpy hooks ------------------------------------------------------------------------------------------
 
     def request(self, request: Request) -> Request:
-        """``before_record_request``: a scrubbed copy (vcrpy also calls it on each request before matching)."""
+        """``before_record_request``: a scrubbed copy (vcrpy also calls it on each request before matching).
+
+        A request with nothing to scrub (one read from a cassette, when no secret or key is known) comes back
+        as it is: the copy would be equal to it, and vcrpy scrubs every recording it loads.
+        """
+        if not self._pairs and _nothing_to_scrub(request):
+            return request
         scrubbed = copy.copy(request)
         headers = {name.lower(): value for name, value in request.headers.items()}
         kept = {name: self.text(str(value)) for name, value in headers.items() if name in KEPT_REQUEST_HEADERS}

@@ -106,3 +106,18 @@ def test_credentials_in_a_base_url_never_reach_the_recorded_url() -> None:
                       b"{}", {"Content-Type": "application/json"})
     scrubbed = Scrubber().request(request)
     assert scrubbed.uri == f"http://127.0.0.1:9/v1/chat/completions?key={SCRUBBED}"
+
+
+def test_a_request_with_nothing_to_scrub_comes_back_as_it_is() -> None:
+    loaded = Request("POST", "https://api.openai.com/v1/chat/completions", b'{"a": 1}',
+                     {"content-type": "application/json"})
+    assert Scrubber().request(loaded) is loaded  # a recording read back: vcrpy scrubs each one it loads
+    for other in (Request("POST", "https://u:p@proxy/v1/chat", b"{}", {"content-type": "application/json"}),
+                  Request("POST", "https://x/v1?key=abc", b"{}", {}),
+                  Request("POST", "https://x/v1", b"{}", {"Content-Type": "application/json"}),
+                  Request("POST", "https://x/v1", b"{}", {"authorization": "Bearer sk"})):
+        scrubbed = Scrubber().request(other)
+        assert scrubbed is not other
+        assert Scrubber().request(scrubbed) is scrubbed  # and what it gives is clean
+    keyed = Scrubber(api_keys=["sk-canary-0123456789"])
+    assert keyed.request(loaded) is not loaded  # with values to replace, always a scrubbed copy
