@@ -52,6 +52,7 @@ from .matchers import (
     resolve_matchers,
 )
 from .modes import RecordMode
+from .patching import PatchSwitch
 from .provenance import Provenance, stale_workflows, workflow_hash
 from .scrub import Scrubber, api_keys_from_env
 from .serializer import dumps, read_cassette, write_atomic
@@ -196,6 +197,15 @@ def _is_timeout(exc: BaseException | None) -> bool:
     return False
 
 
+class _ReadResponse(dict):  # type: ignore[type-arg]
+    """A response as the file gave it, held by no one else: vcrpy deep-copies every response it appends, to
+    keep a live one from being changed under the client; for these the copy protects nothing (and cost a
+    third of loading a 1,000-interaction cassette). The scrub that follows builds a plain dict anyway."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _ReadResponse:
+        return self
+
+
 class _Persister:
     """vcrpy's persister interface, reading and writing our format for one session."""
 
@@ -208,7 +218,7 @@ class _Persister:
         loaded = self._session._loaded
         if loaded is None:
             raise VcrNotFound()
-        return loaded[1], loaded[2]
+        return loaded[1], [_ReadResponse(response) for response in loaded[2]]
 
     def save_cassette(self, cassette_path: Any, cassette_dict: Any, serializer: Any) -> None:
         pass  # the session writes the file itself, once, at close()
@@ -230,8 +240,8 @@ class CassetteSession:
         self._workflows: dict[str, str] = {}
         self._lock = threading.Lock()
         self._depth = 0
-        self._patches: contextlib.ExitStack | None = None
-        self._patchers: list[Any] | None = None
+        self._patches: PatchSwitch | None = None
+        self._last_scrub: tuple[Request, Scrubber, Request] | None = None
         self.mismatches: list[CassetteMismatchError] = []
         self.loaded_count = 0
         self.opened = False
@@ -410,14 +420,11 @@ class CassetteSession:
         self.open()
         with self._lock:
             if self._depth == 0:
-                if self._patchers is None:  # built once: vcrpy's patchers can be entered again after exiting
+                if self._patches is None:  # built once: vcrpy's patchers can be applied again after undoing
                     from vcr.patch import CassettePatcherBuilder
 
-                    self._patchers = list(CassettePatcherBuilder(self._cassette).build())
-                stack = contextlib.ExitStack()
-                for patcher in self._patchers:
-                    stack.enter_context(patcher)
-                self._patches = stack
+                    self._patches = PatchSwitch(CassettePatcherBuilder(self._cassette).build())
+                self._patches.__enter__()
             self._depth += 1
         try:
             yield
@@ -429,14 +436,20 @@ class CassetteSession:
 
     def _unpatch_all(self) -> None:
         if self._patches is not None:
-            patches, self._patches = self._patches, None
-            patches.close()
-            self._depth = 0
+            self._patches.__exit__(None, None, None)  # a no-op when they are not applied
+        self._depth = 0
 
     # -- vcrpy hooks ----------------------------------------------------------------------------------------
 
     def _scrub_request(self, request: Request) -> Request:
-        return self._scrubber.request(request)
+        """The scrubbed copy of ``request``; vcrpy asks for it up to three times per request (``in``,
+        ``play_response``), so the last answer is kept for the same request object and scrubber."""
+        last = self._last_scrub
+        if last is not None and last[0] is request and last[1] is self._scrubber:
+            return last[2]
+        scrubbed = self._scrubber.request(request)
+        self._last_scrub = (request, self._scrubber, scrubbed)
+        return scrubbed
 
     def _scrub_response(self, response: dict[str, Any]) -> dict[str, Any]:
         return self._scrubber.response(response)
