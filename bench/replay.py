@@ -279,18 +279,26 @@ def matching_cost(folder: Path, rounds: int) -> dict[int, float]:
     return {size: statistics.median(values[1:]) for size, values in costs.items()}
 
 
-def load_time(folder: Path, rounds: int) -> float:
-    """Median seconds to open (read, parse, build) a cassette of :data:`LOAD_SIZE` interactions."""
+def load_time(folder: Path, rounds: int) -> tuple[float, float]:
+    """Median seconds to open (read, parse, build) a cassette of :data:`LOAD_SIZE` interactions, and, as a
+    yardstick of the machine's speed in the same rounds, to read its text with ``yaml.load(CSafeLoader)``
+    (libyaml's parser and composer, PyYAML's constructor: no limits, no duplicate-key check)."""
+    import yaml
+
     path = folder / f"synthetic-load{LOAD_SIZE}.yaml"
     write_synthetic(path, LOAD_SIZE)
-    times = []
+    times: list[float] = []
+    yardstick: list[float] = []
     for _ in range(rounds + 1):
         started = time.perf_counter()
         session = open_session(path)
         times.append(time.perf_counter() - started)
         assert session.loaded_count == LOAD_SIZE
         session.close()
-    return statistics.median(times[1:])
+        started = time.perf_counter()
+        yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)  # a yardstick
+        yardstick.append(time.perf_counter() - started)
+    return statistics.median(times[1:]), statistics.median(yardstick[1:])
 
 
 # -- what bench/compare.py prints ------------------------------------------------------------------------------
@@ -337,8 +345,9 @@ def main(argv: list[str] | None = None) -> None:
                 print(f"  {size:>5} interactions: {cost * 1e6:8.1f} us  ({cost / costs[MATCH_SIZES[0]]:.2f}x "
                       f"the {MATCH_SIZES[0]}-interaction cost)")
         if "load" in only:
-            seconds = load_time(folder, max(3, args.rounds // 4))
-            print(f"loading a {LOAD_SIZE}-interaction cassette: {seconds:.3f} s (target <= 0.3 s)")
+            seconds, yardstick = load_time(folder, max(3, args.rounds // 4))
+            print(f"loading a {LOAD_SIZE}-interaction cassette: {seconds:.3f} s (target <= 0.3 s); "
+                  f"yaml.load(CSafeLoader) of the same text: {yardstick:.3f} s ({seconds / yardstick:.2f}x it)")
 
 
 def print_replays(folder: Path, rounds: int) -> None:

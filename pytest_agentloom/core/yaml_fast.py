@@ -73,7 +73,8 @@ class _Builder:
             None if None in resolvers or loader.yaml_path_resolvers else frozenset(resolvers))
         self.anchors: dict[str, tuple[Any, int, int]] = {}  # name -> (value, values, characters) it stands for
         self.open_anchors: set[str] = set()
-        self.values = 0  # values read so far, aliases counted as the copies they stand for
+        self.tags: dict[str, str] = {}  # plain scalar text -> its resolved tag
+        self.values = 0  # values read inside open anchors, aliases counted as the copies they stand for
         self.chars = 0
         self.aliases = 0
         self.alias_values = 0
@@ -90,6 +91,7 @@ class _Builder:
 
     def _document(self) -> Any:
         loader, max_depth = self.loader, self.limits.max_depth
+        first, open_anchors = self.resolved_first, self.open_anchors
         # a frame: [container, anchor, values and characters when it started, key waiting for its value]
         stack: list[list[Any]] = []
         pending = _NO_KEY
@@ -97,7 +99,12 @@ class _Builder:
             event: Any = loader.get_event()
             kind = type(event)
             if kind is ScalarEvent:
-                value = self._scalar(event)
+                text = event.value
+                if (event.tag is None and event.anchor is None and first is not None
+                        and (not event.implicit[0] or text[:1] not in first) and not open_anchors):
+                    value = text  # the common case, inline: a string no resolver applies to, outside anchors
+                else:
+                    value = self._scalar(event)
             elif kind is MappingEndEvent or kind is SequenceEndEvent:
                 container, anchor, values, chars, pending = stack.pop()
                 if anchor is not None:
@@ -116,7 +123,8 @@ class _Builder:
                 if event.anchor is not None:
                     self.open_anchors.add(event.anchor)
                 stack.append([{} if mapping else [], event.anchor, self.values, self.chars, pending])
-                self.values += 1
+                if open_anchors:  # sizes matter only inside an anchor (for the aliases that repeat it)
+                    self.values += 1
                 pending = _NO_KEY
                 continue
             elif kind is AliasEvent:
@@ -143,6 +151,12 @@ class _Builder:
             first = self.resolved_first
             if first is not None and (not event.implicit[0] or text[:1] not in first):
                 tag = _STR  # quoted, a block, or a plain scalar no resolver applies to: what resolve answers
+            elif first is not None:  # a plain scalar: its tag depends on its text alone
+                tag = self.tags.get(text)
+                if tag is None:
+                    tag = self.loader.resolve(ScalarNode, text, event.implicit)
+                    if len(text) <= 40:  # keys and short values repeat; long texts would only fill the memo
+                        self.tags[text] = tag
             else:
                 tag = self.loader.resolve(ScalarNode, text, event.implicit)
         if tag == _STR:
@@ -151,8 +165,9 @@ class _Builder:
             value = self.loader.yaml_constructors[tag](self.loader, ScalarNode(tag, text))
         else:
             raise _NotPlain
-        self.values += 1
-        self.chars += len(text)
+        if self.open_anchors:
+            self.values += 1
+            self.chars += len(text)
         if event.anchor is not None:
             self.anchors[event.anchor] = (value, 1, len(text))
         return value

@@ -134,7 +134,7 @@ def _cassette_class() -> Any:
 
         def _responses(self, request: Any) -> Iterator[tuple[int, Any]]:
             """vcrpy's lookup (used by ``in`` and ``play_response``), through the index (see :mod:`.index`)."""
-            if self.index is None:
+            if self.index is None:  # a cassette the session did not open
                 self.index = RequestIndex(self._match_on)
             request = self._before_record_request(request)
             for position in self.index.matches(request, self.data):
@@ -272,6 +272,8 @@ class CassetteSession:
             before_record_response=self._scrub_response, allow_playback_repeats=False,
         )
         self._cassette.session = self
+        self._cassette.index = RequestIndex(self._cassette._match_on)
+        self._cassette.index.follow(self._cassette.data)  # keys computed while loading, not on the first call
         self.loaded_count = len(self._cassette.data)
         self.opened = True
         return self

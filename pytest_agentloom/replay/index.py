@@ -51,7 +51,8 @@ class RequestIndex:
         self._buckets.clear()
         self._count = 0
 
-    def _follow(self, data: Sequence[tuple[Any, Any]]) -> None:
+    def follow(self, data: Sequence[tuple[Any, Any]]) -> None:
+        """Index what vcrpy appended to ``data`` since the last call."""
         if len(data) < self._count:
             self.invalidate()
         for position in range(self._count, len(data)):
@@ -60,7 +61,7 @@ class RequestIndex:
 
     def matches(self, request: Any, data: Sequence[tuple[Any, Any]]) -> Iterator[int]:
         """Positions in ``data`` of the recordings every matcher accepts for ``request``, in recorded order."""
-        self._follow(data)
+        self.follow(data)
         for position in self._buckets.get(self.key(request), ()):
             if all(_passes(matcher, request, data[position][0]) for matcher in self._others):
                 yield position
