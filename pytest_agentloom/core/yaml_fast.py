@@ -23,23 +23,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from yaml.events import (
-    AliasEvent,
-    DocumentEndEvent,
-    DocumentStartEvent,
-    MappingEndEvent,
-    MappingStartEvent,
-    ScalarEvent,
-    SequenceEndEvent,
-    SequenceStartEvent,
-    StreamEndEvent,
-    StreamStartEvent,
-)
+from yaml import events
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 __all__ = ["NOT_PLAIN", "plain_data"]
 
 NOT_PLAIN: Any = object()
+
+_SCALAR, _ALIAS = events.ScalarEvent, events.AliasEvent
+_MAP_START, _MAP_END, _SEQ_START, _SEQ_END = (events.MappingStartEvent, events.MappingEndEvent,
+                                              events.SequenceStartEvent, events.SequenceEndEvent)
 
 _STR = "tag:yaml.org,2002:str"
 _MAP = "tag:yaml.org,2002:map"
@@ -81,13 +74,15 @@ class _Builder:
         self.alias_chars = 0
 
     def build(self) -> Any:
-        loader = self.loader
-        if type(loader.get_event()) is not StreamStartEvent or type(loader.get_event()) is not DocumentStartEvent:
-            raise _NotPlain
+        self._expect(events.StreamStartEvent, events.DocumentStartEvent)
         value = self._document()
-        if type(loader.get_event()) is not DocumentEndEvent or type(loader.get_event()) is not StreamEndEvent:
-            raise _NotPlain
+        self._expect(events.DocumentEndEvent, events.StreamEndEvent)
         return value
+
+    def _expect(self, *kinds: type) -> None:
+        for kind in kinds:
+            if type(self.loader.get_event()) is not kind:
+                raise _NotPlain
 
     def _document(self) -> Any:
         loader, max_depth = self.loader, self.limits.max_depth
@@ -98,23 +93,23 @@ class _Builder:
         while True:
             event: Any = loader.get_event()
             kind = type(event)
-            if kind is ScalarEvent:
+            if kind is _SCALAR:
                 text = event.value
                 if (event.tag is None and event.anchor is None and first is not None
                         and (not event.implicit[0] or text[:1] not in first) and not open_anchors):
                     value = text  # the common case, inline: a string no resolver applies to, outside anchors
                 else:
                     value = self._scalar(event)
-            elif kind is MappingEndEvent or kind is SequenceEndEvent:
+            elif kind is _MAP_END or kind is _SEQ_END:
                 container, anchor, values, chars, pending = stack.pop()
                 if anchor is not None:
                     self.open_anchors.discard(anchor)
                     self.anchors[anchor] = (container, self.values - values, self.chars - chars)
                 value = container
-            elif kind is MappingStartEvent or kind is SequenceStartEvent:
+            elif kind is _MAP_START or kind is _SEQ_START:
                 if len(stack) >= max_depth:
                     raise _NotPlain
-                mapping = kind is MappingStartEvent
+                mapping = kind is _MAP_START
                 tag = event.tag
                 if tag is None or tag == "!":
                     tag = loader.resolve(MappingNode if mapping else SequenceNode, None, event.implicit)
@@ -127,7 +122,7 @@ class _Builder:
                     self.values += 1
                 pending = _NO_KEY
                 continue
-            elif kind is AliasEvent:
+            elif kind is _ALIAS:
                 value = self._alias(event)
             else:
                 raise _NotPlain
@@ -137,7 +132,7 @@ class _Builder:
             if type(container) is list:
                 container.append(value)
             elif pending is _NO_KEY:
-                if kind is not ScalarEvent or value in container:
+                if kind is not _SCALAR or value in container:
                     raise _NotPlain  # a complex key or an alias as a key, a repeated key: the two-pass reader
                 pending = value
             else:
