@@ -272,7 +272,7 @@ class CassetteSession:
             before_record_response=self._scrub_response, allow_playback_repeats=False,
         )
         self._cassette.session = self
-        self._cassette.index = RequestIndex(self._cassette._match_on)
+        self._cassette.index = RequestIndex(self._matchers())
         self._cassette.index.follow(self._cassette.data)  # keys computed while loading, not on the first call
         self.loaded_count = len(self._cassette.data)
         self.opened = True

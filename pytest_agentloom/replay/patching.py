@@ -22,11 +22,13 @@ from unittest import mock
 __all__ = ["PatchSwitch"]
 
 _MISSING: Any = object()
+#: The class of what ``mock.patch.object`` returns (made, never started, to learn it without naming it).
+_MOCK_PATCH = type(mock.patch.object(mock, "DEFAULT", None))
 
 
 def _plain(patcher: Any) -> bool:
     """A ``mock.patch.object(target, name, new)`` with none of mock's options (what vcrpy builds)."""
-    return (isinstance(patcher, mock._patch) and patcher.new is not mock.DEFAULT  # type: ignore[attr-defined]
+    return (isinstance(patcher, _MOCK_PATCH) and patcher.new is not mock.DEFAULT
             and not patcher.create and patcher.spec is None and patcher.spec_set is None
             and patcher.autospec is None and patcher.new_callable is None and not patcher.kwargs
             and patcher.attribute_name is None and not patcher.additional_patchers)
