@@ -54,7 +54,8 @@ class LiveSettings:
             _refuse_with_live(config, mode, replay)
             for name, parse in (("repeat", repeat_count), ("min_pass_rate", pass_rate)):
                 value, source = read_setting_from(config, name)
-                parse(value, source)  # the command line's and the ini's; a marker's is checked per test
+                if value is not None:  # the command line's and the ini's; a marker's is checked per test
+                    parse(value, source)
             return cls(live=True, record_repetitions=record)
         for name in ("repeat", "min_pass_rate", "record_repetitions"):
             if config.getoption("agentloom_" + name, default=None) is not None:

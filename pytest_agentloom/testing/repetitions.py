@@ -5,8 +5,9 @@ and YAML-only tests too) goes through :func:`run_repetitions` instead of pytest'
 protocol: setup, call and teardown run once per repetition, with fresh function-scoped
 fixtures each time (the fixtures of the module, class and session are kept between
 repetitions), and pytest hears of one test with one aggregated report. The test passes when
-at least ``min_pass_rate`` of its repetitions pass. A setup that fails or skips, or a test that
-skips, ends the repetitions at once and is reported as it is: that is no behaviour of the model.
+at least ``min_pass_rate`` of its repetitions pass. A repetition whose setup fails or skips, or that
+skips counts as a repetition that did not pass; when no repetition got past its setup, or every one
+skipped, the test is reported as the first repetition was (an error or a skip).
 
 What each repetition's runs did (termination reason, output, tokens, cost) reaches a
 :class:`RepetitionLog` through the harness's observer, the way workflow coverage collects
@@ -58,7 +59,8 @@ def repetition_plan(config: pytest.Config, marker: Mapping[str, Any]) -> Plan:
     """
     repeat, repeat_from = read_setting_from(config, "repeat", marker)
     rate, rate_from = read_setting_from(config, "min_pass_rate", marker)
-    return Plan(repeat_count(repeat, repeat_from), pass_rate(rate, rate_from), rate_from)
+    return Plan(1 if repeat is None else repeat_count(repeat, repeat_from),
+                1.0 if rate is None else pass_rate(rate, rate_from), rate_from)
 
 
 class RepetitionLog:
@@ -119,9 +121,11 @@ def _test_lines(nodeid: str, entry: Mapping[str, Any]) -> list[str]:
     passes, done = outcomes.count("passed"), len(outcomes)
     rate = passes / done if done else 0.0
     plan = Plan(entry["repeat"], entry["min_pass_rate"])
-    verdict = "passed" if passes >= plan.passes_needed and done == plan.repeat else "FAILED"
-    if done < plan.repeat:
-        verdict = f"stopped after {done} of {plan.repeat} ({outcomes[-1] if outcomes else 'not run'})"
+    verdict = "passed" if passes >= plan.passes_needed else "FAILED"
+    if done and outcomes.count("skipped") == done:
+        verdict = "skipped"
+    if done < plan.repeat:  # interrupted (Ctrl-C, a crash): the repetitions that did not run count as failed
+        verdict += f" (interrupted after {done} of {plan.repeat})"
     lines = [f"  {nodeid}: {passes}/{plan.repeat} passed ({rate:.0%}; needs {plan.passes_needed}, "
              f"min pass rate {plan.min_pass_rate:g}): {verdict}"]
     if done:
@@ -174,11 +178,14 @@ REPETITION_KEY = pytest.StashKey[int]()
 
 
 def run_repetitions(item: pytest.Item, nextitem: pytest.Item | None, plan: Plan, log: RepetitionLog) -> None:
-    """Run ``item`` ``plan.repeat`` times and log one test: its first setup, the aggregated call, the last
-    teardown. Between repetitions only the test's own node is torn down (the next "item" handed to the
-    teardown is the test's parent), so function-scoped fixtures are fresh and wider ones stay.
+    """Run ``item`` ``plan.repeat`` times and log one test: a setup, the aggregated call, the last teardown.
+
+    Between repetitions only the test's own node is torn down (the "next item" its teardown is told of is
+    the test's parent, whose fixtures stay), so function-scoped fixtures are fresh and wider ones are kept;
+    the last repetition's teardown gets the real next item. Every repetition runs, even after a skip or a
+    setup error: stopping early would leave the parents set up for a next item that may need them gone.
     """
-    from _pytest.runner import call_and_report, runtestprotocol  # pytest's own protocol, as rerun plugins use it
+    from _pytest.runner import runtestprotocol  # pytest's own protocol, as rerun plugins use it
 
     ihook = item.ihook
     ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
@@ -186,22 +193,12 @@ def run_repetitions(item: pytest.Item, nextitem: pytest.Item | None, plan: Plan,
     done: list[list[pytest.TestReport]] = []
     for number in range(1, plan.repeat + 1):
         item.stash[REPETITION_KEY] = number
-        last = number == plan.repeat
-        reports = runtestprotocol(item, log=False, nextitem=nextitem if last else item.parent)  # type: ignore[arg-type]
-        outcome = _outcome(reports)
-        log.end_repetition(item.nodeid, outcome, _written(reports))
+        keep = item.parent if number < plan.repeat else nextitem
+        reports = runtestprotocol(item, log=False, nextitem=keep)  # type: ignore[arg-type]
+        log.end_repetition(item.nodeid, _outcome(reports), _written(reports))
         done.append(reports)
-        if _ends_repetitions(reports, item):
-            if not last:  # the parents were kept for a next repetition that will not come
-                teardown = call_and_report(item, "teardown", log=False, nextitem=nextitem)
-                if teardown.failed:
-                    reports[-1] = teardown
-            for report in reports:
-                ihook.pytest_runtest_logreport(report=report)
-            break
-    else:
-        for report in _aggregated(item, done, plan):
-            ihook.pytest_runtest_logreport(report=report)
+    for report in _aggregated(item, done, plan):
+        ihook.pytest_runtest_logreport(report=report)
     ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
 
 
@@ -211,28 +208,26 @@ def _outcome(reports: list[pytest.TestReport]) -> str:
     return "skipped" if any(report.skipped for report in reports) else "passed"
 
 
-def _ends_repetitions(reports: list[pytest.TestReport], item: pytest.Item) -> bool:
-    """A setup that failed or skipped, a skipped (or xfailed) test, or a session told to stop."""
-    setup = reports[0]
-    session = item.session
-    return (not setup.passed or any(report.skipped for report in reports)
-            or bool(session.shouldfail) or bool(session.shouldstop))
-
-
 def _written(reports: list[pytest.TestReport]) -> list[str]:
     return [str(value) for report in reports for name, value in report.user_properties if name == WRITTEN_PROPERTY]
 
 
 def _aggregated(item: pytest.Item, done: list[list[pytest.TestReport]], plan: Plan) -> list[pytest.TestReport]:
-    """One setup, one call and one teardown report for the whole set of repetitions."""
+    """One setup, one call and one teardown report for the whole set of repetitions.
+
+    When no repetition got past its setup, or every one skipped, the first repetition's reports are the
+    test's (an error or a skip, as pytest would report it once).
+    """
     outcomes = [_outcome(reports) for reports in done]
+    ran = [reports for reports in done if reports[0].passed and len(reports) > 2]
+    if not ran or all(outcome == "skipped" for outcome in outcomes):
+        return done[0]
     passes = outcomes.count("passed")
-    calls = [reports[1] for reports in done if len(reports) > 2]
-    failed = [(number, reports) for number, reports in enumerate(done, 1) if _outcome(reports) == "failed"]
+    calls = [reports[1] for reports in ran]
+    failed = [(number, reports) for number, reports in enumerate(done, 1) if outcomes[number - 1] != "passed"]
     base = next((call for call in calls if call.passed), calls[0])
     call = copy.copy(base)
-    call.duration = sum(report.duration for reports in done for report in reports if report.when == "call")
-    call.stop = done[-1][1].stop
+    call.duration = sum(report.duration for report in calls)
     call.user_properties = [prop for reports in done for report in reports for prop in report.user_properties]
     call.sections = list(base.sections)
     if passes >= plan.passes_needed:
@@ -240,7 +235,7 @@ def _aggregated(item: pytest.Item, done: list[list[pytest.TestReport]], plan: Pl
     else:
         call.outcome = "failed"
         call.longrepr = _failure_text(item, outcomes, plan, failed)
-    return [done[0][0], call, done[-1][-1]]
+    return [ran[0][0], call, done[-1][-1]]
 
 
 def _failure_text(item: pytest.Item, outcomes: list[str], plan: Plan,
@@ -252,10 +247,10 @@ def _failure_text(item: pytest.Item, outcomes: list[str], plan: Plan,
         "  repetitions: " + " ".join(f"{number}:{outcome}" for number, outcome in enumerate(outcomes, 1)),
     ]
     for number, reports in failed:
-        report = next(report for report in reports if report.failed)
-        text = report.longreprtext.strip().splitlines()
-        lines.append(f"--- repetition {number} ({report.when}) ---")
-        lines += text[-30:] if len(failed) == 1 or number == failed[0][0] else text[-3:]
+        report = next((report for report in reports if report.failed or report.skipped), reports[-1])
+        text = str(report.longreprtext).strip().splitlines()
+        lines.append(f"--- repetition {number} ({report.when} {report.outcome}) ---")
+        lines += text[-30:] if number == failed[0][0] else text[-3:]
     lines.append("How to fix: make the workflow or its prompts more reliable, or lower the bar on purpose: "
                  "--agentloom-min-pass-rate, @pytest.mark.agentloom(min_pass_rate=...) or ini agentloom_min_pass_rate. "
                  "To study a failure, record the repetitions (--agentloom-record-repetitions) and replay one "

@@ -185,13 +185,11 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "repeat",
         "with --agentloom-live: run each agentloom test N times (fresh fixtures each time; default 1).",
-        default="1",
         marker=True,
     ),
     Option(
         "min_pass_rate",
         "with --agentloom-live: the fraction (0 < rate <= 1) of a test's repetitions that must pass (default 1.0).",
-        default="1.0",
         marker=True,
     ),
     Option(
@@ -381,7 +379,7 @@ def pass_rate(value: Any, source: str) -> float:
         rate = -1.0
     if 0 < rate <= 1:
         return rate
-    percent = f" (for {rate:g}% write {rate / 100:g})" if 1 < rate <= 100 else ""
+    percent = f" (for {rate:g}% write {rate / 100:g})" if 1 < rate <= 100 and rate == int(rate) else ""
     raise ValueError(f"{source} must be a fraction of the repetitions, 0 < rate <= 1 (got {value!r}){percent}.\n"
                      "How to fix: e.g. --agentloom-min-pass-rate=0.8 for 4 passes out of 5, "
                      "@pytest.mark.agentloom(min_pass_rate=0.8) or ini agentloom_min_pass_rate = 0.8.")
