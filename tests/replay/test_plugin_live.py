@@ -58,9 +58,10 @@ def test_live_calls_the_provider_and_writes_or_reads_no_cassette_or_snapshot(pro
 def test_repetitions_pass_on_the_pass_rate_and_the_summary_counts_what_they_did(project: Project) -> None:
     project.live()
     project.server.plan("openai", *GOOD, *BAD, *GOOD)
-    passed = project.run("--agentloom-live", "--agentloom-repeat=3", "--agentloom-min-pass-rate=0.6")
+    passed = project.run("--agentloom-live", "--agentloom-repeat=3", "--agentloom-min-pass-rate=0.6", "--agentloom-cov")
     passed.assert_outcomes(passed=1)
     assert len(project.server.requests) == 6
+    passed.stdout.fnmatch_lines(["agentloom workflow coverage:", "*flow.yaml  3 *"])  # both observers saw each run
     passed.stdout.fnmatch_lines([
         "agentloom live repetitions:",
         "  test_support.py::test_support: 2/3 passed (67%; needs 2, min pass rate 0.6): passed",

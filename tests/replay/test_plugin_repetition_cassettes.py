@@ -1,4 +1,4 @@
-"""``--agentloom-record-repetitions`` and ``--agentloom-replay-repetition``: a flaky live behaviour, kept and replayed."""
+"""``--agentloom-record-repetitions`` and ``--agentloom-replay-repetition``: a flaky live run, kept and replayed."""
 
 from __future__ import annotations
 
