@@ -223,16 +223,12 @@ def test_a_bad_marker_value_fails_the_test_naming_the_marker(project: Project) -
 
 def test_live_is_refused_under_ci_unless_typed_on_the_command_line(project: Project) -> None:
     project.live()
-    project.monkeypatch.setenv("CI", "true")
-    project.monkeypatch.setenv("PYTEST_ADDOPTS", "--agentloom-live")
-    refused = project.run()
-    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    refused = project.refused_under_ci("--agentloom-live")
     refused.stderr.fnmatch_lines([
         "ERROR: Live provider calls (--agentloom-live) are refused under CI=true: the flag does not come from the "
         "command line itself (addopts or PYTEST_ADDOPTS set it).",
         "How to fix: remove --agentloom-live from addopts/PYTEST_ADDOPTS so CI replays, *",
     ])
-    project.monkeypatch.delenv("PYTEST_ADDOPTS")
     project.pytester.makeini("[pytest]\naddopts = --agentloom-live\n")
     assert project.run().ret == pytest.ExitCode.USAGE_ERROR
     assert project.server.requests == []
