@@ -5,7 +5,8 @@ from __future__ import annotations
 import yaml
 
 from tests.replay.helpers import CANARY_KEY, CANARY_SECRET, Project
-from tests.servers.fake_llm import text
+from tests.replay.test_plugin_tool_tape import setup as mail_project
+from tests.servers.fake_llm import text, tool_calls
 
 GOOD = (text("bug"), text("We are on it."))
 BAD = (text("bug"), text("Nope."))
@@ -64,3 +65,24 @@ def test_without_the_flag_a_live_run_records_no_repetition(project: Project) -> 
     result.assert_outcomes(passed=1)
     assert not (project.path / "cassettes").exists()
     assert "cassettes:" not in result.stdout.str()
+
+
+def test_side_effect_tools_run_live_and_each_repetition_keeps_its_tool_tape(project: Project) -> None:
+    outbox, _ = mail_project(project)
+    project.live()
+    plan = (tool_calls(("send_email", {"to": "ana@example.org"})), text("Emailed Ana."))
+    project.server.plan("openai", *plan)
+    project.run("test_mail.py", "--agentloom-live").assert_outcomes(passed=1)
+    assert outbox.read_text() == "ana@example.org\n"  # live: the tool ran for real, as when recording
+    assert not (project.path / "cassettes").exists()  # and no tool tape was written
+
+    project.server.plan("openai", *plan, *plan)
+    project.run("test_mail.py", "--agentloom-live", "--agentloom-repeat=2",
+                "--agentloom-record-repetitions").assert_outcomes(passed=1)
+    folder = project.path / "cassettes" / "test_mail.py" / "test_mail"
+    assert sorted(path.name for path in folder.iterdir()) == ["1.tools.yaml", "1.yaml", "2.tools.yaml", "2.yaml"]
+    assert outbox.read_text() == "ana@example.org\n" * 3
+
+    project.offline()
+    project.run("test_mail.py", "--agentloom-replay-repetition=2").assert_outcomes(passed=1)
+    assert outbox.read_text() == "ana@example.org\n" * 3  # replayed from repetition 2's tape, not sent again
