@@ -42,10 +42,12 @@
     │   └── CassetteMismatchError          (drawn under StepError)
     └── ToolReplayMissError                a tool with side effects was called with arguments the tape lacks
 
-Two exceptions are internal signals, never raised to users, and stay private
+Three exceptions are internal signals, never raised to users, and stay private
 to their modules: ``cli._Usage`` (a command-line mistake, printed with exit
-status 2) and ``providers.http.HTTPStatusFailure`` (an error status inside
-``http_errors``, which turns it into a :class:`ProviderError` on the spot).
+status 2), ``providers.http.HTTPStatusFailure`` (an error status inside
+``http_errors``, which turns it into a :class:`ProviderError` on the spot) and
+``core.yaml_fast._NotPlain`` (a document the one-pass YAML reader leaves to the
+two-pass one, caught in the same module).
 
 Messages have one shape, written by :func:`render_message`: a headline saying
 what failed, context lines (``  file: ...``, ``  step: ...``), then a line
