@@ -36,6 +36,8 @@ if TYPE_CHECKING:
         WorkflowError,
     )
     from .providers import LLMRequest, LLMResponse, Scripted, embedding, error, reply, tool_call
+    from .testing.checks import assert_contains, assert_json_schema, assert_matches, assert_similar, similarity
+    from .testing.judge import Verdict
     from .tools import BaseTool, Tool, ToolRegistry, tool
 
 __version__ = "0.1.0"
@@ -62,6 +64,7 @@ __all__ = [
     "Trace",
     "TraceEvent",
     "UsageError",
+    "Verdict",
     "VirtualClock",
     "Workflow",
     "WorkflowError",
@@ -69,12 +72,17 @@ __all__ = [
     "__version__",
     "aresume_workflow",
     "arun_workflow",
+    "assert_contains",
+    "assert_json_schema",
+    "assert_matches",
+    "assert_similar",
     "embedding",
     "error",
     "load_workflow",
     "reply",
     "resume_workflow",
     "run_workflow",
+    "similarity",
     "tool",
     "tool_call",
 ]
@@ -115,5 +123,11 @@ _EXPORTS = {
     "Tool": ".tools",
     "ToolRegistry": ".tools",
     "tool": ".tools",
+    "Verdict": ".testing.judge",
+    "assert_contains": ".testing.checks",
+    "assert_json_schema": ".testing.checks",
+    "assert_matches": ".testing.checks",
+    "assert_similar": ".testing.checks",
+    "similarity": ".testing.checks",
 }
 __getattr__, __dir__ = attach(__name__, _EXPORTS)
