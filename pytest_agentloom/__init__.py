@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     )
     from .errors import (
         AgentloomError,
+        JudgeError,
         MissingTemplateKeyWarning,
         ProviderError,
         ScriptError,
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
         TemplateError,
         ToolError,
         UsageError,
+        VerdictStaleError,
         WorkflowError,
     )
     from .providers import LLMRequest, LLMResponse, Scripted, embedding, error, reply, tool_call
@@ -45,6 +47,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AgentloomError",
     "BaseTool",
+    "JudgeError",
     "LLMRequest",
     "LLMResponse",
     "MissingTemplateKeyWarning",
@@ -65,6 +68,7 @@ __all__ = [
     "TraceEvent",
     "UsageError",
     "Verdict",
+    "VerdictStaleError",
     "VirtualClock",
     "Workflow",
     "WorkflowError",
@@ -104,6 +108,8 @@ _EXPORTS = {
     "resume_workflow": ".engine",
     "run_workflow": ".engine",
     "AgentloomError": ".errors",
+    "JudgeError": ".errors",
+    "VerdictStaleError": ".errors",
     "MissingTemplateKeyWarning": ".errors",
     "ProviderError": ".errors",
     "ScriptError": ".errors",

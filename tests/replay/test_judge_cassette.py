@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from tests.replay.helpers import CANARY_KEY, Project
-from tests.servers.fake_llm import fake_vector, text
+from tests.servers.fake_llm import fake_vector
 
 REPLY_FLOW = """\
 name: reply
