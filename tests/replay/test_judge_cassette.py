@@ -72,8 +72,8 @@ def test_a_recorded_verdict_replays_offline_with_the_same_score_and_reason(proje
     project.run("test_judged.py").assert_outcomes(passed=1)
     recorded, replayed = (json.loads(line) for line in results.read_text().splitlines())
     assert recorded == replayed == [0.85, True, "It apologises and promises a fix.", ANSWER]
-    written = [path for path in project.files() if path.suffix in (".yaml", ".json", ".jsonl")]
-    assert written and not [path for path in written if CANARY_KEY in path.read_text(errors="replace")]
+    written = project.files()  # the cassette, the verdict snapshot, run records: the API key is in none
+    assert len(written) > 3 and not [path for path in written if CANARY_KEY.encode() in path.read_bytes()]
 
 
 def test_a_changed_rubric_makes_the_verdict_stale_and_names_the_re_record_command(project: Project) -> None:
