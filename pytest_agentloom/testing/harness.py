@@ -298,7 +298,9 @@ class AgentloomHarness:
         printed = {f"result {i + 1} ({r.run_id}) as printed": f"{r!r}\n{r.to_json(indent=2)}"
                    for i, r in enumerate(self.results)}
         files = files_written(self.tmp_path, self.snapshot_dir, self.snapshot_name, self._cassette)
-        check_no_secrets(values, files, {**pending_writes(self._cassette), **printed})
+        verdicts = {f"{path} (verdict snapshot, written when the test ends)": text
+                    for path, text in self._verdicts.pending}
+        check_no_secrets(values, files, {**pending_writes(self._cassette), **verdicts, **printed})
 
     def _workflow(self, workflow_or_path: Workflow | str | Path | None) -> Workflow:
         if isinstance(workflow_or_path, Workflow):
@@ -404,8 +406,10 @@ class AgentloomHarness:
         path = self.snapshot_path(stem)
         if through_cassette and self._cassette is not None:
             recording = self._cassette.recording()
+            session = self._cassette.session
             return VerdictCall(path=path, label=label, refresh=recording, defer=recording,
-                               refresh_command=self._cassette.settings.record_command(self._cassette.item))
+                               refresh_command=self._cassette.settings.record_command(self._cassette.item),
+                               scrub=session.scrub_text if session is not None else None)
         command = update_hint(self.nodeid).partition("\n  ")[2]
         return VerdictCall(path=path, label=label, refresh=self._snapshots.update, defer=False, refresh_command=command)
 

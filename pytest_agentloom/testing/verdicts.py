@@ -24,6 +24,7 @@ happens only when the test passed, as the cassette's does.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,7 +52,8 @@ class VerdictCall:
     ``refresh`` says the judge is being asked afresh (recording, or a scripted judge under
     ``--agentloom-update-snapshots``), so a stale verdict is replaced rather than refused; ``defer`` says the
     new verdict is written only when the test passes (it came from a recording). ``refresh_command`` is
-    what the stale message tells the user to run.
+    what the stale message tells the user to run; ``scrub`` (the cassette's) takes secrets and API keys out
+    of the texts the file keeps, as it does for the cassette.
     """
 
     path: Path
@@ -59,6 +61,7 @@ class VerdictCall:
     refresh: bool
     defer: bool
     refresh_command: str
+    scrub: Callable[[str], str] | None = None
 
 
 @dataclass
@@ -84,7 +87,10 @@ class VerdictBook:
     def after(self, call: VerdictCall, verdict: Verdict) -> None:
         """Compare ``verdict`` with the stored one, or write it as the flags say (see the module docs)."""
         __tracebackhide__ = True
-        fresh = {"format_version": VERDICT_FORMAT, "verdict": verdict.record()}
+        record = verdict.record()
+        if call.scrub is not None:
+            record = {key: call.scrub(value) if isinstance(value, str) else value for key, value in record.items()}
+        fresh = {"format_version": VERDICT_FORMAT, "verdict": record}
         text = dump_yaml(fresh)
         stored = self._stored(call) if call.path.is_file() else None
         if stored is not None and {"format_version": VERDICT_FORMAT, "verdict": stored} == fresh:

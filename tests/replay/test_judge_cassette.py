@@ -171,3 +171,38 @@ def test_an_embedding_distance_is_recorded_and_replayed_like_an_embed_step(proje
     cosine = sum(x * y for x, y in zip(left, right, strict=True)) / (
         math.sqrt(sum(x * x for x in left)) * math.sqrt(sum(y * y for y in right)))
     assert recorded == replayed and math.isclose(recorded, 1 - cosine)
+
+
+SECRET_FLOW = """\
+name: secret
+state_schema:
+  api_token: {redact: true}
+state: {api_token: ""}
+steps:
+  - {id: reply, type: llm_call, model: gpt-4o-mini, prompt: "Say hello (auth {state.api_token})", output: answer}
+"""
+
+SECRET_TEST = textwrap.dedent("""\
+    import os
+
+    def test_secret(agentloom):
+        token = os.environ["CANARY_SECRET"]
+        result = agentloom.run("secret.yaml", state={"api_token": token})
+        agentloom.judge(f"{result.state['answer']} (sent with {token})", f"Never shows {token}.", model="gpt-4o-mini")
+        agentloom.assert_no_secrets(token, os.environ["OPENAI_API_KEY"])
+    """)
+
+
+def test_a_secret_in_the_judged_text_or_rubric_reaches_no_file(project: Project) -> None:
+    from tests.replay.helpers import CANARY_SECRET
+
+    project.pytester.makefile(".yaml", secret=SECRET_FLOW)
+    project.pytester.makepyfile(test_secret=SECRET_TEST)
+    project.live()
+    project.server.plan("openai", "Hello.", '{"score": 0.8, "reason": "Polite."}')
+    project.run("test_secret.py", "--agentloom-record").assert_outcomes(passed=1)
+    verdict = project.path / "__snapshots__" / "test_secret" / "test_secret.verdict.yaml"
+    assert "<REDACTED" in verdict.read_text()
+    leaks = [path for path in project.files() for secret in (CANARY_KEY, CANARY_SECRET)
+             if secret.encode() in path.read_bytes()]
+    assert not leaks
