@@ -40,12 +40,14 @@ __all__ = [
     "cosine_distance",
     "distance_from_run",
     "embedding_workflow",
+    "levenshtein",
     "similarity",
 ]
 
 #: The step id of an embedding check's call: a ``Scripted`` provider answers it from ``embedding_check=...``.
 EMBEDDING_STEP = "embedding_check"
 _DIFF_LINES = 20
+_EXACT_CELLS = 4_000_000  # a failed assert_similar computes the exact score up to this table size (about a second)
 
 
 # -- edit distance ---------------------------------------------------------------------------------------------
@@ -57,7 +59,7 @@ def similarity(text: str, reference: str, *, ignore_case: bool = False) -> float
     """
     a, b = _normal(text, ignore_case), _normal(reference, ignore_case)
     longest = max(len(a), len(b))
-    return 1.0 if longest == 0 else 1.0 - _levenshtein(a, b) / longest
+    return 1.0 if longest == 0 else 1.0 - levenshtein(a, b) / longest
 
 
 def _normal(text: str, ignore_case: bool) -> str:
@@ -65,8 +67,13 @@ def _normal(text: str, ignore_case: bool) -> str:
     return flat.casefold() if ignore_case else flat
 
 
-def _levenshtein(a: str, b: str) -> int:
-    """Insertions, deletions and substitutions that turn ``a`` into ``b``; the common ends are skipped first."""
+def levenshtein(a: str, b: str, limit: int | None = None) -> int:
+    """Insertions, deletions and substitutions that turn ``a`` into ``b``.
+
+    With ``limit``, only the diagonal band of ``2 * limit + 1`` cells per row is filled and the answer is
+    at most ``limit + 1`` ("more than the limit"): the cost grows with ``len * limit``, not ``len * len``,
+    so a check with a high threshold stays cheap on long texts. The common ends are skipped first.
+    """
     start = 0
     while start < min(len(a), len(b)) and a[start] == b[start]:
         start += 1
@@ -75,29 +82,47 @@ def _levenshtein(a: str, b: str) -> int:
         a, b = a[:-1], b[:-1]
     if len(a) < len(b):
         a, b = b, a
-    previous = list(range(len(b) + 1))
+    width = len(a) if limit is None else limit  # a band as wide as the text is the whole table
+    over = width + 1
+    if len(a) - len(b) > width:
+        return over
+    previous = [j if j <= width else over for j in range(len(b) + 1)]
     for i, left in enumerate(a, 1):
-        current = [i]
-        for j, right in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (left != right)))
+        low, high = max(1, i - width), min(len(b), i + width)
+        current = [over] * (len(b) + 1)
+        current[0] = i if i <= width else over
+        for j in range(low, high + 1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (left != b[j - 1]), over)
+        if min(current[low - 1:high + 1]) > width:
+            return over
         previous = current
-    return previous[-1]
+    return min(previous[-1], over)
 
 
 def assert_similar(value: Any, reference: str, *, threshold: float = 0.8, step: str | None = None,
                    ignore_case: bool = False) -> float:
-    """Fail unless :func:`similarity` of ``value``'s text and ``reference`` is at least ``threshold``; return it."""
+    """Fail unless :func:`similarity` of ``value``'s text and ``reference`` is at least ``threshold``; return it.
+
+    Only distances up to what the threshold allows are computed (see :func:`levenshtein`); a failure on
+    long texts may show the score as a bound ("below 0.62").
+    """
     __tracebackhide__ = True
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
         raise UsageError(f"assert_similar() got threshold={threshold!r}: it must be a number from 0 to 1.\n"
                          "How to fix: e.g. threshold=0.8 (1.0 asks for the same text).")
     text, source = judged_text(value, step)
-    score = similarity(text, _text_argument(reference, "reference"), ignore_case=ignore_case)
-    if score >= threshold:
-        return score
+    a, b = _normal(text, ignore_case), _normal(_text_argument(reference, "reference"), ignore_case)
+    longest = max(len(a), len(b))
+    allowed = math.floor((1 - threshold) * longest + 1e-9)
+    distance = levenshtein(a, b, allowed)
+    if distance <= allowed:
+        return 1.0 if longest == 0 else 1.0 - distance / longest
+    exact = len(a) * len(b) <= _EXACT_CELLS
+    score = 1.0 - (levenshtein(a, b) if exact else distance) / longest
+    shown = f"{score:.2f}" if exact else f"below {score:.2f}"
     diff = list(difflib.unified_diff(reference.splitlines(), text.splitlines(), "reference", source, lineterm="", n=1))
     raise AssertionError(render_message(
-        f"Text is {score:.2f} similar to the reference (edit distance), below the threshold {threshold:g}.",
+        f"Text is {shown} similar to the reference (edit distance), below the threshold {threshold:g}.",
         [("text", source)], details=_cut([f"  {line}" for line in diff[2:]] or
                                          [f"  reference: {reference!r}", f"  text:      {text!r}"]),
     ))

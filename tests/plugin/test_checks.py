@@ -120,3 +120,34 @@ def test_cosine_distance() -> None:
         cosine_distance([0.0, 0.0], [1.0, 0.0])
     with pytest.raises(UsageError, match="2 and 3 numbers"):
         cosine_distance([1.0, 0.0], [1.0, 0.0, 0.0])
+
+
+def _full_table(a: str, b: str) -> int:
+    previous = list(range(len(b) + 1))
+    for i, left in enumerate(a, 1):
+        current = [i]
+        for j, right in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (left != right)))
+        previous = current
+    return previous[-1]
+
+
+def test_the_banded_edit_distance_agrees_with_the_full_table_up_to_its_limit() -> None:
+    import random
+
+    from pytest_agentloom.testing.checks import levenshtein
+
+    rng = random.Random(15)
+    for _ in range(400):
+        a = "".join(rng.choice("abc") for _ in range(rng.randint(0, 10)))
+        b = "".join(rng.choice("abc") for _ in range(rng.randint(0, 10)))
+        exact = _full_table(a, b)
+        assert levenshtein(a, b) == exact, (a, b)
+        for limit in range(6):
+            assert levenshtein(a, b, limit) == min(exact, limit + 1), (a, b, limit)
+
+
+def test_a_long_text_far_from_its_reference_fails_with_a_bound() -> None:
+    text, reference = "x" * 2100, "y" * 2100  # past the exact-score size: the band stops after ~210 rows
+    with pytest.raises(AssertionError, match=r"Text is below 0\.90 similar to the reference"):
+        assert_similar(text, reference, threshold=0.9)
