@@ -69,6 +69,7 @@ class AgentloomHarness:
         observer: Observer | None = None,
         snapshot_options: SnapshotOptions | None = None,
         missing_template_keys: str = "warn",
+        live: bool = False,
     ) -> None:
         self.nodeid = nodeid
         self.test_dir = test_dir
@@ -87,6 +88,7 @@ class AgentloomHarness:
         self._snapshot_count = 0
         self._snapshot_options = snapshot_options or SnapshotOptions()
         self._missing_keys = missing_template_keys
+        self._live = live  # --agentloom-live: snapshots are neither compared nor written
         self._scripted: list[Scripted] = []  # checked for unused replies when the test passed
         self._side_runs = 0  # judge and embedding calls, each a one-step run of its own
         self._judges = 0  # unnamed judge calls, which number their verdict snapshots
@@ -384,10 +386,18 @@ class AgentloomHarness:
         through_cassette = self._through_cassette(chosen)
         if through_cassette and self._cassette is not None:
             asked.record_command = self._cassette.settings.record_command(self._cassette.item)
-        if snapshot if snapshot is not None else through_cassette:
+        if self._keeps_verdicts() and (snapshot if snapshot is not None else through_cassette):
             asked.call = self._verdict_call(stem, asked.label, through_cassette)
             self._verdicts.before(asked.call, asked.hashes())
         return asked
+
+    def _keeps_verdicts(self) -> bool:
+        """Verdict snapshots are golden files: a live run (``--agentloom-live``), and the replay of one of its
+        repetitions, neither compares nor writes them, as it compares no snapshot; its verdicts still pass or fail.
+        """
+        if self._live:
+            return False
+        return self._cassette is None or self._cassette.settings.live.replay_repetition is None
 
     def _verdict(self, asked: JudgeAsk, result: WorkflowResult, check: bool) -> Verdict:
         __tracebackhide__ = True
@@ -527,8 +537,13 @@ class AgentloomHarness:
         regex or callable) write a matched value as a placeholder, both added to
         the marker's (or ini's); see :mod:`.volatile`. ``requests=False`` leaves
         what the steps sent out of this snapshot.
+
+        Under ``--agentloom-live`` this checks and writes nothing: a live output is not the recorded one, and
+        only a replayed (or recorded) run may be compared with, or become, a golden file.
         """
         __tracebackhide__ = True
+        if self._live:
+            return
         if name is None:
             self._snapshot_count += 1
             if self._snapshot_count > 1:
