@@ -206,3 +206,17 @@ def test_a_secret_in_the_judged_text_or_rubric_reaches_no_file(project: Project)
     leaks = [path for path in project.files() for secret in (CANARY_KEY, CANARY_SECRET)
              if secret.encode() in path.read_bytes()]
     assert not leaks
+
+
+def test_live_repetitions_judge_live_and_neither_compare_nor_write_verdicts(project: Project) -> None:
+    _setup(project)
+    _record(project, ANSWER, VERDICT)
+    before = _verdict_file(project).read_bytes()
+    project.server.plan("openai", ANSWER, '{"score": 0.3, "reason": "Too curt."}',
+                        ANSWER, '{"score": 0.95, "reason": "Kind and clear."}')  # another verdict than recorded
+    result = project.run("test_judged.py", "--agentloom-live", "--agentloom-repeat=2",
+                         "--agentloom-min-pass-rate=0.5")
+    result.assert_outcomes(passed=1)
+    assert len(project.server.requests) == 6  # the recording's 2 calls, then 2 live calls per repetition
+    assert "1/2 passed" in result.stdout.str()
+    assert _verdict_file(project).read_bytes() == before
