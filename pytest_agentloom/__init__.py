@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     )
     from .errors import (
         AgentloomError,
+        JudgeError,
         MissingTemplateKeyWarning,
         ProviderError,
         ScriptError,
@@ -33,9 +34,12 @@ if TYPE_CHECKING:
         TemplateError,
         ToolError,
         UsageError,
+        VerdictStaleError,
         WorkflowError,
     )
     from .providers import LLMRequest, LLMResponse, Scripted, embedding, error, reply, tool_call
+    from .testing.checks import assert_contains, assert_json_schema, assert_matches, assert_similar, similarity
+    from .testing.judge import Verdict
     from .tools import BaseTool, Tool, ToolRegistry, tool
 
 __version__ = "0.1.0"
@@ -43,6 +47,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AgentloomError",
     "BaseTool",
+    "JudgeError",
     "LLMRequest",
     "LLMResponse",
     "MissingTemplateKeyWarning",
@@ -62,6 +67,8 @@ __all__ = [
     "Trace",
     "TraceEvent",
     "UsageError",
+    "Verdict",
+    "VerdictStaleError",
     "VirtualClock",
     "Workflow",
     "WorkflowError",
@@ -69,12 +76,17 @@ __all__ = [
     "__version__",
     "aresume_workflow",
     "arun_workflow",
+    "assert_contains",
+    "assert_json_schema",
+    "assert_matches",
+    "assert_similar",
     "embedding",
     "error",
     "load_workflow",
     "reply",
     "resume_workflow",
     "run_workflow",
+    "similarity",
     "tool",
     "tool_call",
 ]
@@ -96,6 +108,8 @@ _EXPORTS = {
     "resume_workflow": ".engine",
     "run_workflow": ".engine",
     "AgentloomError": ".errors",
+    "JudgeError": ".errors",
+    "VerdictStaleError": ".errors",
     "MissingTemplateKeyWarning": ".errors",
     "ProviderError": ".errors",
     "ScriptError": ".errors",
@@ -115,5 +129,11 @@ _EXPORTS = {
     "Tool": ".tools",
     "ToolRegistry": ".tools",
     "tool": ".tools",
+    "Verdict": ".testing.judge",
+    "assert_contains": ".testing.checks",
+    "assert_json_schema": ".testing.checks",
+    "assert_matches": ".testing.checks",
+    "assert_similar": ".testing.checks",
+    "similarity": ".testing.checks",
 }
 __getattr__, __dir__ = attach(__name__, _EXPORTS)

@@ -40,7 +40,9 @@
     │   │   └── LiveRefusedError           --agentloom-live under CI=true, but not on the command line
     │   ├── UnusedInteractionsError (AssertionError)  the replay left recorded interactions unused
     │   └── CassetteMismatchError          (drawn under StepError)
-    └── ToolReplayMissError                a tool with side effects was called with arguments the tape lacks
+    ├── ToolReplayMissError                a tool with side effects was called with arguments the tape lacks
+    ├── JudgeError                         agentloom.judge() got no verdict: a malformed answer, a failed call
+    └── VerdictStaleError (AssertionError)  a recorded verdict judged another text, rubric or model
 
 Three exceptions are internal signals, never raised to users, and stay private
 to their modules: ``cli._Usage`` (a command-line mistake, printed with exit
@@ -83,6 +85,7 @@ __all__ = [
     "ExpressionSyntaxError",
     "FileNameClashError",
     "JsonReadError",
+    "JudgeError",
     "LiveRefusedError",
     "MarkerError",
     "MidStreamError",
@@ -105,6 +108,7 @@ __all__ = [
     "UnusedInteractionsError",
     "UnusedRepliesError",
     "UsageError",
+    "VerdictStaleError",
     "WorkflowError",
     "YamlReadError",
     "render_message",
@@ -201,6 +205,11 @@ class ErrorCode(enum.StrEnum):
     LIVE_REFUSED = "live_refused"  # --agentloom-live under CI=true without the flag on the command line
     UNUSED_INTERACTIONS = "unused_interactions"  # the replay left recorded interactions unused
     TOOL_REPLAY_MISS = "tool_replay_miss"  # a tool with side effects was called with arguments the tape lacks
+
+    # -- judged assertions (agentloom.judge)
+    INVALID_JUDGE_ANSWER = "invalid_judge_answer"  # the judge's answer is not a score and a reason
+    JUDGE_FAILED = "judge_failed"  # the judge's model call failed (provider error, cassette mismatch, no reply)
+    VERDICT_STALE = "verdict_stale"  # the recorded verdict judged another text, rubric or model: re-record it
 
     # -- skipped steps (StepResult.error_code of a step that did not run)
     NOT_CHOSEN = "not_chosen"  # no router that ran chose the step
@@ -665,3 +674,26 @@ class ToolReplayMissError(AgentloomError):
     """
 
     code: str = ErrorCode.TOOL_REPLAY_MISS
+
+
+# -- judged assertions -----------------------------------------------------------------------------------------
+
+
+class JudgeError(AgentloomError):
+    """``agentloom.judge()`` got no verdict: the answer had another shape, or the model call failed.
+
+    ``code`` is ``invalid_judge_answer`` or ``judge_failed``; the message names the judge call and the fix.
+    """
+
+    code: str = ErrorCode.JUDGE_FAILED
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = str(code)
+
+
+class VerdictStaleError(AgentloomError, AssertionError):
+    """A verdict snapshot was recorded for another judged text, rubric or model: the test says how to re-record."""
+
+    code: str = ErrorCode.VERDICT_STALE

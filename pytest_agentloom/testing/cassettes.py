@@ -206,6 +206,11 @@ class TestCassette:
             self.settings.mode is RecordMode.ONCE and session.loaded_count > 0)
         return session.wrap(default_gateway(workflow.config, api_key_placeholder=replay_only))
 
+    def recording(self) -> bool:
+        """Whether a call made now goes to a live provider and into the cassette, rather than replaying."""
+        mode = self.settings.mode
+        return mode is RecordMode.ALL or (mode is RecordMode.ONCE and not self.path.is_file())
+
     def tools(self, workflow: Workflow, tools: Mapping[str, Any], allow_real: Any = False) -> Mapping[str, Any]:
         """The run's tools, the built-ins included, those with side effects going through the test's tool
         recording (``<cassette>.tools.yaml``): run and recorded while the cassette records, replayed from

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from ..core.types import Provider
     from ..engine.result import WorkflowResult
     from .cassettes import TestCassette
+    from .judge import JudgeAsk, Verdict
     from .review import Observer
 
 __all__ = ["TEST_EPOCH", "AgentloomHarness", "virtual_wall_clock"]
@@ -89,6 +90,11 @@ class AgentloomHarness:
         self._missing_keys = missing_template_keys
         self._live = live  # --agentloom-live: snapshots are neither compared nor written
         self._scripted: list[Scripted] = []  # checked for unused replies when the test passed
+        self._side_runs = 0  # judge and embedding calls, each a one-step run of its own
+        self._judges = 0  # unnamed judge calls, which number their verdict snapshots
+        from .verdicts import VerdictBook
+
+        self._verdicts = VerdictBook(snapshots, nodeid)
         #: Every result this harness returned, in order.
         self.results: list[WorkflowResult] = []
 
@@ -294,7 +300,9 @@ class AgentloomHarness:
         printed = {f"result {i + 1} ({r.run_id}) as printed": f"{r!r}\n{r.to_json(indent=2)}"
                    for i, r in enumerate(self.results)}
         files = files_written(self.tmp_path, self.snapshot_dir, self.snapshot_name, self._cassette)
-        check_no_secrets(values, files, {**pending_writes(self._cassette), **printed})
+        verdicts = {f"{path} (verdict snapshot, written when the test ends)": text
+                    for path, text in self._verdicts.pending}
+        check_no_secrets(values, files, {**pending_writes(self._cassette), **verdicts, **printed})
 
     def _workflow(self, workflow_or_path: Workflow | str | Path | None) -> Workflow:
         if isinstance(workflow_or_path, Workflow):
@@ -330,6 +338,185 @@ class AgentloomHarness:
                 "How to fix: pass one, e.g. agentloom.run(path, provider=agentloom.scripted(step_id='reply text'))."
             )
         return self._cassette.provider(workflow, state)
+
+    # -- judged assertions and embedding distance (see .judge, .verdicts, .checks) ---------------------------
+
+    def judge(self, value: Any, rubric: str, *, model: str, threshold: float = 0.5, step: str | None = None,
+              name: str | None = None, provider: Provider | None = None, snapshot: bool | None = None,
+              check: bool = True) -> Verdict:
+        """Ask ``model`` to grade ``value`` (a str, or a result by its final output or ``step``'s) against
+        ``rubric``; return the :class:`~.judge.Verdict`, failing the test when its score is below
+        ``threshold`` (``check=False`` returns a failing verdict instead).
+
+        The call goes to ``provider``, else the provider of the run that made ``value`` (or of the test's last
+        run), else the test's cassette. Through the cassette the verdict is kept in a verdict snapshot (see
+        :mod:`.verdicts`; ``snapshot=`` forces it on or off) and a stale one fails the test; ``name`` names that
+        file (``<test>.verdict.<name>.yaml``).
+        """
+        __tracebackhide__ = True
+        asked = self._ask_judge(value, rubric, model, threshold, step, name, provider, snapshot)
+        return self._verdict(asked, run_workflow(asked.workflow, **asked.options), check)
+
+    async def ajudge(self, value: Any, rubric: str, *, model: str, threshold: float = 0.5, step: str | None = None,
+                     name: str | None = None, provider: Provider | None = None, snapshot: bool | None = None,
+                     check: bool = True) -> Verdict:
+        """:meth:`judge` for async tests, with the same arguments: ``verdict = await agentloom.ajudge(...)``."""
+        __tracebackhide__ = True
+        asked = self._ask_judge(value, rubric, model, threshold, step, name, provider, snapshot)
+        return self._verdict(asked, await arun_workflow(asked.workflow, **asked.options), check)
+
+    def _ask_judge(self, value: Any, rubric: str, model: str, threshold: float, step: str | None, name: str | None,
+                   provider: Provider | None, snapshot: bool | None) -> JudgeAsk:
+        """Everything one judge call needs; a stale verdict snapshot fails here, before the judge is asked."""
+        __tracebackhide__ = True
+        from .judge import JudgeAsk, check_judge_arguments, judge_workflow, judged_text
+
+        check_judge_arguments(rubric, model, threshold)
+        text, judged_from = judged_text(value, step)
+        if name is None:
+            self._judges += 1
+        stem = f"verdict.{name}" if name is not None else ("verdict" if self._judges == 1 else
+                                                           f"verdict.{self._judges}")
+        workflow = judge_workflow(model, self._run_config(value).get("provider"))
+        chosen = self._side_provider(value, provider, workflow, "judge")
+        asked = JudgeAsk(workflow=workflow, options=self._side_options("judge", {"rubric": rubric, "text": text},
+                                                                        chosen),
+                         label=f"{self.snapshot_name}.{stem}", model=model, rubric=rubric, text=text,
+                         judged_from=judged_from, threshold=float(threshold))
+        through_cassette = self._through_cassette(chosen)
+        if through_cassette and self._cassette is not None:
+            asked.record_command = self._cassette.settings.record_command(self._cassette.item)
+        if self._keeps_verdicts() and (snapshot if snapshot is not None else through_cassette):
+            asked.call = self._verdict_call(stem, asked.label, through_cassette)
+            self._verdicts.before(asked.call, asked.hashes())
+        return asked
+
+    def _keeps_verdicts(self) -> bool:
+        """Verdict snapshots are golden files: a live run (``--agentloom-live``), and the replay of one of its
+        repetitions, neither compares nor writes them, as it compares no snapshot; its verdicts still pass or fail.
+        """
+        if self._live:
+            return False
+        return self._cassette is None or self._cassette.settings.live.replay_repetition is None
+
+    def _verdict(self, asked: JudgeAsk, result: WorkflowResult, check: bool) -> Verdict:
+        __tracebackhide__ = True
+        verdict = asked.verdict(result)
+        if asked.call is not None:
+            self._verdicts.after(asked.call, verdict)
+        if check and not verdict.passed:
+            raise AssertionError(verdict.failure_message(f"'{asked.label}'"))
+        return verdict
+
+    def _verdict_call(self, stem: str, label: str, through_cassette: bool) -> Any:
+        __tracebackhide__ = True
+        from .snapshots import update_hint
+        from .verdicts import VerdictCall
+
+        path = self.snapshot_path(stem)
+        if through_cassette and self._cassette is not None:
+            recording = self._cassette.recording()
+            session = self._cassette.session
+            return VerdictCall(path=path, label=label, refresh=recording, defer=recording,
+                               refresh_command=self._cassette.settings.record_command(self._cassette.item),
+                               scrub=session.scrub_text if session is not None else None)
+        command = update_hint(self.nodeid).partition("\n  ")[2]
+        return VerdictCall(path=path, label=label, refresh=self._snapshots.update, defer=False, refresh_command=command)
+
+    def finish_verdicts(self, passed: bool) -> None:
+        """At the end of the test: write the verdicts a recording refreshed, when the test passed."""
+        self._verdicts.flush(passed)
+
+    def embedding_distance(self, value: Any, reference: Any, *, model: str, step: str | None = None,
+                           provider: Provider | None = None) -> float:
+        """The cosine distance (0: same direction, 2: opposite) between the embeddings of ``value`` and
+        ``reference`` (str, or a result by its final output or ``step``'s), from ``model``.
+
+        The embed request goes to the provider chosen as for :meth:`judge` (step id ``embedding_check``), so
+        it is scripted, recorded and replayed like an ``embed`` step's.
+        """
+        __tracebackhide__ = True
+        workflow, options = self._ask_embeddings(value, reference, model, step, provider)
+        return self._distance(run_workflow(workflow, **options), model)
+
+    async def aembedding_distance(self, value: Any, reference: Any, *, model: str, step: str | None = None,
+                                  provider: Provider | None = None) -> float:
+        """:meth:`embedding_distance` for async tests."""
+        __tracebackhide__ = True
+        workflow, options = self._ask_embeddings(value, reference, model, step, provider)
+        return self._distance(await arun_workflow(workflow, **options), model)
+
+    def assert_embedding_close(self, value: Any, reference: Any, *, model: str, max_distance: float = 0.2,
+                               step: str | None = None, provider: Provider | None = None) -> float:
+        """Fail unless the cosine distance of ``value``'s and ``reference``'s embeddings is at most
+        ``max_distance``; return the distance. See :meth:`embedding_distance`.
+        """
+        __tracebackhide__ = True
+        from .checks import check_distance
+
+        distance = self.embedding_distance(value, reference, model=model, step=step, provider=provider)
+        check_distance(distance, max_distance, value, reference, step=step, model=model)
+        return distance
+
+    def _ask_embeddings(self, value: Any, reference: Any, model: str, step: str | None,
+                        provider: Provider | None) -> tuple[Workflow, dict[str, Any]]:
+        __tracebackhide__ = True
+        from .checks import embedding_workflow
+        from .judge import judged_text
+
+        text, _ = judged_text(value, step)
+        other, _ = judged_text(reference)
+        workflow = embedding_workflow(model, self._run_config(value).get("provider"))
+        chosen = self._side_provider(value, provider, workflow, "embedding_distance")
+        return workflow, self._side_options("embedding", {"texts": [text, other]}, chosen)
+
+    def _distance(self, result: WorkflowResult, model: str) -> float:
+        __tracebackhide__ = True
+        from .checks import distance_from_run
+
+        return distance_from_run(result, model)
+
+    def _run_inputs_of(self, value: Any) -> dict[str, Any]:
+        """The inputs of the run that made ``value`` (a result), else of the test's last run, else nothing."""
+        run_id = getattr(value, "run_id", None)
+        if isinstance(run_id, str) and run_id in self._run_inputs:
+            return self._run_inputs[run_id]
+        return self._run_inputs[self.results[-1].run_id] if self.results else {}
+
+    def _run_config(self, value: Any) -> dict[str, Any]:
+        """``config.provider`` of the run whose provider a judge call reuses (a mock answers no judge)."""
+        workflow = self._run_inputs_of(value).get("workflow")
+        name = workflow.config.provider if isinstance(workflow, Workflow) else None
+        return {"provider": name} if name and name != "mock" else {}
+
+    def _side_provider(self, value: Any, provider: Provider | None, workflow: Workflow, what: str) -> Provider:
+        """The provider of a judge or embedding call: given, else the run's, else the test's cassette."""
+        __tracebackhide__ = True
+        if provider is not None:
+            self._watch(provider)
+            return provider
+        reused = self._run_inputs_of(value).get("provider")
+        if reused is not None:
+            return reused  # type: ignore[no-any-return]
+        if self._cassette is None:
+            raise UsageError(
+                f"agentloom.{what}() needs a provider in {self.nodeid}: no run of this test gave one, and this "
+                f"harness has no cassette.\nHow to fix: pass one, e.g. provider=agentloom.scripted("
+                f"{'judge' if what == 'judge' else 'embedding_check'}=...)."
+            )
+        return self._cassette.provider(workflow)
+
+    def _through_cassette(self, provider: Any) -> bool:
+        session = getattr(provider, "session", None)
+        return self._cassette is not None and session is not None and session is self._cassette.session
+
+    def _side_options(self, kind: str, state: dict[str, Any], provider: Provider) -> dict[str, Any]:
+        """Run options of a judge or embedding call: its own run id and virtual clock, nothing of the marker's."""
+        self._side_runs += 1
+        clock = VirtualClock()
+        return {"state": state, "provider": provider, "clock": clock, "runs_dir": self.run_dir,
+                "run_id": derived_run_id(self.nodeid, kind, str(self._side_runs)),
+                "wall_clock": virtual_wall_clock(clock)}
 
     # -- snapshots ----------------------------------------------------------------------------------------
 

@@ -154,6 +154,9 @@ class AgentloomSession:
         if cassette is None:
             return
         failure, properties = cassette.finish(passed=report.passed)
+        harness = item.stash.get(HARNESS_KEY, None)
+        if harness is not None:  # verdicts a recording refreshed are written with the cassette, or not at all
+            harness.finish_verdicts(passed=report.passed)
         report.user_properties.extend(properties)
         if failure is not None:
             report.outcome = "failed"

@@ -39,9 +39,11 @@ __all__ = [
     "SnapshotOptions",
     "SnapshotSession",
     "claim_file",
+    "display_path",
     "dump_yaml",
     "sanitize",
     "snapshot_data",
+    "update_hint",
 ]
 
 FORMAT_VERSION = 1
@@ -298,8 +300,12 @@ class SnapshotSession:
         return False
 
 
-def _display(path: Path) -> str:
+def display_path(path: Path) -> str:
+    """``path`` relative to the current directory when it can be, as messages show a file."""
     try:
         return os.path.relpath(path)
     except ValueError:
         return str(path)
+
+
+_display = display_path

@@ -18,8 +18,11 @@ except ImportError:  # pragma: no cover - optional speed-up only
 # builds the engine's models against a second copy of pydantic's modules (private attributes then break).
 import pytest_agentloom.engine.loader
 import pytest_agentloom.engine.runner
+import pytest_agentloom.testing.checks
 import pytest_agentloom.testing.harness
-import pytest_agentloom.testing.scenarios  # noqa: F401
+import pytest_agentloom.testing.judge
+import pytest_agentloom.testing.scenarios
+import pytest_agentloom.testing.verdicts  # noqa: F401
 
 TRIAGE = """\
 name: triage
