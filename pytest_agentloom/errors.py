@@ -39,7 +39,8 @@
     │   ├── RecordingRefusedError          recording asked for under CI=true, but not on the command line
     │   ├── UnusedInteractionsError (AssertionError)  the replay left recorded interactions unused
     │   └── CassetteMismatchError          (drawn under StepError)
-    └── ToolReplayMissError                a tool with side effects was called with arguments the tape lacks
+    ├── ToolReplayMissError                a tool with side effects was called with arguments the tape lacks
+    └── DriftError                         a drift check cannot run as asked, or a live provider gave no answer
 
 Two exceptions are internal signals, never raised to users, and stay private
 to their modules: ``cli._Usage`` (a command-line mistake, printed with exit
@@ -75,6 +76,7 @@ __all__ = [
     "CassetteNotFoundError",
     "CheckpointError",
     "DataReadError",
+    "DriftError",
     "ErrorCode",
     "EvaluationError",
     "ExpressionSyntaxError",
@@ -196,6 +198,11 @@ class ErrorCode(enum.StrEnum):
     RECORDING_REFUSED = "recording_refused"  # recording under CI=true without the flag on the command line
     UNUSED_INTERACTIONS = "unused_interactions"  # the replay left recorded interactions unused
     TOOL_REPLAY_MISS = "tool_replay_miss"  # a tool with side effects was called with arguments the tape lacks
+
+    # -- the drift check (--agentloom-drift, agentloom drift)
+    DRIFT_NOTHING_TO_COMPARE = "drift_nothing_to_compare"  # no selected test has a committed cassette
+    DRIFT_FOLDER_REFUSED = "drift_folder_refused"  # the scratch folder could cost a committed file
+    LIVE_PROVIDER_UNAVAILABLE = "live_provider_unavailable"  # a live model call got no answer: key, host, status
 
     # -- skipped steps (StepResult.error_code of a step that did not run)
     NOT_CHOSEN = "not_chosen"  # no router that ran chose the step
@@ -651,3 +658,18 @@ class ToolReplayMissError(AgentloomError):
     """
 
     code: str = ErrorCode.TOOL_REPLAY_MISS
+
+
+# -- the drift check -----------------------------------------------------------------------------------------
+
+
+class DriftError(AgentloomError):
+    """A drift check (``--agentloom-drift``) cannot run as asked: nothing to compare, a scratch folder that
+    could cost a committed file, or a live provider that gave no answer (``code`` says which)."""
+
+    code: str = ErrorCode.DRIFT_FOLDER_REFUSED
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        if code is not None:
+            self.code = str(code)
+        super().__init__(message)

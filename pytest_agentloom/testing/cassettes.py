@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from ..engine.model import Workflow
     from ..replay.cassette import CassetteSession
 
-__all__ = ["MODEL_STEP_TYPES", "ReplaySettings", "ReplaySummary", "TestCassette", "ci_is_set"]
+__all__ = ["MODEL_STEP_TYPES", "ReplaySettings", "ReplaySummary", "TestCassette", "ci_is_set", "refuse_live_under_ci"]
 
 #: Step types that call a model, so a run of a workflow with one of them needs a cassette.
 MODEL_STEP_TYPES = ("llm_call", "agent")
@@ -51,8 +51,27 @@ def ci_is_set(env: Mapping[str, str] | None = None) -> bool:
     return (os.environ if env is None else env).get("CI", "").strip().lower() in ("true", "1", "yes")
 
 
-def _typed_on_command_line(args: tuple[str, ...] | list[str]) -> bool:
-    return any(arg == flag or arg.startswith(flag + "=") for arg in args for flag in RECORD_FLAGS)
+def _typed_on_command_line(args: tuple[str, ...] | list[str], flags: tuple[str, ...]) -> bool:
+    return any(arg == flag or arg.startswith(flag + "=") for arg in args for flag in flags)
+
+
+def refuse_live_under_ci(config: pytest.Config, *, flags: tuple[str, ...], what: str, command: str,
+                         env: Mapping[str, str] | None = None) -> None:
+    """Under ``CI=true``, refuse a mode that calls live providers unless one of ``flags`` was typed on the
+    command line itself (not set by ``addopts`` or ``PYTEST_ADDOPTS``): a ``pytest.UsageError`` whose text is
+    a :class:`RecordingRefusedError`. Recording and the drift check share this rule.
+    """
+    import pytest
+
+    if not ci_is_set(env) or _typed_on_command_line(config.invocation_params.args, flags):
+        return
+    error = RecordingRefusedError(render_message(
+        f"{what} is refused under CI=true: the flag does not come from the command line itself "
+        "(addopts or PYTEST_ADDOPTS set it).",
+        hint=f"remove the flag from addopts/PYTEST_ADDOPTS so CI replays, or, to call live providers in CI on "
+             f"purpose, type it on the command line: {command}",
+    ))
+    raise pytest.UsageError(str(error))
 
 
 @dataclass
@@ -63,6 +82,8 @@ class ReplaySettings:
     cassette_dir: Path
     mode: RecordMode = RecordMode.NONE
     owners: dict[str, str] = field(default_factory=dict)  # cassette and tape files -> the test using them
+    #: write the recording of a test that failed too (a drift check's scratch folder: the failure is the news)
+    keep_failed: bool = False
 
     @classmethod
     def from_config(cls, config: pytest.Config, env: Mapping[str, str] | None = None) -> ReplaySettings:
@@ -82,14 +103,9 @@ class ReplaySettings:
                 mode = RecordMode.ALL if read_setting(config, "record") else RecordMode.NONE
         except UsageError as exc:
             raise pytest.UsageError(str(exc)) from None
-        if mode.records and ci_is_set(env) and not _typed_on_command_line(config.invocation_params.args):
-            error = RecordingRefusedError(render_message(
-                f"Recording cassettes (record mode {mode.value}) is refused under CI=true: the record flag "
-                "does not come from the command line itself (addopts or PYTEST_ADDOPTS set it).",
-                hint="remove the flag from addopts/PYTEST_ADDOPTS so CI replays, or, to record in CI on purpose, "
-                     "type it on the command line: pytest --agentloom-record ...",
-            ))
-            raise pytest.UsageError(str(error))
+        if mode.records:
+            refuse_live_under_ci(config, flags=RECORD_FLAGS, what=f"Recording cassettes (record mode {mode.value})",
+                                 command="pytest --agentloom-record ...", env=env)
         return cls(rootdir=rootdir, cassette_dir=cassette_dir, mode=mode)
 
     def cassette_path(self, item: pytest.Item) -> Path:
@@ -205,11 +221,12 @@ class TestCassette:
         recorded = session.needs_write()
         # a test that failed while recording (a 401, repeated 500s, an unreachable host, a failed assertion)
         # writes nothing: the committed cassette and tool tape stay as they were
-        if session.close(keep=passed):
+        keep = passed or self.settings.keep_failed
+        if session.close(keep=keep):
             properties.append((WRITTEN_PROPERTY, session.config.display_path))
         elif recorded and not passed:
             properties.append((DROPPED_PROPERTY, session.config.display_path))
-        if passed and self.tape is not None:
+        if keep and self.tape is not None:
             self.tape.save()  # only when recording, and only if a tool with side effects ran
         return failure, properties
 

@@ -19,7 +19,11 @@ from .settings import marker_defaults, read_setting
 from .snapshots import SnapshotOptions, SnapshotSession, sanitize
 
 if TYPE_CHECKING:
+    from ..engine.model import Workflow
+    from ..engine.result import WorkflowResult
+    from .drift import Drift
     from .harness import AgentloomHarness
+    from .review import Observer
 
 __all__ = ["CASSETTE_KEY", "SESSION_KEY", "AgentloomSession"]
 
@@ -49,6 +53,7 @@ class AgentloomSession:
         review = ReviewSettings.from_config(config)  # workflow coverage and the review report, when asked for
         self.review = Review(review, Path(config.rootpath)) if review.enabled else None
         self.review_written: list[Path] = []
+        self.drift = _drift(config, self.replay)  # --agentloom-drift: each recorded test replayed, then live
 
     # -- per test -----------------------------------------------------------------------------------------
 
@@ -74,16 +79,35 @@ class AgentloomSession:
         if tools:
             defaults["tools"] = {**tools_by_name(tools), **defaults.get("tools", {})}
         snapshot_dir, snapshot_name = self.snapshot_location(item, defaults)
-        self.replay.claim(item)
-        cassette = item.stash[CASSETTE_KEY] = TestCassette(self.replay, item, matching=self.matching(defaults))
+        replay, snapshots = self.replay, self.snapshots
+        if self.drift is not None and self.drift.is_live(item.nodeid):  # the live side writes under DIR only
+            replay, snapshots = self.drift.live_replay, self.drift.live_snapshots
+            snapshot_dir = self.drift.snapshot_dir(snapshot_dir)
+        replay.claim(item)
+        cassette = item.stash[CASSETTE_KEY] = TestCassette(replay, item, matching=self.matching(defaults))
         harness = item.stash[HARNESS_KEY] = AgentloomHarness(
             nodeid=item.nodeid, test_dir=item.path.parent, tmp_path=tmp_path, snapshot_dir=snapshot_dir,
-            snapshot_name=snapshot_name, snapshots=self.snapshots, defaults=defaults, cassette=cassette,
-            observer=self.review.observer(item.nodeid) if self.review is not None else None,
-            snapshot_options=self.snapshot_options(defaults),
+            snapshot_name=snapshot_name, snapshots=snapshots, defaults=defaults, cassette=cassette,
+            observer=self.observer(item.nodeid), snapshot_options=self.snapshot_options(defaults),
             missing_template_keys=str(read_setting(self.config, "missing_template_keys", defaults)),
         )
         return harness
+
+    def observer(self, nodeid: str) -> Observer | None:
+        """What each finished run of a test is shown to: the review (the live side only, under drift), the drift."""
+        review = self.review.observer(nodeid) if self.review is not None else None
+        drift = self.drift
+        if drift is None:
+            return review
+        if not drift.is_live(nodeid):
+            review = None
+
+        def observe(workflow: Workflow, result: WorkflowResult, provider: Any, fallbacks_before: int) -> None:
+            drift.observe(nodeid, workflow, result)
+            if review is not None:
+                review(workflow, result, provider, fallbacks_before)
+
+        return observe
 
     def snapshot_options(self, defaults: dict[str, Any]) -> SnapshotOptions:
         """A test's snapshot defaults: marker, then ini (see :mod:`.settings`), with ``-vv`` for the diffs."""
@@ -219,6 +243,8 @@ class AgentloomSession:
         data["narrowed"] = bool(narrowed)
         if self.review is not None:
             data["review"] = self.review.to_wire()
+        if self.drift is not None:
+            data["drift"] = self.drift.to_wire()
         return data
 
     def add_worker_report(self, data: dict[str, Any], *, died: bool = False) -> None:
@@ -226,13 +252,30 @@ class AgentloomSession:
         self.snapshots.merge(data)
         if self.review is not None:
             self.review.merge(data.get("review"), died=died)
+        if self.drift is not None:
+            self.drift.merge(data.get("drift"), died=died)
 
     def finish_review(self) -> bool:
         """Write the coverage JSON and the report; True if the branch coverage is below the bar."""
         if self.review is None or self.is_worker:
             return False
+        if self.drift is not None:
+            self.review.drift = self.drift.results()  # the report gets a drift section
         self.review_written = self.review.write_files()
         return self.review.fails()
+
+    def finish_drift(self) -> bool:
+        """True when the drift check must fail the session: it compared nothing, or a worker died."""
+        if self.drift is None or self.is_worker:
+            return False
+        return self.drift.nothing_compared() is not None or self.drift.partial
+
+    def drift_lines(self) -> list[str]:
+        if self.drift is None or self.is_worker:
+            return []
+        from .drift_report import summary_lines
+
+        return summary_lines(self.drift)
 
     def review_lines(self) -> list[str]:
         return self.review.summary_lines(self.review_written) if self.review is not None else []
@@ -242,7 +285,7 @@ class AgentloomSession:
 
         Like syrupy, unused snapshots fail a full run, unless ``--agentloom-warn-unused-snapshots``.
         """
-        if self.is_worker:
+        if self.is_worker or self.drift is not None:  # a drift check judges no committed snapshot
             return False
         if self.snapshots.clashes:  # two tests on two xdist workers used one file: fail, whatever was selected
             return True
@@ -283,6 +326,19 @@ class AgentloomSession:
 #: pytest options (their ``dest``) under which no test body runs: such a session never judges snapshots.
 _NO_BODY_OPTIONS = ("collectonly", "setuponly", "setupplan", "showfixtures", "show_fixtures_per_test",
                     "markers", "version", "help")
+
+
+def _drift(config: pytest.Config, replay: ReplaySettings) -> Drift | None:
+    """The drift check's state when ``--agentloom-drift`` asks for it (its folder made and marked)."""
+    if read_setting(config, "drift") in (None, ""):
+        return None
+    from .drift import Drift, DriftSettings
+
+    settings = DriftSettings.from_config(config, replay)
+    if settings is None:
+        return None
+    settings.prepare()
+    return Drift(settings, replay)
 
 
 def _module_name(path: Path) -> str:

@@ -171,6 +171,12 @@ OPTIONS: tuple[Option, ...] = (
         "report",
         "write a review report of the session: PATH.html (one self-contained page) or PATH.md (Markdown).",
     ),
+    Option(
+        "drift",
+        "drift check: run each recorded test replayed, then live into the scratch folder DIR (never the committed "
+        "cassettes or snapshots), and report what changed (route, tools, reasons, schema, tokens, cost).",
+        ini=False,
+    ),
 )
 
 _BY_NAME = {option.name: option for option in OPTIONS}
