@@ -154,7 +154,7 @@ class AgentloomSession:
         for reports in stats.values():
             for report in reports:
                 summary.add_report(report)
-        return summary.lines(self.replay.mode)
+        return summary.lines(self.drift.live_replay.mode if self.drift is not None else self.replay.mode)
 
     def collected(self, items: list[pytest.Item], *, errors: int) -> None:
         """Note collection errors, and the default snapshot folder of every folder holding tests.
