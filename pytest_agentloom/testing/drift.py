@@ -138,6 +138,7 @@ class Drift:
         self.live_snapshots = SnapshotSession(update=True)
         self.phase: dict[str, str] = {}
         self.sides: dict[str, dict[str, dict[str, Any]]] = {}  # node id -> replay/live -> outcome, runs, ...
+        self.compared: list[str] = []  # selected tests with a committed cassette
         self.not_compared: list[str] = []  # selected tests with no committed cassette
         self.partial = False  # a worker died: some tests' facts are missing
 
@@ -150,6 +151,7 @@ class Drift:
             uses_fixture = "agentloom" in getattr(item, "fixturenames", ())
             if uses_fixture and self.replay_cassettes.cassette_path(item).is_file():
                 keep.append(item)
+                self.compared.append(item.nodeid)
             else:
                 drop.append(item)
                 if uses_fixture:
@@ -196,15 +198,10 @@ class Drift:
             side["failure"] = _headline(report) if report.failed else ""
         if report.when == "call" and self.is_live(item.nodeid):
             side["snapshots"] = self._snapshot_states(item.nodeid)
-            problems = [f"step '{step}': {message}" for run in side["runs"]
+            problems = [f"  step '{step}': {message}" for run in side["runs"]
                         for step, message in sorted(run.get("messages", {}).items())]
             if problems and report.failed:
-                report.longrepr = str(DriftError(render_message(
-                    f"The live run of {item.nodeid} got no answer from a provider.", details=problems,
-                    hint="set the provider's API key (the variable the message names) and check its base URL "
-                         "variable (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL, OLLAMA_HOST) "
-                         "points at a server that answers; replay needs neither."),
-                    code=ErrorCode.LIVE_PROVIDER_UNAVAILABLE))
+                report.longrepr = "DriftError: " + str(_unavailable(item.nodeid, problems))
                 side["failure"] = "live provider unavailable"
 
     def _snapshot_states(self, nodeid: str) -> dict[str, str]:
@@ -227,7 +224,7 @@ class Drift:
     # -- xdist and the end ----------------------------------------------------------------------------------
 
     def to_wire(self) -> dict[str, Any]:
-        return {"sides": self.sides, "not_compared": self.not_compared}
+        return {"sides": self.sides, "compared": self.compared, "not_compared": self.not_compared}
 
     def merge(self, wire: Mapping[str, Any] | None, *, died: bool = False) -> None:
         self.partial = self.partial or died
@@ -235,6 +232,7 @@ class Drift:
             return
         for nodeid, sides in wire.get("sides", {}).items():
             self.sides.setdefault(nodeid, {}).update(sides)
+        self.compared = sorted({*self.compared, *wire.get("compared", ())})
         self.not_compared = sorted({*self.not_compared, *wire.get("not_compared", ())})
 
     def results(self) -> list[TestDrift]:
@@ -243,7 +241,7 @@ class Drift:
 
     def nothing_compared(self) -> str | None:
         """The error text when no test was compared (none selected had a committed cassette), else ``None``."""
-        if self.sides:
+        if self.compared or self.sides:
             return None
         cassettes = self.replay_cassettes.cassette_dir
         return str(DriftError(render_message(
@@ -252,6 +250,16 @@ class Drift:
             hint="record the tests once against live providers and commit the cassettes "
                  "(pytest --agentloom-record), then run the drift check again."),
             code=ErrorCode.DRIFT_NOTHING_TO_COMPARE))
+
+
+def _unavailable(nodeid: str, problems: list[str]) -> DriftError:
+    """The failure of a live run whose model calls got no answer, naming each step's provider problem."""
+    explained = any("How to fix:" in problem for problem in problems)  # a missing key says which to export
+    return DriftError(render_message(
+        f"The live run of {nodeid} got no answer from a provider.", details=problems,
+        hint=None if explained else "check the provider's base URL variable (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, "
+        "GOOGLE_GEMINI_BASE_URL, OLLAMA_HOST, AGENTLOOM_GENERIC_OPENAI_BASE_URL) points at a server that answers, "
+        "and its API key variable is set; a replay needs neither."), code=ErrorCode.LIVE_PROVIDER_UNAVAILABLE)
 
 
 class _SameParents:

@@ -14,7 +14,7 @@ order where order means something:
 - ``schema``: each structured output's validity, ``valid`` or ``invalid: <problem>``
   (an ``llm_call`` with ``response_schema``: its last reply; an agent with
   ``output_schema``: its last answer check, once one answer did not fit);
-- ``errors``: the error code of each failed step, and ``messages`` the error text
+- ``errors``: the error code of each failed step (not of those skipped after it), and ``messages`` the error text
   of a failed model call (to say which provider could not be reached);
 - ``tokens`` (input, output, reasoning) and ``cost_usd``.
 
@@ -52,7 +52,7 @@ def run_facts(result: WorkflowResult, workflow_key: str) -> dict[str, Any]:
     for event in result.trace:
         _read_event(facts, event.kind, event.step_id or "", event.data)
     for step_id, step in sorted(result.steps.items()):
-        if step.error_code:
+        if step.error_code and step.status.value == "failed":  # a skipped step's code repeats why: not a change
             facts["errors"][step_id] = step.error_code
             if step.error_code in PROVIDER_FAILURES and step.error:
                 facts["messages"][step_id] = scrub_api_keys(step.error)[:600]

@@ -81,6 +81,16 @@ def record(project: Project) -> None:
     project.server.reset()
 
 
+def fake_recording(project: Project) -> None:
+    """The triage test with a cassette and a snapshot written by hand: enough for checks made before any test runs."""
+    project.pytester.makefile(".yaml", triage=TRIAGE)
+    project.pytester.makepyfile(test_triage=TRIAGE_TEST)
+    (project.path / "test_support.py").unlink()
+    for path in ("cassettes/test_triage.py/test_triage.yaml", "__snapshots__/test_triage/test_triage.yaml"):
+        (project.path / path).parent.mkdir(parents=True)
+        (project.path / path).write_text(f"# committed {path}\n")
+
+
 def committed(project: Project) -> dict[str, bytes]:
     """Every file of the project outside the scratch folders, by path: compared byte for byte after a check."""
     return {path.relative_to(project.path).as_posix(): path.read_bytes() for path in project.files()
