@@ -1,4 +1,4 @@
-"""The facts of a run (testing/trace_facts.py) and the drift of a test read from two sides' facts (testing/drift_diff.py).
+"""The facts of a run (testing/trace_facts.py) and a test's drift read from two sides' facts (testing/drift_diff.py).
 
 Runs are scripted here (no HTTP): what a drift report says follows from the facts alone.
 """
