@@ -664,8 +664,11 @@ class ToolReplayMissError(AgentloomError):
 
 
 class DriftError(AgentloomError):
-    """A drift check (``--agentloom-drift``) cannot run as asked: nothing to compare, a scratch folder that
-    could cost a committed file, or a live provider that gave no answer (``code`` says which)."""
+    """A drift check (``--agentloom-drift``) cannot run as asked, or a live provider gave no answer.
+
+    ``code`` says which: nothing to compare, a scratch folder that could cost a committed file, or a live
+    model call with no answer (no key, no connection, an error status).
+    """
 
     code: str = ErrorCode.DRIFT_FOLDER_REFUSED
 
