@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.plugin.test_plugin_report_browser import browser  # noqa: F401  (the module's Chromium fixture)
+from tests.plugin.test_plugin_report_browser import browser, open_offline  # noqa: F401  (browser: a fixture)
 from tests.replay.drift_project import drift, plan_bug, record
 from tests.replay.helpers import Project
 
@@ -17,22 +17,7 @@ def test_the_drift_section_shows_each_tests_changes_offline(browser: Any, projec
     drift(project, "--agentloom-report=scratch/drift.html").assert_outcomes(passed=1)
     report = project.path / "scratch/drift.html"
 
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, offline=True)
-    page = context.new_page()
-    problems: list[str] = []
-    requested: list[str] = []
-    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
-    page.on("pageerror", lambda error: problems.append(str(error)))
-
-    def refuse(route: Any) -> None:
-        if route.request.url != report.as_uri():
-            requested.append(route.request.url)
-            route.abort()
-        else:
-            route.continue_()
-
-    page.route("**/*", refuse)
-    page.goto(report.as_uri())
+    context, page, problems, requested = open_offline(browser, report)
 
     section = page.locator("section#drift")
     assert section.locator("h2").inner_text() == "Drift (replay → live)"
