@@ -70,14 +70,28 @@ def plan_bug(project: Project, *, category: str = "bug", ticket: int = 7, tokens
         project.server.plan("openai", text("We will call you."))
 
 
+#: The first recording of this process, by file: later projects get the same files (the server's address put
+#: right), so the suite pays for one recording, not one per test.
+_RECORDED: dict[str, str] = {}
+_FILES = ("cassettes/test_triage.py/test_triage.yaml", "__snapshots__/test_triage/test_triage.yaml",
+          ".agentloom/salt")  # the salt: the redacted secret's marker in the requests and snapshot depends on it
+
+
 def record(project: Project) -> None:
     """Record the test (a bug), with its snapshot: the committed files a drift check must leave alone."""
     project.pytester.makefile(".yaml", triage=TRIAGE)
     project.pytester.makepyfile(test_triage=TRIAGE_TEST)
     (project.path / "test_support.py").unlink()
     project.live()
-    plan_bug(project)
-    project.run("--agentloom-record", "--agentloom-create-snapshots").assert_outcomes(passed=1)
+    if not _RECORDED:
+        plan_bug(project)
+        project.run("--agentloom-record", "--agentloom-create-snapshots").assert_outcomes(passed=1)
+        _RECORDED.update({name: (project.path / name).read_text() for name in _FILES})
+        _RECORDED["url"] = project.server.url
+    else:
+        for name in _FILES:
+            (project.path / name).parent.mkdir(parents=True, exist_ok=True)
+            (project.path / name).write_text(_RECORDED[name].replace(_RECORDED["url"], project.server.url))
     project.server.reset()
 
 
