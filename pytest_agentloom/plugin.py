@@ -83,13 +83,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             items[:] = keep
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    drift = item.config.stash[SESSION_KEY].drift
-    if drift is not None:
-        drift.replay_first(item)  # then pytest's own protocol runs the test live
-
-
 def pytest_deselected(items: list[pytest.Item]) -> None:
     if items:
         items[0].config.stash[SESSION_KEY].deselected += len(items)
@@ -97,6 +90,23 @@ def pytest_deselected(items: list[pytest.Item]) -> None:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     session.config.stash[SESSION_KEY].collected(session.items, errors=session.testsfailed)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+    """Under ``--agentloom-live``: run each agentloom test its number of repetitions, reported as one test.
+    Under ``--agentloom-drift``: run the test replayed first; pytest's own protocol then runs it live."""
+    agentloom = item.config.stash[SESSION_KEY]
+    if agentloom.drift is not None:
+        agentloom.drift.replay_first(item)
+        return None
+    plan = agentloom.repetition_plan(item)
+    if plan is None or agentloom.repetitions is None:
+        return None
+    from .testing.repetitions import run_repetitions
+
+    run_repetitions(item, nextitem, plan, agentloom.repetitions)
+    return True
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -172,6 +182,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     lines = agentloom.summary_lines(agentloom.unused, agentloom.deleted)
     lines += agentloom.cassette_summary_lines(terminalreporter.stats)
     lines += agentloom.review_lines()
+    lines += agentloom.repetition_lines()
     lines += agentloom.drift_lines()
     if lines:
         terminalreporter.section("agentloom")

@@ -6,7 +6,8 @@ report says what changed between the two at the trace level.
    the cassette folder, or is a folder with files that a drift check did not
    make; flags that write committed files (``--agentloom-record``,
    ``--agentloom-record-mode``, ``--agentloom-update-snapshots``,
-   ``--agentloom-create-snapshots``) are refused with it; under ``CI=true`` the
+   ``--agentloom-create-snapshots``) and the other live mode
+   (``--agentloom-live`` and its repetition cassettes) are refused with it; under ``CI=true`` the
    flag must be typed on the command line, as for recording.
 2. **Collection** (:meth:`Drift.select`): only tests that use the ``agentloom``
    fixture and have a committed cassette are kept; the others are deselected
@@ -30,15 +31,15 @@ for writing: the live side's paths all start with ``DIR``.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.api_keys import scrub_api_keys
-from ..errors import DriftError, ErrorCode, render_message
+from ..errors import DriftError, ErrorCode, RecordingRefusedError, render_message
 from ..replay.modes import RecordMode
-from .cassettes import ReplaySettings, refuse_live_under_ci
+from .cassettes import ReplaySettings, refuse_under_ci
 from .drift_diff import TestDrift, compare_test
 from .settings import read_setting
 from .snapshots import SnapshotSession
@@ -55,7 +56,8 @@ __all__ = ["MARKER_FILE", "Drift", "DriftSettings"]
 MARKER_FILE = ".agentloom-drift"
 REPLAY, LIVE = "replay", "live"
 _DRIFT_FLAG = ("--agentloom-drift",)
-_WRITERS = ("record", "record_mode", "update_snapshots", "create_snapshots")
+_REFUSED_WITH = ("record", "record_mode", "update_snapshots", "create_snapshots", "live", "record_repetitions",
+                 "replay_repetition")
 
 
 @dataclass(frozen=True)
@@ -73,8 +75,12 @@ class DriftSettings:
         value = read_setting(config, "drift")
         if value in (None, ""):
             return None
-        refuse_live_under_ci(config, flags=_DRIFT_FLAG, what="The drift check (--agentloom-drift)",
-                             command="pytest --agentloom-drift=DIR ... (or agentloom drift)", env=env)
+        refuse_under_ci(
+            config, env, flags=_DRIFT_FLAG, error=RecordingRefusedError,
+            headline="The drift check (--agentloom-drift) is refused under CI=true: the flag does not come from the "
+                     "command line itself (addopts or PYTEST_ADDOPTS set it).",
+            hint="remove the flag from addopts/PYTEST_ADDOPTS so CI replays, or, to call live providers in CI on "
+                 "purpose, type it on the command line: pytest --agentloom-drift=DIR ... (or agentloom drift)")
         folder = (Path(config.invocation_params.dir) / Path(str(value)).expanduser()).resolve()
         problem = _conflicting_flags(config) or _folder_problem(folder, replay.cassette_dir.resolve(), config)
         if problem is not None:
@@ -93,14 +99,15 @@ class DriftSettings:
 
 
 def _conflicting_flags(config: pytest.Config) -> str | None:
-    given = [name for name in _WRITERS if read_setting(config, name) not in (None, False, "", "none")]
+    given = [name for name in _REFUSED_WITH if read_setting(config, name) not in (None, False, "", "none")]
     if not given:
         return None
     flags = ", ".join("--agentloom-" + name.replace("_", "-") for name in given)
     return render_message(
-        f"--agentloom-drift cannot be combined with {flags}: the drift check never writes a committed cassette "
-        "or snapshot.", hint="run the drift check alone; to adopt what it found, re-record or update the snapshots "
-                             "in a separate run (pytest --agentloom-record / --agentloom-update-snapshots).")
+        f"--agentloom-drift cannot be combined with {flags}: the drift check runs each test replayed, then live, "
+        "itself, and never writes a committed cassette or snapshot.",
+        hint="run the drift check alone; to adopt what it found, re-record or update the snapshots in a separate "
+             "run (pytest --agentloom-record / --agentloom-update-snapshots).")
 
 
 def _folder_problem(folder: Path, cassettes: Path, config: pytest.Config) -> str | None:
@@ -175,12 +182,15 @@ class Drift:
     def is_live(self, nodeid: str) -> bool:
         return self.phase.get(nodeid, LIVE) == LIVE
 
-    def observe(self, nodeid: str, workflow: Workflow, result: WorkflowResult) -> None:
-        """Keep the facts of one finished run of the test, on its current side."""
+    def observer(self, nodeid: str) -> Callable[[Workflow, WorkflowResult, Any, int], None]:
+        """The callback a test's harness calls after each run: it keeps the run's facts on the current side."""
         from .coverage import workflow_key
         from .trace_facts import run_facts
 
-        self.side(nodeid)["runs"].append(run_facts(result, workflow_key(workflow, self.rootdir)))
+        def observe(workflow: Workflow, result: WorkflowResult, provider: Any, fallbacks_before: int) -> None:
+            self.side(nodeid)["runs"].append(run_facts(result, workflow_key(workflow, self.rootdir)))
+
+        return observe
 
     def snapshot_dir(self, committed: Path) -> Path:
         """Where the live side writes a snapshot folder: its committed path, under ``DIR/snapshots``."""

@@ -14,13 +14,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .cassettes import ReplaySettings, ReplaySummary, TestCassette
+from .repetitions import REPETITION_KEY, Plan, RepetitionLog, repetition_plan
 from .review import Review, ReviewSettings
 from .settings import marker_defaults, read_setting
 from .snapshots import SnapshotOptions, SnapshotSession, sanitize
 
 if TYPE_CHECKING:
-    from ..engine.model import Workflow
-    from ..engine.result import WorkflowResult
     from .drift import Drift
     from .harness import AgentloomHarness
     from .review import Observer
@@ -54,6 +53,13 @@ class AgentloomSession:
         self.review = Review(review, Path(config.rootpath)) if review.enabled else None
         self.review_written: list[Path] = []
         self.drift = _drift(config, self.replay)  # --agentloom-drift: each recorded test replayed, then live
+        #: what each test's repetitions did, in a live session (see :mod:`.repetitions`)
+        self.repetitions = RepetitionLog() if self.live else None
+
+    @property
+    def live(self) -> bool:
+        """``--agentloom-live``: tests call live providers, keep no cassette and compare no snapshot."""
+        return self.replay.live.live
 
     # -- per test -----------------------------------------------------------------------------------------
 
@@ -84,30 +90,42 @@ class AgentloomSession:
             replay, snapshots = self.drift.live_replay, self.drift.live_snapshots
             snapshot_dir = self.drift.snapshot_dir(snapshot_dir)
         replay.claim(item)
-        cassette = item.stash[CASSETTE_KEY] = TestCassette(replay, item, matching=self.matching(defaults))
+        cassette = item.stash[CASSETTE_KEY] = TestCassette(replay, item, matching=self.matching(defaults),
+                                                           repetition=item.stash.get(REPETITION_KEY, None))
         harness = item.stash[HARNESS_KEY] = AgentloomHarness(
             nodeid=item.nodeid, test_dir=item.path.parent, tmp_path=tmp_path, snapshot_dir=snapshot_dir,
             snapshot_name=snapshot_name, snapshots=snapshots, defaults=defaults, cassette=cassette,
             observer=self.observer(item.nodeid), snapshot_options=self.snapshot_options(defaults),
             missing_template_keys=str(read_setting(self.config, "missing_template_keys", defaults)),
+            live=self.live,
         )
         return harness
 
     def observer(self, nodeid: str) -> Observer | None:
-        """What each finished run of a test is shown to: the review (the live side only, under drift), the drift."""
-        review = self.review.observer(nodeid) if self.review is not None else None
-        drift = self.drift
-        if drift is None:
-            return review
-        if not drift.is_live(nodeid):
-            review = None
+        """What the harness tells of each finished run: workflow coverage, in a live session the repetitions'
+        summary, in a drift check the facts of each side (each only when collected)."""
+        review = self.review if self.drift is None or self.drift.is_live(nodeid) else None  # drift: live side only
+        observers = [log.observer(nodeid) for log in (review, self.repetitions, self.drift) if log is not None]
+        if len(observers) < 2:
+            return observers[0] if observers else None
 
-        def observe(workflow: Workflow, result: WorkflowResult, provider: Any, fallbacks_before: int) -> None:
-            drift.observe(nodeid, workflow, result)
-            if review is not None:
-                review(workflow, result, provider, fallbacks_before)
+        def observe(*run: Any) -> None:
+            for each in observers:
+                each(*run)
 
         return observe
+
+    def repetition_plan(self, item: pytest.Item) -> Plan | None:
+        """How often a test of a live session runs; ``None`` for a test that is no agentloom test, or whose
+        marker is bad (pytest then runs it once and its setup reports the marker's error)."""
+        if not self.live or "agentloom" not in getattr(item, "fixturenames", ()):
+            return None
+        if any(getattr(self.config.option, name, False) for name in _NO_BODY_OPTIONS):
+            return None  # --setup-only, --setup-plan...: no body runs, so nothing to repeat
+        try:
+            return repetition_plan(self.config, self.defaults(item))
+        except ValueError:  # MarkerError included
+            return None
 
     def snapshot_options(self, defaults: dict[str, Any]) -> SnapshotOptions:
         """A test's snapshot defaults: marker, then ini (see :mod:`.settings`), with ``-vv`` for the diffs."""
@@ -243,6 +261,8 @@ class AgentloomSession:
         data["narrowed"] = bool(narrowed)
         if self.review is not None:
             data["review"] = self.review.to_wire()
+        if self.repetitions is not None:
+            data["repetitions"] = self.repetitions.to_wire()
         if self.drift is not None:
             data["drift"] = self.drift.to_wire()
         return data
@@ -252,6 +272,8 @@ class AgentloomSession:
         self.snapshots.merge(data)
         if self.review is not None:
             self.review.merge(data.get("review"), died=died)
+        if self.repetitions is not None:
+            self.repetitions.merge(data.get("repetitions"))
         if self.drift is not None:
             self.drift.merge(data.get("drift"), died=died)
 
@@ -280,12 +302,15 @@ class AgentloomSession:
     def review_lines(self) -> list[str]:
         return self.review.summary_lines(self.review_written) if self.review is not None else []
 
+    def repetition_lines(self) -> list[str]:
+        return self.repetitions.summary_lines() if self.repetitions is not None else []
+
     def finish(self, session: pytest.Session | None = None) -> bool:
         """Find the unused snapshot files (deleting them under the update flag); True if they fail the run.
 
         Like syrupy, unused snapshots fail a full run, unless ``--agentloom-warn-unused-snapshots``.
         """
-        if self.is_worker or self.drift is not None:  # a drift check judges no committed snapshot
+        if self.is_worker or self.live or self.drift is not None:  # live/drift: no committed snapshot judged
             return False
         if self.snapshots.clashes:  # two tests on two xdist workers used one file: fail, whatever was selected
             return True

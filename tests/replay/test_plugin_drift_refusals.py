@@ -10,7 +10,7 @@ from tests.replay.helpers import CANARY_KEY, Project
 
 
 @pytest.mark.parametrize("flag", ["--agentloom-update-snapshots", "--agentloom-create-snapshots",
-                                  "--agentloom-record", "--agentloom-record-mode=new_episodes"])
+                                  "--agentloom-record", "--agentloom-record-mode=new_episodes", "--agentloom-live"])
 def test_flags_that_write_committed_files_are_refused_with_it(project: Project, flag: str) -> None:
     fake_recording(project)
     project.live()
@@ -19,7 +19,8 @@ def test_flags_that_write_committed_files_are_refused_with_it(project: Project, 
     result = drift(project, flag)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*--agentloom-drift cannot be combined with {flag.partition('=')[0]}: the drift "
-                                 "check never writes a committed cassette or snapshot.*"])
+                                 "check runs each test replayed, then live, itself, and never writes a committed "
+                                 "cassette or snapshot.*"])
     assert committed(project) == before
     assert project.server.requests == []
 
