@@ -8,6 +8,7 @@
     agentloom resume RUN_ID [--approve | --reject | --cancel] [--state key=value ...] [--json]
     agentloom runs [--json]
     agentloom visualize FILE [--format mermaid|ascii|svg] [--output PATH]
+    agentloom drift [--dir DIR] [--report PATH.md|PATH.html] [-- PYTEST_ARGS ...]
 
 Exit codes (:data:`EXIT_CODES`):
 
@@ -22,6 +23,10 @@ Exit codes (:data:`EXIT_CODES`):
 7     the run was cancelled
 8     the run could not start or resume: checkpoint, cassette or provider setup
 ====  =================================================================
+
+``drift`` runs pytest and exits with pytest's own status (0: every compared
+test passed live; 1: a test failed live or nothing could be compared; 4: a
+refused flag or folder).
 """
 
 from __future__ import annotations
@@ -408,6 +413,27 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_drift(args: argparse.Namespace, now: Callable[[], float] | None = None) -> int:
+    """``pytest --agentloom-drift=DIR --agentloom-report=PATH`` over the given pytest arguments (README: Drift check).
+
+    ``DIR`` defaults to ``.agentloom/drift/<UTC time>`` (a new folder each time, so no earlier check is
+    overwritten; ``now`` is the clock that names it), the report to ``DIR/drift-report.md``.
+    """
+    import time
+
+    import pytest
+
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime((now or time.time)()))
+    folder = args.dir or str(Path(".agentloom", "drift", stamp))
+    report = args.report or str(Path(folder, "drift-report.md"))
+    extra = list(args.pytest_args or ())
+    if extra[:1] == ["--"]:
+        extra = extra[1:]
+    print(f"agentloom drift: replaying, then running live into {folder}; report: {report}")
+    sys.stdout.flush()
+    return int(pytest.main([*extra, f"--agentloom-drift={folder}", f"--agentloom-report={report}"]))
+
+
 def _runs_dir(args: argparse.Namespace) -> Any:
     if getattr(args, "no_record", False):
         return False
@@ -515,6 +541,15 @@ def _parser() -> argparse.ArgumentParser:
                            help="mermaid (the default: renders on code-hosting sites), ascii or svg")
     visualize.add_argument("--output", "-o", metavar="PATH", help="write the drawing to PATH instead of stdout")
     visualize.set_defaults(handler=_cmd_visualize)
+
+    drift = commands.add_parser("drift", help="re-run the recorded tests live into a scratch folder and report "
+                                "what changed against their cassettes")
+    drift.add_argument("--dir", metavar="DIR", help="the scratch folder (default: .agentloom/drift/<UTC time>)")
+    drift.add_argument("--report", metavar="PATH", help="the report, PATH.md or PATH.html "
+                       "(default: DIR/drift-report.md)")
+    drift.add_argument("pytest_args", nargs=argparse.REMAINDER, metavar="-- PYTEST_ARGS",
+                       help="passed to pytest: test paths, -k, -n ... (after --)")
+    drift.set_defaults(handler=_cmd_drift)
     return parser
 
 

@@ -42,7 +42,8 @@
     │   └── CassetteMismatchError          (drawn under StepError)
     ├── ToolReplayMissError                a tool with side effects was called with arguments the tape lacks
     ├── JudgeError                         agentloom.judge() got no verdict: a malformed answer, a failed call
-    └── VerdictStaleError (AssertionError)  a recorded verdict judged another text, rubric or model
+    ├── VerdictStaleError (AssertionError)  a recorded verdict judged another text, rubric or model
+    └── DriftError                         a drift check cannot run as asked, or a live provider gave no answer
 
 Three exceptions are internal signals, never raised to users, and stay private
 to their modules: ``cli._Usage`` (a command-line mistake, printed with exit
@@ -80,6 +81,7 @@ __all__ = [
     "CassetteNotFoundError",
     "CheckpointError",
     "DataReadError",
+    "DriftError",
     "ErrorCode",
     "EvaluationError",
     "ExpressionSyntaxError",
@@ -210,6 +212,11 @@ class ErrorCode(enum.StrEnum):
     INVALID_JUDGE_ANSWER = "invalid_judge_answer"  # the judge's answer is not a score and a reason
     JUDGE_FAILED = "judge_failed"  # the judge's model call failed (provider error, cassette mismatch, no reply)
     VERDICT_STALE = "verdict_stale"  # the recorded verdict judged another text, rubric or model: re-record it
+
+    # -- the drift check (--agentloom-drift, agentloom drift)
+    DRIFT_NOTHING_TO_COMPARE = "drift_nothing_to_compare"  # no selected test has a committed cassette
+    DRIFT_FOLDER_REFUSED = "drift_folder_refused"  # the scratch folder could cost a committed file
+    LIVE_PROVIDER_UNAVAILABLE = "live_provider_unavailable"  # a live model call got no answer: key, host, status
 
     # -- skipped steps (StepResult.error_code of a step that did not run)
     NOT_CHOSEN = "not_chosen"  # no router that ran chose the step
@@ -697,3 +704,20 @@ class VerdictStaleError(AgentloomError, AssertionError):
     """A verdict snapshot was recorded for another judged text, rubric or model: the test says how to re-record."""
 
     code: str = ErrorCode.VERDICT_STALE
+
+# -- the drift check -----------------------------------------------------------------------------------------
+
+
+class DriftError(AgentloomError):
+    """A drift check (``--agentloom-drift``) cannot run as asked, or a live provider gave no answer.
+
+    ``code`` says which: nothing to compare, a scratch folder that could cost a committed file, or a live
+    model call with no answer (no key, no connection, an error status).
+    """
+
+    code: str = ErrorCode.DRIFT_FOLDER_REFUSED
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        if code is not None:
+            self.code = str(code)
+        super().__init__(message)

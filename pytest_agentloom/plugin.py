@@ -74,6 +74,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     pytest.fail(problem, pytrace=False)
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    drift = config.stash[SESSION_KEY].drift
+    if drift is not None:  # only recorded agentloom tests are compared
+        keep, drop = drift.select(items)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+
+
 def pytest_deselected(items: list[pytest.Item]) -> None:
     if items:
         items[0].config.stash[SESSION_KEY].deselected += len(items)
@@ -85,8 +94,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
-    """Under ``--agentloom-live``: run each agentloom test its number of repetitions, reported as one test."""
+    """Under ``--agentloom-live``: run each agentloom test its number of repetitions, reported as one test.
+    Under ``--agentloom-drift``: run the test replayed first; pytest's own protocol then runs it live."""
     agentloom = item.config.stash[SESSION_KEY]
+    if agentloom.drift is not None:
+        agentloom.drift.replay_first(item)
+        return None
     plan = agentloom.repetition_plan(item)
     if plan is None or agentloom.repetitions is None:
         return None
@@ -118,6 +131,9 @@ def pytest_runtest_makereport(
         item.config.stash[SESSION_KEY].finish_replies(item, report)
     if report.failed or report.skipped:
         item.config.stash[SESSION_KEY].test_did_not_pass(item)
+    drift = item.config.stash[SESSION_KEY].drift
+    if drift is not None:  # after the cassette's and replies' checks, which may fail the test
+        drift.note_report(item, report)
     return report
 
 
@@ -140,8 +156,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     unused_fail = agentloom.finish(session)
     coverage_fail = agentloom.finish_review()  # coverage JSON, report, and --agentloom-cov-fail-under
+    drift_fail = agentloom.finish_drift()  # nothing to compare, or a worker died
     if (unused_fail or coverage_fail) and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED  # reported in the summary
+    if drift_fail and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -164,6 +183,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     lines += agentloom.cassette_summary_lines(terminalreporter.stats)
     lines += agentloom.review_lines()
     lines += agentloom.repetition_lines()
+    lines += agentloom.drift_lines()
     if lines:
         terminalreporter.section("agentloom")
         for line in lines:

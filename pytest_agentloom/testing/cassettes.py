@@ -83,6 +83,8 @@ class ReplaySettings:
     #: ``--agentloom-live`` and the repetition cassettes; a live session records in mode ``all`` and writes
     #: nothing unless asked to keep each repetition
     live: LiveSettings = field(default_factory=lambda: LiveSettings())
+    #: write the recording of a test that failed too (a drift check's scratch folder: the failure is the news)
+    keep_failed: bool = False
 
     @classmethod
     def from_config(cls, config: pytest.Config, env: Mapping[str, str] | None = None) -> ReplaySettings:
@@ -257,7 +259,7 @@ class TestCassette:
         # writes nothing: the committed cassette and tool tape stay as they were. A live run keeps nothing,
         # unless each repetition is recorded: then it keeps them all, failed ones too (they are what to study)
         live = self.settings.live
-        keep = live.record_repetitions if live.live else passed
+        keep = live.record_repetitions if live.live else passed or self.settings.keep_failed
         if session.close(keep=keep):
             properties.append((WRITTEN_PROPERTY, session.config.display_path))
         elif recorded and not passed and not live.live:

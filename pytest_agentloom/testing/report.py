@@ -4,7 +4,8 @@ Both say the same: the session's totals (tests, runs, tokens, cost), each
 workflow's coverage drawn as its graph (layers as columns, nodes coloured by
 coverage, router branches never taken dashed), and per test its outcome, each
 run's status and timeline on its virtual clock, its tokens and cost, and the
-failure (a snapshot diff included) when it failed.
+failure (a snapshot diff included) when it failed. A drift check adds its
+comparison of each test's replayed and live runs (:mod:`.drift_report`).
 
 The HTML page is self-contained: styles inline, graphs and timelines as inline
 SVG, no script, no font and no address of any server, so it opens from a CI
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine import diagram
 from ..errors import AgentloomError
+from .drift_report import drift_html, drift_markdown
 
 if TYPE_CHECKING:
     from ..engine.model import Workflow
@@ -104,6 +106,8 @@ class _Report:
                 fence = "~~~~" if "```" in text else "```"
                 out += ["", f"<details><summary><code>{html.escape(nodeid)}</code></summary>", "",
                         f"{fence}text", text, fence, "", "</details>"]
+        if self.review.drift is not None:
+            out += drift_markdown(self.review.drift)
         return "\n".join(out) + "\n"
 
     # -- HTML ---------------------------------------------------------------------------------------------
@@ -116,6 +120,8 @@ class _Report:
         body.append("</section><section id=\"tests\"><h2>Tests</h2>")
         body += [self._test_html(nodeid, runs) for nodeid, runs in self.tests]
         body.append("</section>")
+        if self.review.drift is not None:
+            body.append(drift_html(self.review.drift))
         return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{_TITLE}</title>\n"
                 f"<style>{_CSS}</style>\n</head>\n<body>\n" + "\n".join(body) + "\n</body>\n</html>\n")
 
@@ -261,6 +267,7 @@ _CSS = (
     "article{background:#fff;border:1px solid #e0e0e0;border-radius:6px;padding:8px 14px;margin:12px 0}"
     ".graph,.run{overflow-x:auto}.badge{font-size:.8em;padding:1px 6px;border-radius:8px;background:#eceff1}"
     ".outcome-passed .badge{background:#d7f0dc}.outcome-failed .badge,.outcome-error .badge{background:#f9d6d5}"
+    ".drift tr.changed td:first-child{border-left:4px solid #fb8c00}.drift-test.same{opacity:.75}"
     ".outcome-skipped .badge{background:#fff1c2}pre{background:#263238;color:#eceff1;padding:8px;overflow-x:auto}"
     ".timeline text{font-size:11px;fill:#37474f}.legend .key{display:inline-block;padding:1px 8px;margin-right:6px;"
     "border-radius:4px;border:1px solid #90a4ae}"

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ..engine.model import Workflow
     from ..engine.result import WorkflowResult
     from .coverage import CoverageMap
+    from .drift_diff import TestDrift
 
 __all__ = ["Review", "ReviewSettings"]
 
@@ -76,6 +77,7 @@ class Review:
         self.runs: dict[str, list[dict[str, Any]]] = {}  # node id -> its runs' timelines (report only)
         self.outcomes: dict[str, dict[str, Any]] = {}  # node id -> outcome and failure text (controller)
         self.partial = False  # a worker died: its runs are missing
+        self.drift: list[TestDrift] | None = None  # set at the end of a drift check: the report shows it
 
     def observer(self, nodeid: str) -> Observer:
         """The callback a test's harness calls after each run (with the gateway fallbacks seen before it)."""

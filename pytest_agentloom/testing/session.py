@@ -20,6 +20,7 @@ from .settings import marker_defaults, read_setting
 from .snapshots import SnapshotOptions, SnapshotSession, sanitize
 
 if TYPE_CHECKING:
+    from .drift import Drift
     from .harness import AgentloomHarness
     from .review import Observer
 
@@ -51,6 +52,7 @@ class AgentloomSession:
         review = ReviewSettings.from_config(config)  # workflow coverage and the review report, when asked for
         self.review = Review(review, Path(config.rootpath)) if review.enabled else None
         self.review_written: list[Path] = []
+        self.drift = _drift(config, self.replay)  # --agentloom-drift: each recorded test replayed, then live
         #: what each test's repetitions did, in a live session (see :mod:`.repetitions`)
         self.repetitions = RepetitionLog() if self.live else None
 
@@ -83,12 +85,16 @@ class AgentloomSession:
         if tools:
             defaults["tools"] = {**tools_by_name(tools), **defaults.get("tools", {})}
         snapshot_dir, snapshot_name = self.snapshot_location(item, defaults)
-        self.replay.claim(item)
-        cassette = item.stash[CASSETTE_KEY] = TestCassette(self.replay, item, matching=self.matching(defaults),
+        replay, snapshots = self.replay, self.snapshots
+        if self.drift is not None and self.drift.is_live(item.nodeid):  # the live side writes under DIR only
+            replay, snapshots = self.drift.live_replay, self.drift.live_snapshots
+            snapshot_dir = self.drift.snapshot_dir(snapshot_dir)
+        replay.claim(item)
+        cassette = item.stash[CASSETTE_KEY] = TestCassette(replay, item, matching=self.matching(defaults),
                                                            repetition=item.stash.get(REPETITION_KEY, None))
         harness = item.stash[HARNESS_KEY] = AgentloomHarness(
             nodeid=item.nodeid, test_dir=item.path.parent, tmp_path=tmp_path, snapshot_dir=snapshot_dir,
-            snapshot_name=snapshot_name, snapshots=self.snapshots, defaults=defaults, cassette=cassette,
+            snapshot_name=snapshot_name, snapshots=snapshots, defaults=defaults, cassette=cassette,
             observer=self.observer(item.nodeid), snapshot_options=self.snapshot_options(defaults),
             missing_template_keys=str(read_setting(self.config, "missing_template_keys", defaults)),
             live=self.live,
@@ -96,9 +102,10 @@ class AgentloomSession:
         return harness
 
     def observer(self, nodeid: str) -> Observer | None:
-        """What the harness tells of each finished run: workflow coverage and, in a live session, the
-        repetitions' summary (both only when collected)."""
-        observers = [log.observer(nodeid) for log in (self.review, self.repetitions) if log is not None]
+        """What the harness tells of each finished run: workflow coverage, in a live session the repetitions'
+        summary, in a drift check the facts of each side (each only when collected)."""
+        review = self.review if self.drift is None or self.drift.is_live(nodeid) else None  # drift: live side only
+        observers = [log.observer(nodeid) for log in (review, self.repetitions, self.drift) if log is not None]
         if len(observers) < 2:
             return observers[0] if observers else None
 
@@ -168,7 +175,7 @@ class AgentloomSession:
         for reports in stats.values():
             for report in reports:
                 summary.add_report(report)
-        return summary.lines(self.replay.mode)
+        return summary.lines(self.drift.live_replay.mode if self.drift is not None else self.replay.mode)
 
     def collected(self, items: list[pytest.Item], *, errors: int) -> None:
         """Note collection errors, and the default snapshot folder of every folder holding tests.
@@ -259,6 +266,8 @@ class AgentloomSession:
             data["review"] = self.review.to_wire()
         if self.repetitions is not None:
             data["repetitions"] = self.repetitions.to_wire()
+        if self.drift is not None:
+            data["drift"] = self.drift.to_wire()
         return data
 
     def add_worker_report(self, data: dict[str, Any], *, died: bool = False) -> None:
@@ -268,13 +277,30 @@ class AgentloomSession:
             self.review.merge(data.get("review"), died=died)
         if self.repetitions is not None:
             self.repetitions.merge(data.get("repetitions"))
+        if self.drift is not None:
+            self.drift.merge(data.get("drift"), died=died)
 
     def finish_review(self) -> bool:
         """Write the coverage JSON and the report; True if the branch coverage is below the bar."""
         if self.review is None or self.is_worker:
             return False
+        if self.drift is not None:
+            self.review.drift = self.drift.results()  # the report gets a drift section
         self.review_written = self.review.write_files()
         return self.review.fails()
+
+    def finish_drift(self) -> bool:
+        """True when the drift check must fail the session: it compared nothing, or a worker died."""
+        if self.drift is None or self.is_worker:
+            return False
+        return self.drift.nothing_compared() is not None or self.drift.partial
+
+    def drift_lines(self) -> list[str]:
+        if self.drift is None or self.is_worker:
+            return []
+        from .drift_report import summary_lines
+
+        return summary_lines(self.drift)
 
     def review_lines(self) -> list[str]:
         return self.review.summary_lines(self.review_written) if self.review is not None else []
@@ -287,7 +313,7 @@ class AgentloomSession:
 
         Like syrupy, unused snapshots fail a full run, unless ``--agentloom-warn-unused-snapshots``.
         """
-        if self.is_worker or self.live:  # a live run compares no snapshot: it cannot tell which are unused
+        if self.is_worker or self.live or self.drift is not None:  # live/drift: no committed snapshot judged
             return False
         if self.snapshots.clashes:  # two tests on two xdist workers used one file: fail, whatever was selected
             return True
@@ -328,6 +354,19 @@ class AgentloomSession:
 #: pytest options (their ``dest``) under which no test body runs: such a session never judges snapshots.
 _NO_BODY_OPTIONS = ("collectonly", "setuponly", "setupplan", "showfixtures", "show_fixtures_per_test",
                     "markers", "version", "help")
+
+
+def _drift(config: pytest.Config, replay: ReplaySettings) -> Drift | None:
+    """The drift check's state when ``--agentloom-drift`` asks for it (its folder made and marked)."""
+    if read_setting(config, "drift") in (None, ""):
+        return None
+    from .drift import Drift, DriftSettings
+
+    settings = DriftSettings.from_config(config, replay)
+    if settings is None:
+        return None
+    settings.prepare()
+    return Drift(settings, replay)
 
 
 def _module_name(path: Path) -> str:

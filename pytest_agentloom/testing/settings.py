@@ -204,6 +204,12 @@ OPTIONS: tuple[Option, ...] = (
         "replay repetition K of each test (cassettes/<test>/<K>.yaml, from --agentloom-record-repetitions).",
         ini=False,
     ),
+    Option(
+        "drift",
+        "drift check: run each recorded test replayed, then live into the scratch folder DIR (never the committed "
+        "cassettes or snapshots), and report what changed (route, tools, reasons, schema, tokens, cost).",
+        ini=False,
+    ),
 )
 
 _BY_NAME = {option.name: option for option in OPTIONS}

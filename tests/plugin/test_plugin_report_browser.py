@@ -46,8 +46,8 @@ def report(triage: pytest.Pytester) -> Path:
     return triage.path / "review.html"
 
 
-def test_the_report_renders_its_graphs_and_timelines_offline_without_console_errors(
-        browser: Any, report: Path, tmp_path: Path) -> None:
+def open_offline(browser: Any, report: Path) -> tuple[Any, Any, list[str], list[str]]:
+    """``report`` opened in a new offline context: the context, the page, console errors, refused requests."""
     context = browser.new_context(viewport={"width": 1280, "height": 900}, offline=True)
     page = context.new_page()
     problems: list[str] = []
@@ -64,6 +64,12 @@ def test_the_report_renders_its_graphs_and_timelines_offline_without_console_err
 
     page.route("**/*", refuse)
     page.goto(report.as_uri())
+    return context, page, problems, requested
+
+
+def test_the_report_renders_its_graphs_and_timelines_offline_without_console_errors(
+        browser: Any, report: Path, tmp_path: Path) -> None:
+    context, page, problems, requested = open_offline(browser, report)
 
     assert page.title() == "agentloom review report"
     graphs = page.locator("svg.agentloom-graph")
