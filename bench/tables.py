@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -134,17 +135,25 @@ def pytest_env(cache: Path) -> dict[str, str]:
     return env
 
 
-def pytest_run(folder: Path, rows: int, *extra: str) -> float:
-    """Wall time of one pytest subprocess in ``folder``; fails loudly unless all ``rows`` tests passed."""
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def pytest_run(folder: Path, rows: int, *extra: str) -> tuple[float, float]:
+    """Wall and CPU time (user + system, xdist workers included) of one pytest subprocess in ``folder``;
+    fails loudly unless all ``rows`` tests passed."""
     env = pytest_env(folder.parent / "pycache")
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra]
+    cpu_before = _children_cpu()
     started = time.perf_counter()
     done = subprocess.run(command, cwd=folder, capture_output=True, text=True, env=env)
     elapsed = time.perf_counter() - started
+    cpu = _children_cpu() - cpu_before
     expected = f"{rows} tests collected" if "--collect-only" in extra else f"{rows} passed"
     if done.returncode != 0 or expected not in done.stdout:
         raise SystemExit(f"pytest {' '.join(extra)} in {folder.name} failed:\n{done.stdout[-3000:]}\n{done.stderr}")
-    return elapsed
+    return elapsed, cpu
 
 
 #: What one round times: a label, the suite's folder, and pytest's extra arguments.
@@ -175,10 +184,10 @@ YAML_ONLY_RATIOS = (
 
 
 def measure(rounds: int, rows: int = 1000, *, yaml_only: bool = False,
-            progress: Callable[[str], None] | None = None) -> dict[str, list[float]]:
-    """Every run's wall times, ``rounds`` of each, the order rotating from round to round."""
+            progress: Callable[[str], None] | None = None) -> dict[str, list[tuple[float, float]]]:
+    """Every run's (wall, CPU) times, ``rounds`` of each, the order rotating from round to round."""
     runs = RUNS + (YAML_ONLY_RUNS if yaml_only else ())
-    times: dict[str, list[float]] = {label: [] for label, _, _ in runs}
+    times: dict[str, list[tuple[float, float]]] = {label: [] for label, _, _ in runs}
     with tempfile.TemporaryDirectory(prefix="agentloom-tables-") as folder:
         suites = make_suite(Path(folder), rows, yaml_only=yaml_only)
         for suite in suites:  # warm-up: bytecode caches, the file system cache
@@ -188,19 +197,25 @@ def measure(rounds: int, rows: int = 1000, *, yaml_only: bool = False,
             for label, suite, extra in runs[shift:] + runs[:shift]:
                 times[label].append(pytest_run(suites[suite], rows, *extra))
                 if progress is not None:
-                    progress(f"round {number + 1}/{rounds}: {label:18} {times[label][-1]:7.2f} s")
+                    wall, cpu = times[label][-1]
+                    progress(f"round {number + 1}/{rounds}: {label:18} {wall:7.2f} s wall {cpu:7.2f} s CPU")
     return times
 
 
-def ratio_rows(times: dict[str, list[float]], rows: int) -> list[dict[str, Any]]:
-    """Each compared pair as a row: median times and the median of the per-round ratios."""
+def ratio_rows(times: dict[str, list[tuple[float, float]]], rows: int) -> list[dict[str, Any]]:
+    """Each compared pair as a row: median wall times, the median of the per-round wall-time ratios
+    (``ratio``), and the same for CPU time (``cpu_ratio``: steadier on a busy machine, blind to parallelism)."""
     pairs = RATIOS + (YAML_ONLY_RATIOS if "yaml-only serial" in times else ())
-    return [
-        {"case": label.format(rows=f"{rows:,}"), "ours_s": statistics.median(times[ours]),
-         "baseline_s": statistics.median(times[base]),
-         "ratio": statistics.median(o / b for o, b in zip(times[ours], times[base], strict=True))}
-        for label, ours, base in pairs
-    ]
+    rows_out = []
+    for label, ours, base in pairs:
+        row: dict[str, Any] = {"case": label.format(rows=f"{rows:,}")}
+        for index, suffix in ((0, ""), (1, "cpu_")):
+            mine, theirs = [run[index] for run in times[ours]], [run[index] for run in times[base]]
+            row[f"ours_{suffix}s"] = statistics.median(mine)
+            row[f"baseline_{suffix}s"] = statistics.median(theirs)
+            row[f"{suffix}ratio"] = statistics.median(o / b for o, b in zip(mine, theirs, strict=True))
+        rows_out.append(row)
+    return rows_out
 
 
 def compare_rows(rounds: int) -> list[dict[str, Any]]:
@@ -217,12 +232,14 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     rows, rounds = (50, 1) if args.quick else (args.rows, args.rounds)
     times = measure(rounds, rows, yaml_only=args.yaml_only, progress=lambda line: print(line, flush=True))
-    print(f"\nmedians of {rounds} round{'s' if rounds != 1 else ''} (wall time, seconds):")
+    print(f"\nmedians of {rounds} round{'s' if rounds != 1 else ''} (seconds):")
     for label, values in times.items():
-        print(f"  {label:18} {statistics.median(values):7.2f}")
+        print(f"  {label:18} wall {statistics.median(v[0] for v in values):7.2f}  "
+              f"CPU {statistics.median(v[1] for v in values):7.2f}")
     print("\nratios (median of the per-round ratios; below 1 means the first is faster):")
     for row in ratio_rows(times, rows):
-        print(f"  {row['case']:66} {row['ours_s']:7.2f} s / {row['baseline_s']:7.2f} s = {row['ratio']:.2f}")
+        print(f"  {row['case']:68} wall {row['ours_s']:6.2f} / {row['baseline_s']:6.2f} = {row['ratio']:.2f}"
+              f"   CPU {row['ours_cpu_s']:6.2f} / {row['baseline_cpu_s']:6.2f} = {row['cpu_ratio']:.2f}")
 
 
 if __name__ == "__main__":

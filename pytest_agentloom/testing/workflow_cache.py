@@ -4,8 +4,9 @@ Each row of a table runs its workflow through ``agentloom.run(path)``, and loadi
 a file (YAML, the models, the graph and template checks, the subworkflow
 children) cost about half a row's time when every row loaded it again. The cache
 keeps one checked :class:`~pytest_agentloom.engine.model.Workflow` per resolved
-path and gives every caller its own deep copy, so a run, a tool or a test that
-changes the workflow it got can never change what another run gets.
+path and gives every caller its own deep copy (unpickled from bytes made once, which
+is several times faster than ``copy.deepcopy`` of the models), so a run, a tool or
+a test that changes the workflow it got can never change what another run gets.
 
 An entry is used only while every file it was built from (the workflow's and its
 subworkflow children's) holds the very text the loader read: the files are read
@@ -19,6 +20,7 @@ error, naming the file, as without the cache. Failed loads are not kept.
 
 from __future__ import annotations
 
+import pickle
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +42,22 @@ MAX_ENTRIES = 256
 class _Entry:
     workflow: Workflow
     texts: dict[Path, str]  # every file the workflow was built from -> the text it was built from
+    pickled: bytes | None  # the workflow pickled, when it can be: unpickling is ~3x faster than a deep copy
+
+    @classmethod
+    def of(cls, workflow: Workflow, texts: dict[Path, str]) -> _Entry:
+        try:
+            pickled: bytes | None = pickle.dumps(workflow, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError):  # something in it that pickle cannot take
+            pickled = None
+        return cls(workflow, texts, pickled)
+
+    def copy(self) -> Workflow:
+        """A copy that shares no mutable part with the cached workflow or any other copy."""
+        if self.pickled is not None:
+            copied: Workflow = pickle.loads(self.pickled)  # bytes this process made: no untrusted input
+            return copied
+        return self.workflow.model_copy(deep=True)
 
     def is_current(self) -> bool:
         """Whether every file still holds the text the workflow was built from."""
@@ -76,12 +94,12 @@ class WorkflowCache:
         if entry is None or not entry.is_current():
             self._entries.pop(key, None)
             workflow, texts = load_workflow_read(path)  # as given: errors name the path the caller gave
-            entry = self._entries[key] = _Entry(workflow, texts)
+            entry = self._entries[key] = _Entry.of(workflow, texts)
             while len(self._entries) > self.max_entries:
                 self._entries.popitem(last=False)
         else:
             self._entries.move_to_end(key)
-        return entry.workflow.model_copy(deep=True)
+        return entry.copy()
 
 
 _PROCESS_CACHE = WorkflowCache()

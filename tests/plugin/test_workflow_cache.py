@@ -85,7 +85,19 @@ def test_a_hit_is_what_loading_the_file_gives_and_reads_it_once(files: Path, mon
         assert got.compiled.children["child"] == fresh.compiled.children["child"]
 
 
-def test_every_caller_gets_its_own_copy_so_changes_never_reach_another(files: Path) -> None:
+@pytest.mark.parametrize("picklable", [True, False], ids=["unpickled", "deep-copied"])
+def test_every_caller_gets_its_own_copy_so_changes_never_reach_another(
+    files: Path, picklable: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pickle
+
+    import pytest_agentloom.testing.workflow_cache as module
+
+    def refuse(*args: object, **kwargs: object) -> bytes:
+        raise pickle.PicklingError("a part pickle cannot take")
+
+    if not picklable:
+        monkeypatch.setattr(module.pickle, "dumps", refuse)
     cache = WorkflowCache()
     first = cache.load(files)
     first.steps[0].prompt = "changed"
