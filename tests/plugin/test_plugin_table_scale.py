@@ -48,3 +48,35 @@ def test_a_finished_test_keeps_no_harness_alive(triage: pytest.Pytester) -> None
     """)
     triage.runpytest_inprocess().assert_outcomes(passed=5)
     assert (triage.path / "alive.txt").read_text() == "0 of 5"
+
+
+def test_a_test_without_tmp_path_gets_a_fresh_folder_of_its_own_and_pytest_makes_none(
+    triage: pytest.Pytester,
+) -> None:
+    """pytest numbers each tmp_path by listing the whole base folder: the harness makes its own when it can."""
+    write_rows(triage, 3)
+    triage.makepyfile(test_table="""
+        import json
+        import pytest
+
+        SEEN = []
+
+        @pytest.mark.agentloom_scenarios("rows.jsonl")
+        def test_rows(agentloom, scenario, tmp_path_factory):
+            result = scenario.run(agentloom)
+            scenario.check(result, agentloom)
+            base = tmp_path_factory.getbasetemp()
+            assert agentloom.tmp_path.is_dir() and agentloom.tmp_path.parent == base / "agentloom"
+            assert agentloom.tmp_path.name.startswith("test_rows_" + scenario.id.replace("-", "_") + "_-")
+            assert agentloom.run_dir.parent == agentloom.tmp_path
+            assert result.record_path.parent == agentloom.run_dir
+            assert json.loads(result.record_path.read_text())["run_id"] == result.run_id
+            assert agentloom.tmp_path not in SEEN
+            SEEN.append(agentloom.tmp_path)
+            made = sorted(path.name for path in base.iterdir() if not path.name.startswith("."))
+            assert made == ["agentloom"]  # and no tmp_path folder
+
+        def test_with_tmp_path(agentloom, tmp_path):
+            assert agentloom.tmp_path == tmp_path and agentloom.run_dir.parent == tmp_path
+    """)
+    triage.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=4)
