@@ -104,3 +104,36 @@ def test_reading_a_table_leaves_the_garbage_collector_as_it_was(tmp_path: Path) 
         assert not gc.isenabled()  # left off when it was off
     finally:
         gc.enable()
+
+
+def summary(result: pytest.RunResult) -> list[str]:
+    """The ``-rA`` short summary's outcome and node id of each test, sorted."""
+    return sorted(" ".join(line.split()[:2]) for line in result.outlines
+                  if line.startswith(("PASSED ", "FAILED ", "ERROR ")))
+
+
+def test_the_same_ids_and_outcomes_serially_and_under_xdist(triage: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    write_rows(triage, 6)
+    with (triage.path / "rows.jsonl").open("a") as table:  # one row that fails, naming the file and row
+        table.write(json.dumps({"id": "wrong", "workflow": "flow.yaml", "script": {"classify": "q", "reply": "a"},
+                                "expect": {"outputs": {"reply": "b"}}}) + "\n")
+    triage.makepyfile(test_table="""
+        import pytest
+
+        @pytest.mark.agentloom_scenarios("rows.jsonl")
+        def test_rows(agentloom, scenario):
+            scenario.check(scenario.run(agentloom), agentloom)
+    """)
+    (triage.path / "test_more.agentloom.yaml").write_text(
+        "".join(f"- id: y{n}\n  workflow: flow.yaml\n  script: {{classify: q, reply: r}}\n"
+                f"  expect: {{outputs: {{reply: r}}}}\n" for n in range(4)))
+    fast = ("-p", "no:hypothesispytest", "-p", "no:benchmark", "-p", "no:anyio", "-rA")
+    serial = triage.runpytest_inprocess(*fast)
+    parallel = triage.runpytest_subprocess(*fast, "-n", "2")
+    serial.assert_outcomes(passed=10, failed=1)
+    parallel.assert_outcomes(passed=10, failed=1)
+    assert summary(serial) == summary(parallel)
+    assert "FAILED test_table.py::test_rows[wrong]" in summary(serial)
+    for result in (serial, parallel):
+        result.stdout.fnmatch_lines(["*Scenario 'wrong' (rows.jsonl:7): 1 expectation failed*"])
