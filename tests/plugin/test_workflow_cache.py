@@ -23,32 +23,19 @@ PARENT = """\
 name: parent
 state: {ticket: ""}
 steps:
-  - id: classify
-    type: llm_call
-    model: gpt-4o-mini
-    prompt: "Classify: {state.ticket}"
-    output: category
+  - {id: classify, type: llm_call, model: gpt-4o-mini, prompt: "Classify: {state.ticket}", output: category}
   - id: route
     type: router
     depends_on: [classify]
-    conditions:
-      - expression: "category == 'bug'"
-        target: child
+    conditions: [{expression: "category == 'bug'", target: child}]
     default: child
-  - id: child
-    type: subworkflow
-    workflow: child.yaml
-    output: child_result
+  - {id: child, type: subworkflow, workflow: child.yaml, output: child_result}
 """
 
 CHILD = """\
 name: child
 steps:
-  - id: answer
-    type: llm_call
-    model: gpt-4o-mini
-    prompt: "Answer"
-    output: answer
+  - {id: answer, type: llm_call, model: gpt-4o-mini, prompt: "Answer", output: answer}
 """
 
 
