@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .errors import MarkerError, ScenarioTableError
+from .testing.folders import folder_for_test
 from .testing.session import SESSION_KEY, WIRE_KEY, AgentloomSession
 from .testing.settings import MARKER_SIGNATURE, add_options
 
@@ -121,6 +122,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
+    yield
+    item.config.stash[SESSION_KEY].forget(item)
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
@@ -203,13 +210,14 @@ def agentloom_tools() -> dict[str, Callable[..., Any]] | list[Any]:
 
 @pytest.fixture
 def agentloom(
-    request: pytest.FixtureRequest, tmp_path: Path, agentloom_tools: dict[str, Callable[..., Any]] | list[Any]
+    request: pytest.FixtureRequest, agentloom_tools: dict[str, Callable[..., Any]] | list[Any]
 ) -> AgentloomHarness:
     """A per-test harness: ``load(path)``, ``run(workflow, state=, provider=, tools=, **config)``,
     ``scripted(...)`` and ``assert_snapshot(result)``. Runs use a virtual clock and a run id derived
-    from the test id; files they write go under ``agentloom.tmp_path``.
+    from the test id; files they write go under ``agentloom.tmp_path`` (the test's ``tmp_path`` when it
+    takes one, else a fresh folder of its own beside it: see :mod:`.testing.folders`).
     """
-    return request.config.stash[SESSION_KEY].harness(request.node, tmp_path, agentloom_tools)
+    return request.config.stash[SESSION_KEY].harness(request.node, folder_for_test(request), agentloom_tools)
 
 
 @pytest.fixture

@@ -38,7 +38,7 @@ from .model import (
     Workflow,
 )
 
-__all__ = ["load_children", "load_workflow", "parse_data", "parse_workflow", "validate_workflow"]
+__all__ = ["load_children", "load_workflow", "load_workflow_read", "parse_data", "parse_workflow", "validate_workflow"]
 
 #: Keys of upstream ``agentloom`` files that this engine refuses, and what to write instead
 #: (docs/compatibility.md lists every upstream key and what happens to it).
@@ -52,6 +52,8 @@ UPSTREAM_UNSUPPORTED = {
 
 #: The files being loaded, outermost first: a child that is already on the chain includes itself.
 _CHAIN: ContextVar[tuple[Path, ...]] = ContextVar("agentloom_subworkflow_chain", default=())
+#: Inside :func:`load_workflow_read`: every file read so far and the text the loader got from it.
+_READ: ContextVar[dict[Path, str] | None] = ContextVar("agentloom_files_read", default=None)
 
 
 def load_workflow(path: str | Path) -> Workflow:
@@ -72,7 +74,24 @@ def load_workflow(path: str | Path) -> Workflow:
             f"Workflow file cannot be read: {reason}", file=str(path),
             hint="pass the path of a UTF-8 YAML file.",
         ) from None
+    read = _READ.get()
+    if read is not None:
+        read[source] = text
     return parse_workflow(text, source=source)
+
+
+def load_workflow_read(path: str | Path) -> tuple[Workflow, dict[Path, str]]:
+    """:func:`load_workflow`, and the text of every file it read: the workflow's and its subworkflows'.
+
+    For caches of loaded workflows: the texts are exactly those the workflow was built from, so
+    comparing them with the files later tells whether it is still what loading them would give.
+    """
+    token = _READ.set({})
+    try:
+        workflow = load_workflow(path)
+        return workflow, dict(_READ.get() or {})
+    finally:
+        _READ.reset(token)
 
 
 def parse_workflow(text: str, *, source: Path | None = None) -> Workflow:

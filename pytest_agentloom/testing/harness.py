@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, final
 
 from ..core.clock import VirtualClock, derived_run_id
-from ..engine.loader import load_workflow
 from ..engine.model import Workflow
 from ..engine.options import mock_provider
 from ..engine.resume import resume_workflow
@@ -24,6 +23,7 @@ from ..tools.registry import tools_by_name
 from .secrets import check_no_secrets, files_written, pending_writes
 from .sent import SentRequests, sent_data
 from .snapshots import SnapshotOptions, SnapshotSession, sanitize
+from .workflow_cache import load_cached
 
 if TYPE_CHECKING:
     from ..core.types import Provider
@@ -109,8 +109,12 @@ class AgentloomHarness:
         return candidate if candidate.is_absolute() else (self.test_dir / candidate).resolve()
 
     def load(self, path: str | Path) -> Workflow:
-        """Load and check a workflow file; ``path`` is relative to the test file's folder."""
-        return load_workflow(self.path(path))
+        """Load and check a workflow file; ``path`` is relative to the test file's folder.
+
+        Loaded once per test process while the file is unchanged, and each call gets its own copy
+        (:mod:`.workflow_cache`): the rows of a scenario table do not each parse and check it again.
+        """
+        return load_cached(self.path(path))
 
     def scripted(self, replies: Mapping[str, Any] | None = None, /, *, allow_unused: bool = False,
                  **by_step: Any) -> Scripted:

@@ -155,6 +155,18 @@ class AgentloomSession:
             report.outcome = "failed"
             report.longrepr = failure
 
+    def forget(self, item: pytest.Item) -> None:
+        """After a test's teardown: drop its harness and cassette, which hold every result of its runs.
+
+        Items live until the session ends, so what their stash holds adds up: a 1,000-row table kept
+        1,000 harnesses with their results, traces and states, and every full garbage collection
+        walked them all.
+        """
+        if HARNESS_KEY in item.stash:
+            del item.stash[HARNESS_KEY]
+        if CASSETTE_KEY in item.stash:
+            del item.stash[CASSETTE_KEY]
+
     def finish_cassette(self, item: pytest.Item, report: pytest.TestReport) -> None:
         """After a test's call: write its cassette when recording, flag it if stale, fail on unused interactions."""
         cassette = item.stash.get(CASSETTE_KEY, None)

@@ -120,6 +120,35 @@ def test_snapshot_expectation_uses_the_row_id(triage: pytest.Pytester) -> None:
     triage.runpytest_inprocess().assert_outcomes(passed=1)
 
 
+
+def test_rows_share_one_load_of_the_workflow_but_each_gets_its_own_object(triage: pytest.Pytester) -> None:
+    """The workflow is loaded once for the table (a cache per process): a row that changes the object it got,
+    or the file, changes nothing for the rows after it, except that an edited file is read again."""
+    rows = [{"id": f"row-{n}", "workflow": "flow.yaml", "state": {"ticket": "crash"}, "script": {"classify": "bug"},
+             "expect": {"status": "success", "sequence": ["classify", "route", "file_bug"]}} for n in range(3)]
+    (triage.path / "rows.jsonl").write_text("\n".join(json.dumps(row) for row in rows) + "\n")
+    triage.makepyfile(test_table="""
+        import pytest
+
+        @pytest.mark.agentloom_scenarios("rows.jsonl")
+        def test_rows(agentloom, scenario):
+            mine = agentloom.load("flow.yaml")
+            assert mine.steps[0].prompt == ("Sort: {state.ticket}" if scenario.id == "row-2" else
+                                            "Classify: {state.ticket}")
+            assert mine.state == {"ticket": ""} and mine.compiled.conditions
+            mine.steps[0].prompt = "changed by " + scenario.id
+            mine.state["ticket"] = "changed"
+            mine.compiled.conditions.clear()
+            result = scenario.run(agentloom)
+            scenario.check(result, agentloom)
+            assert result.sent_requests["classify"][0]["messages"][-1]["content"].endswith(": crash")
+            if scenario.id == "row-1":  # the next row reads the edited file
+                path = agentloom.path("flow.yaml")
+                path.write_text(path.read_text().replace("Classify:", "Sort:"))
+    """)
+    triage.runpytest_inprocess().assert_outcomes(passed=3)
+
+
 BAD_TABLES = [
     ("rows.yaml", "- id: a\n  workflow: flow.yaml\n- id: a\n  workflow: flow.yaml\n",
      ["Invalid scenario table: duplicate id 'a' (first used on line 1)", "  file: *rows.yaml:3", "  row: a",

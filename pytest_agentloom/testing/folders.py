@@ -1,0 +1,42 @@
+"""Each test's folder for what its runs write (run records, checkpoints), made cheaply when pytest's is not needed.
+
+pytest's ``tmp_path`` finds each new folder's number by listing every entry of the
+session's base folder, and links a ``<name>current`` symlink next to it: two
+entries per test, so the listing grows with the session and a 1,000-row scenario
+table read about a million directory entries, as long as running its rows took.
+
+So the ``agentloom`` fixture takes the test's ``tmp_path`` when the test (or one of
+its fixtures) asks for ``tmp_path`` too, and ``agentloom.tmp_path == tmp_path``
+holds. Otherwise it makes ``<base temp>/agentloom/<test name>-<n>`` with one
+``mkdir``: a fresh folder per test in the same session base folder as
+``tmp_path``, kept and removed with it (``tmp_path_retention_count``, and the whole
+base folder after a passing session under ``tmp_path_retention_policy = failed``).
+Unlike ``tmp_path``, the folder of a test that passed is not removed while the
+session goes on; nothing in it is a file the user keeps.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+
+import pytest
+
+__all__ = ["folder_for_test"]
+
+#: Numbers the folders this process makes: unique within a session's base folder (an xdist worker has its own).
+_NUMBERS = itertools.count()
+_NAME_LENGTH = 30  # as pytest's tmp_path: the start of the test's name, odd characters as '_'
+
+
+def folder_for_test(request: pytest.FixtureRequest) -> Path:
+    """The folder for this test's runs: its ``tmp_path`` if it takes one, else a folder of its own."""
+    if "tmp_path" in request.fixturenames:
+        path: Path = request.getfixturevalue("tmp_path")
+        return path
+    factory: pytest.TempPathFactory = request.getfixturevalue("tmp_path_factory")
+    name = re.sub(r"\W", "_", request.node.name)[:_NAME_LENGTH]
+    folder = factory.getbasetemp() / "agentloom" / f"{name}-{next(_NUMBERS)}"
+    folder.mkdir(mode=0o700, parents=True)
+    return folder

@@ -1,0 +1,111 @@
+"""Workflows loaded once per test process: the rows of a scenario table share their workflow's load.
+
+Each row of a table runs its workflow through ``agentloom.run(path)``, and loading
+a file (YAML, the models, the graph and template checks, the subworkflow
+children) cost about half a row's time when every row loaded it again. The cache
+keeps one checked :class:`~pytest_agentloom.engine.model.Workflow` per resolved
+path and gives every caller its own deep copy (unpickled from bytes made once, which
+is several times faster than ``copy.deepcopy`` of the models), so a run, a tool or
+a test that changes the workflow it got can never change what another run gets.
+
+An entry is used only while every file it was built from (the workflow's and its
+subworkflow children's) holds the very text the loader read: the files are read
+again and compared on each use. A file's modification time and size alone would
+miss an edit of the same length within the file system's timestamp granularity
+(a test that rewrites a workflow and runs it again in the same millisecond);
+reading a workflow file costs microseconds next to loading it. A file that
+cannot be read drops the entry, and loading it again raises the loader's own
+error, naming the file, as without the cache. Failed loads are not kept.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..core.yaml_io import DEFAULT_LIMITS, read_text_capped
+from ..engine.loader import load_workflow, load_workflow_read
+
+if TYPE_CHECKING:
+    from ..engine.model import Workflow
+
+__all__ = ["WorkflowCache", "load_cached"]
+
+#: Entries kept per process; the least recently used goes first (a big suite's many small test workflows).
+MAX_ENTRIES = 256
+
+
+@dataclass(frozen=True)
+class _Entry:
+    workflow: Workflow
+    texts: dict[Path, str]  # every file the workflow was built from -> the text it was built from
+    pickled: bytes | None  # the workflow pickled, when it can be: unpickling is ~3x faster than a deep copy
+
+    @classmethod
+    def of(cls, workflow: Workflow, texts: dict[Path, str]) -> _Entry:
+        try:
+            pickled: bytes | None = pickle.dumps(workflow, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError):  # something in it that pickle cannot take
+            pickled = None
+        return cls(workflow, texts, pickled)
+
+    def copy(self) -> Workflow:
+        """A copy that shares no mutable part with the cached workflow or any other copy."""
+        if self.pickled is not None:
+            copied: Workflow = pickle.loads(self.pickled)  # bytes this process made: no untrusted input
+            return copied
+        return self.workflow.model_copy(deep=True)
+
+    def is_current(self) -> bool:
+        """Whether every file still holds the text the workflow was built from."""
+        for path, text in self.texts.items():
+            try:
+                if read_text_capped(path, max_bytes=DEFAULT_LIMITS.max_bytes, what="workflow file") != text:
+                    return False
+            except (OSError, ValueError):  # gone, unreadable, a directory now: load again, which explains it
+                return False
+        return True
+
+
+class WorkflowCache:
+    """Checked workflows by resolved path, each handed out as a fresh deep copy (see the module doc)."""
+
+    def __init__(self, max_entries: int = MAX_ENTRIES) -> None:
+        self.max_entries = max_entries
+        self._entries: OrderedDict[Path, _Entry] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, path: object) -> bool:
+        """Whether a workflow loaded from ``path`` is kept (current or not)."""
+        return isinstance(path, (str, Path)) and Path(path).expanduser().resolve() in self._entries
+
+    def load(self, path: str | Path) -> Workflow:
+        """The workflow at ``path``, as :func:`~pytest_agentloom.engine.loader.load_workflow` gives it."""
+        try:
+            key = Path(path).expanduser().resolve()
+        except (OSError, ValueError, RuntimeError):  # a NUL, a symlink loop: the loader names the problem
+            return load_workflow(path)
+        entry = self._entries.get(key)
+        if entry is None or not entry.is_current():
+            self._entries.pop(key, None)
+            workflow, texts = load_workflow_read(path)  # as given: errors name the path the caller gave
+            entry = self._entries[key] = _Entry.of(workflow, texts)
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+        else:
+            self._entries.move_to_end(key)
+        return entry.copy()
+
+
+_PROCESS_CACHE = WorkflowCache()
+
+
+def load_cached(path: str | Path) -> Workflow:
+    """Load through the cache this test process shares (every harness of a session, and pytester's inline runs:
+    entries are checked against the files, so a stale one is never used)."""
+    return _PROCESS_CACHE.load(path)

@@ -1,0 +1,167 @@
+"""The per-process workflow cache: one load per unchanged file, a private copy per caller, edits noticed."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pytest_agentloom import (
+    Scripted,
+    VirtualClock,
+    Workflow,
+    WorkflowError,
+    WorkflowResult,
+    load_workflow,
+    run_workflow,
+)
+from pytest_agentloom.engine.loader import load_workflow_read
+from pytest_agentloom.testing.workflow_cache import WorkflowCache
+
+PARENT = """\
+name: parent
+state: {ticket: ""}
+steps:
+  - {id: classify, type: llm_call, model: gpt-4o-mini, prompt: "Classify: {state.ticket}", output: category}
+  - id: route
+    type: router
+    depends_on: [classify]
+    conditions: [{expression: "category == 'bug'", target: child}]
+    default: child
+  - {id: child, type: subworkflow, workflow: child.yaml, output: child_result}
+"""
+
+CHILD = """\
+name: child
+steps:
+  - {id: answer, type: llm_call, model: gpt-4o-mini, prompt: "Answer", output: answer}
+"""
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    (tmp_path / "child.yaml").write_text(CHILD)
+    path = tmp_path / "parent.yaml"
+    path.write_text(PARENT)
+    return path
+
+
+def rewrite_keeping_stat(path: Path, old: str, new: str) -> None:
+    """Replace ``old`` by ``new`` (same length) and put the modification time back: only the text differs."""
+    assert len(old) == len(new)
+    before = path.stat()
+    path.write_text(path.read_text().replace(old, new))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+
+
+def test_a_hit_is_what_loading_the_file_gives_and_reads_it_once(files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pytest_agentloom.testing.workflow_cache as module
+
+    loads = []
+    monkeypatch.setattr(module, "load_workflow_read", lambda path: loads.append(path) or load_workflow_read(path))
+    cache = WorkflowCache()
+    first, second = cache.load(files), cache.load(files)
+    assert len(loads) == 1
+    fresh = load_workflow(files)
+    for got in (first, second):
+        assert got == fresh
+        assert got.source == fresh.source == files.resolve()
+        assert list(got.compiled.conditions) == ["route"]
+        assert got.compiled.children["child"] == fresh.compiled.children["child"]
+
+
+@pytest.mark.parametrize("picklable", [True, False], ids=["unpickled", "deep-copied"])
+def test_every_caller_gets_its_own_copy_so_changes_never_reach_another(
+    files: Path, picklable: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pickle
+
+    import pytest_agentloom.testing.workflow_cache as module
+
+    def refuse(*args: object, **kwargs: object) -> bytes:
+        raise pickle.PicklingError("a part pickle cannot take")
+
+    if not picklable:
+        monkeypatch.setattr(module.pickle, "dumps", refuse)
+    cache = WorkflowCache()
+    first = cache.load(files)
+    first.steps[0].prompt = "changed"
+    first.state["ticket"] = "changed"
+    first.config.model = "changed"
+    first.compiled.children["child"].steps[0].prompt = "changed"
+    first.compiled.conditions.clear()
+    second = cache.load(files)
+    assert second is not first
+    assert second.steps[0].prompt == "Classify: {state.ticket}"
+    assert second.state == {"ticket": ""}
+    assert second.config.model is None
+    assert second.compiled.children["child"].steps[0].prompt == "Answer"
+    assert list(second.compiled.conditions) == ["route"]
+
+
+def test_two_runs_of_cached_copies_give_the_same_result_as_a_fresh_load(files: Path) -> None:
+    cache = WorkflowCache()
+
+    def run(workflow: Workflow) -> WorkflowResult:
+        provider = Scripted({"classify": "bug", "answer": "done"})
+        return run_workflow(workflow, state={"ticket": "crash"}, provider=provider, clock=VirtualClock(),
+                            runs_dir=False, run_id="same")
+
+    results = [run(cache.load(files)), run(cache.load(files)), run(load_workflow(files))]
+    assert results[0].to_json() == results[1].to_json() == results[2].to_json()
+
+
+@pytest.mark.parametrize("which", ["parent.yaml", "child.yaml"])
+def test_an_edit_that_keeps_size_and_mtime_is_noticed(files: Path, which: str) -> None:
+    cache = WorkflowCache()
+    cache.load(files)
+    if which == "parent.yaml":
+        rewrite_keeping_stat(files, "Classify:", "Sort out:")
+        assert cache.load(files).steps[0].prompt == "Sort out: {state.ticket}"
+    else:
+        rewrite_keeping_stat(files.parent / which, '"Answer"', '"Reply!"')
+        child = cache.load(files).compiled.children["child"]
+        assert child.steps[0].prompt == "Reply!"
+
+
+def test_a_file_gone_or_broken_raises_the_loaders_error_and_a_fix_is_loaded(files: Path) -> None:
+    cache = WorkflowCache()
+    cache.load(files)
+    files.write_text(PARENT.replace("depends_on: [classify]", "depends_on: [nowhere]"))
+    for _ in range(2):  # a failed load is not kept
+        with pytest.raises(WorkflowError, match="nowhere"):
+            cache.load(files)
+    files.write_text(PARENT)
+    assert cache.load(files).name == "parent"
+    (files.parent / "child.yaml").unlink()
+    with pytest.raises(WorkflowError, match=r"Subworkflow .child\.yaml. cannot be loaded"):
+        cache.load(files)
+    files.unlink()
+    with pytest.raises(WorkflowError) as info:
+        cache.load(files)
+    with pytest.raises(WorkflowError) as direct:
+        load_workflow(files)
+    assert str(info.value) == str(direct.value)
+
+
+def test_load_workflow_read_gives_the_text_of_every_file_it_read(files: Path) -> None:
+    workflow, texts = load_workflow_read(files)
+    assert workflow.name == "parent"
+    assert texts == {files.resolve(): PARENT, (files.parent / "child.yaml").resolve(): CHILD}
+
+
+def test_the_least_recently_used_entry_goes_first(tmp_path: Path) -> None:
+    cache = WorkflowCache(max_entries=2)
+    paths = []
+    for name in ("a", "b", "c"):
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(CHILD.replace("name: child", f"name: {name}"))
+        paths.append(path)
+    cache.load(paths[0])
+    cache.load(paths[1])
+    cache.load(paths[0])  # a is now the most recently used
+    cache.load(paths[2])
+    assert len(cache) == 2
+    assert [path in cache for path in paths] == [True, False, True]
