@@ -347,8 +347,12 @@ class Run:
         """
         state = MappingProxyType(self.state)
         contexts = [self._context(step_id, state) for step_id in layer]
-        slots = StepSlots(self.workflow.config.max_concurrent_steps, self.clock.now())
-        outcomes = await gather_eager([slots.run(ctx.clock, self._run_step(ctx)) for ctx in contexts])
+        limit = self.workflow.config.max_concurrent_steps
+        if limit is None or limit >= len(layer):  # every step has a slot: nothing to wait for
+            outcomes = await gather_eager([self._run_step(ctx) for ctx in contexts])
+        else:
+            slots = StepSlots(limit, self.clock.now())
+            outcomes = await gather_eager([slots.run(ctx.clock, self._run_step(ctx)) for ctx in contexts])
         self.clock.join(ctx.clock for ctx in contexts)
         for ctx, outcome in zip(contexts, outcomes, strict=True):
             self._settle(ctx, outcome)
@@ -374,8 +378,7 @@ class Run:
 
     def _settle(self, ctx: StepContext, outcome: StepOutcome | StepError) -> None:
         """Merge a step's events and apply its writes; a write that fails fails the step."""
-        for time, kind, step_id, attempt, data in ctx.events:
-            self.trace.append(time - self.start, kind, step_id, attempt, **data)
+        self.trace.merge(ctx.events, self.start)
         step = self.steps[ctx.step_id]
         ended = ctx.clock.now() - self.start
         if isinstance(outcome, PauseOutcome):

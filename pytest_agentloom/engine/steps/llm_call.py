@@ -115,7 +115,9 @@ def _attempt_call(step: LLMCallStep, ctx: StepContext,
             call = functools.partial(run_structured, step, ctx, request, shape, attempt=attempt, reasks=reasks,
                                      call_model=call_model)
         else:
-            call = functools.partial(call_model, request.model_copy(update={"attempt": attempt}))
+            # the request of attempt 1 is the one built (its attempt is 1): frozen, so no copy is needed
+            sent = request if attempt == request.attempt else request.model_copy(update={"attempt": attempt})
+            call = functools.partial(call_model, sent)
         watch = _FirstText(ctx.clock)
         return await _watching(watch, call), watch
 
