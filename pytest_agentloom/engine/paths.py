@@ -191,11 +191,12 @@ def _locate(
     """Find the container and key to assign, plus the dict keys that must be created under it."""
     current: Any = root
     for pos, seg in enumerate(segments):
-        _check_step(current, seg, segments, pos)
+        if type(current) is not dict or not isinstance(seg, str):  # a key into a plain dict needs no check
+            _check_step(current, seg, segments, pos)
         rest = segments[pos + 1 :]
         if not rest:
             return current, seg, ()
-        if isinstance(current, MutableMapping) and seg not in current:
+        if (type(current) is dict or isinstance(current, MutableMapping)) and seg not in current:
             return current, seg, _creatable(rest, segments, pos + 1)
         current = current[seg]
     raise AssertionError("unreachable: the loop returns on the last segment")
