@@ -28,12 +28,20 @@ just that value (tool arguments and subworkflow inputs:
 (:func:`~pytest_agentloom.core.plain.copy_plain`), so nothing the state holds is shared with a step's result
 or a tool's memory. A step's cost thus grows with what it reads and writes,
 never with the size of the state.
+
+Nor is the initial state copied: the run starts from a new top-level dict whose
+values are those of the workflow's ``state:`` and the caller's ``state=``, shared.
+A write copies, once, each container on its path that the run did not make
+(copy on write, :meth:`Run._own_path`), so neither the workflow nor the caller's
+values ever change; the result the caller gets holds a copy of the final state
+(:meth:`~.redaction.Redactor.redact_result`). One run thus copies a big state
+once, on the way out, and copies in only what it writes through.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Protocol
@@ -120,7 +128,8 @@ class Run:
                  tools: Mapping[str, ToolFunction], clock: Clock, run_id: str, hooks: RunHooks,
                  resume: ResumePoint | None = None) -> None:
         self.workflow = workflow
-        self.state = state
+        self.state = state  # a dict of the run's own; what it holds may be shared (see _own_path)
+        self._own: dict[int, Any] = {id(state): state}  # containers the run made or copied, by id (kept alive)
         self.provider = provider
         self.tools = tools
         self.clock = clock
@@ -387,7 +396,7 @@ class Run:
         if isinstance(outcome, StepOutcome):
             try:
                 for path, value in outcome.writes.items():  # a conversation: written only on success
-                    set_path(self.state, parse_path(path), copy_plain(value))
+                    self._set(parse_path(path), copy_plain(value))
                     self.trace.append(ended, "state_write", step.id, path=path)
                 self._write(step.id, step.output, outcome.value, ended, raw=outcome.raw)
             except OutputPathError as exc:
@@ -427,16 +436,63 @@ class Run:
 
     def _write(self, step_id: str, output: str | None, value: Any, time: float, raw: str | None = None) -> None:
         if output is not None:
-            set_path(self.state, parse_path(output), copy_plain(value))
+            self._set(parse_path(output), copy_plain(value))
             self.trace.append(time, "state_write", step_id, path=output)
-        steps = self.state.setdefault("steps", {})
         # steps.<id>.output holds the reply as written when the output was parsed (structured output);
         # its own copy, so that a later write into one of the two never shows in the other
-        steps[step_id] = {"output": copy_plain(value if raw is None else raw), "status": StepStatus.SUCCESS.value}
+        self._own_key("steps")[step_id] = {"output": copy_plain(value if raw is None else raw),
+                                           "status": StepStatus.SUCCESS.value}
         self.trace.append(time, "state_write", step_id, path=f"steps.{step_id}")
         if isinstance(self.steps[step_id], ApprovalGateStep):
-            self.state.setdefault("_approval", {})[step_id] = value
+            self._own_key("_approval")[step_id] = value
             self.trace.append(time, "state_write", step_id, path=f"_approval.{step_id}")
+
+    # -- writing to the state (copy on write) ---------------------------------------------------------------
+
+    def _set(self, segments: tuple[Any, ...], value: Any) -> None:
+        """``set_path`` into the state, through containers of the run's own only."""
+        self._own_path(segments)
+        set_path(self.state, segments, value)
+
+    def _own_path(self, segments: tuple[Any, ...]) -> None:
+        """Copy each existing container on the way to ``segments`` that the run did not make, in place.
+
+        The initial state's values are the workflow's and the caller's (never copied in), so a write
+        must not go through them: each is replaced by a shallow copy the first time a write passes
+        through it, and later writes find the copy. A path that cannot be written is left to
+        ``set_path``, which refuses it without changing anything.
+        """
+        parent: Any = self.state
+        for seg in segments[:-1]:
+            if not _holds(parent, seg):
+                return  # what follows does not exist yet (set_path makes it) or cannot be written
+            child = parent[seg]
+            if not isinstance(child, (MutableMapping, list)):
+                return
+            if id(child) not in self._own:
+                child = self._adopt(copy.copy(child))
+                parent[seg] = child
+            parent = child
+
+    def _own_key(self, key: str) -> Any:
+        """The state's top-level dict ``key`` (``steps``, ``_approval``), made or copied as the run's own."""
+        current = self.state.get(key)
+        if current is None:
+            current = self.state[key] = self._adopt({})
+        elif isinstance(current, MutableMapping) and id(current) not in self._own:
+            current = self.state[key] = self._adopt(copy.copy(current))
+        return current  # anything else refuses the write as it always has
+
+    def _adopt(self, container: Any) -> Any:
+        self._own[id(container)] = container
+        return container
+
+
+def _holds(container: Any, seg: Any) -> bool:
+    """Whether ``container[seg]`` exists: a key of a mapping, an index of a list."""
+    if isinstance(container, Mapping):
+        return not isinstance(seg, int) and seg in container
+    return isinstance(container, list) and isinstance(seg, int) and -len(container) <= seg < len(container)
 
 
 def _result(ctx: StepContext, outcome: StepOutcome | StepError) -> StepResult:
