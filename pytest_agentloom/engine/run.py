@@ -115,6 +115,30 @@ class ResumePoint:
     warnings: list[str]
 
 
+@dataclass(frozen=True)
+class _Shape:
+    """What a run needs to know of its workflow's graph; worked out once per workflow, never changed."""
+
+    graph: dict[str, list[str]]  # step id -> its dependencies (a router's targets depend on it)
+    routers_of: dict[str, list[str]]  # step id -> the routers that may choose it, in file order
+    order: list[str]  # the step ids in file order
+    steps: dict[str, AnyStep]  # looked up several times per step; the first of an id, as Workflow.step()
+    ready: ReadySet  # before anything has settled: each run takes a copy
+
+    @classmethod
+    def of(cls, workflow: Workflow) -> _Shape:
+        graph = dependency_graph(workflow)
+        routers_of: dict[str, list[str]] = {}
+        for step in workflow.steps:
+            if isinstance(step, RouterStep):
+                for target in step.targets():
+                    routers_of.setdefault(target, []).append(step.id)
+        steps: dict[str, AnyStep] = {}
+        for step in reversed(workflow.steps):
+            steps[step.id] = step
+        return cls(graph, routers_of, [step.id for step in workflow.steps], steps, ReadySet(graph))
+
+
 class Run:
     """The bookkeeping of one run; :meth:`execute` drives it layer by layer.
 
@@ -136,17 +160,12 @@ class Run:
         self.run_id = run_id
         self.hooks = hooks
         self.resume = resume
-        self.graph = dependency_graph(workflow)
-        self.routers_of: dict[str, list[str]] = {}  # step id -> the routers that may choose it, in file order
-        for step in workflow.steps:
-            if isinstance(step, RouterStep):
-                for target in step.targets():
-                    self.routers_of.setdefault(target, []).append(step.id)
-        self.order = [step.id for step in workflow.steps]
-        self.steps: dict[str, AnyStep] = {}  # looked up several times per step; the first of an id, as step()
-        for step in reversed(workflow.steps):
-            self.steps[step.id] = step
-        self.ready = ReadySet(self.graph)
+        shape = workflow.memoized("run_shape", lambda: _Shape.of(workflow))  # read only: shared by runs
+        self.graph = shape.graph
+        self.routers_of = shape.routers_of
+        self.order = shape.order
+        self.steps = shape.steps
+        self.ready = shape.ready.copy()
         self.results: dict[str, StepResult] = {}
         self._spent = 0.0  # the cost of the results so far, added up in the order they arrived
         self.trace = Trace()
@@ -479,7 +498,7 @@ class Run:
         current = self.state.get(key)
         if current is None:
             current = self.state[key] = self._adopt({})
-        elif isinstance(current, MutableMapping) and id(current) not in self._own:
+        elif id(current) not in self._own and isinstance(current, MutableMapping):
             current = self.state[key] = self._adopt(copy.copy(current))
         return current  # anything else refuses the write as it always has
 
