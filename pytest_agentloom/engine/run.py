@@ -460,7 +460,7 @@ class Run:
         # steps.<id>.output holds the reply as written when the output was parsed (structured output);
         # its own copy, so that a later write into one of the two never shows in the other
         self._own_key("steps")[step_id] = {"output": copy_plain(value if raw is None else raw),
-                                           "status": StepStatus.SUCCESS.value}
+                                           "status": _SUCCEEDED}
         self.trace.append(time, "state_write", step_id, path=f"steps.{step_id}")
         if isinstance(self.steps[step_id], ApprovalGateStep):
             self._own_key("_approval")[step_id] = value
@@ -505,6 +505,9 @@ class Run:
     def _adopt(self, container: Any) -> Any:
         self._own[id(container)] = container
         return container
+
+
+_SUCCEEDED = StepStatus.SUCCESS.value  # steps.<id>.status of every step that wrote: a plain string
 
 
 def _holds(container: Any, seg: Any) -> bool:
