@@ -138,6 +138,9 @@ class Upstream:
     def __init__(self, data: dict[str, Any]) -> None:
         from agentloom.core.parser import WorkflowParser
 
+        # upstream's cycle check recurses along the chain, from a step its set order picks (it varies with
+        # PYTHONHASHSEED): room for the 2,000-step chain, whatever the order
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), 2 * len(data["steps"]) + 1000))
         self.workflow = WorkflowParser.from_dict(data)
 
     def prepare(self) -> Callable[[], None]:
