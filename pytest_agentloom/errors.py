@@ -37,6 +37,7 @@
     │   ├── CassetteNotFoundError          replay needs a cassette the test does not have yet
     │   ├── CassetteFormatError            the cassette is unreadable, or of a format_version we don't know
     │   ├── RecordingRefusedError          recording asked for under CI=true, but not on the command line
+    │   │   └── LiveRefusedError           --agentloom-live under CI=true, but not on the command line
     │   ├── UnusedInteractionsError (AssertionError)  the replay left recorded interactions unused
     │   └── CassetteMismatchError          (drawn under StepError)
     └── ToolReplayMissError                a tool with side effects was called with arguments the tape lacks
@@ -80,6 +81,7 @@ __all__ = [
     "ExpressionSyntaxError",
     "FileNameClashError",
     "JsonReadError",
+    "LiveRefusedError",
     "MarkerError",
     "MidStreamError",
     "MissingTemplateKeyWarning",
@@ -194,6 +196,7 @@ class ErrorCode(enum.StrEnum):
     CASSETTE_FORMAT = "cassette_format"  # the cassette file is unreadable or of an unknown format_version
     CASSETTE_MISMATCH = "cassette_mismatch"  # a request the cassette has no unused recording for
     RECORDING_REFUSED = "recording_refused"  # recording under CI=true without the flag on the command line
+    LIVE_REFUSED = "live_refused"  # --agentloom-live under CI=true without the flag on the command line
     UNUSED_INTERACTIONS = "unused_interactions"  # the replay left recorded interactions unused
     TOOL_REPLAY_MISS = "tool_replay_miss"  # a tool with side effects was called with arguments the tape lacks
 
@@ -621,6 +624,15 @@ class RecordingRefusedError(ReplayError):
     """Recording was asked for under ``CI=true`` without the flag on the command line itself."""
 
     code: str = ErrorCode.RECORDING_REFUSED
+
+
+class LiveRefusedError(RecordingRefusedError):
+    """``--agentloom-live`` was asked for under ``CI=true`` without the flag on the command line itself.
+
+    A kind of :class:`RecordingRefusedError`: both refuse calls to live providers that CI did not ask for.
+    """
+
+    code: str = ErrorCode.LIVE_REFUSED
 
 
 class UnusedInteractionsError(ReplayError, AssertionError):

@@ -83,6 +83,19 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     session.config.stash[SESSION_KEY].collected(session.items, errors=session.testsfailed)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+    """Under ``--agentloom-live``: run each agentloom test its number of repetitions, reported as one test."""
+    agentloom = item.config.stash[SESSION_KEY]
+    plan = agentloom.repetition_plan(item)
+    if plan is None or agentloom.repetitions is None:
+        return None
+    from .testing.repetitions import run_repetitions
+
+    run_repetitions(item, nextitem, plan, agentloom.repetitions)
+    return True
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("agentloom") is not None:
         try:
@@ -150,6 +163,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     lines = agentloom.summary_lines(agentloom.unused, agentloom.deleted)
     lines += agentloom.cassette_summary_lines(terminalreporter.stats)
     lines += agentloom.review_lines()
+    lines += agentloom.repetition_lines()
     if lines:
         terminalreporter.section("agentloom")
         for line in lines:

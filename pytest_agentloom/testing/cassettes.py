@@ -10,11 +10,16 @@ each. Settings (precedence: command line, then ini, then default):
 - ``--agentloom-record-mode``: ``none`` (the default), ``once``,
   ``new_episodes`` or ``all``; it wins over ``--agentloom-record``.
 
+- ``--agentloom-live`` (see :mod:`.live`): the same recording session in mode
+  ``all``, which writes nothing; with ``--agentloom-record-repetitions`` each
+  repetition writes ``<dir>/<test file path>/<test name>/<K>.yaml``, which
+  ``--agentloom-replay-repetition=K`` replays.
+
 **CI.** Under ``CI=true`` (also ``1``/``yes``) recording is refused unless the
 record flag was typed on the command line itself: a flag that only comes from
 ``addopts`` or ``PYTEST_ADDOPTS`` does not count, so a stray setting can never
 make a CI job call live providers, while a deliberate ``pytest --agentloom-record``
-in a CI job still records.
+in a CI job still records. ``--agentloom-live`` follows the same rule (:func:`refuse_under_ci`).
 """
 
 from __future__ import annotations
@@ -26,8 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import RecordingRefusedError, UnusedInteractionsError, UsageError, render_message
+from ..errors import LiveRefusedError, RecordingRefusedError, UnusedInteractionsError, UsageError, render_message
 from ..replay.modes import RecordMode, parse_record_mode
+from .live import LIVE_FLAGS, LiveSettings
 
 if TYPE_CHECKING:
     import pytest
@@ -51,8 +57,19 @@ def ci_is_set(env: Mapping[str, str] | None = None) -> bool:
     return (os.environ if env is None else env).get("CI", "").strip().lower() in ("true", "1", "yes")
 
 
-def _typed_on_command_line(args: tuple[str, ...] | list[str]) -> bool:
-    return any(arg == flag or arg.startswith(flag + "=") for arg in args for flag in RECORD_FLAGS)
+def _typed_on_command_line(args: tuple[str, ...] | list[str], flags: tuple[str, ...]) -> bool:
+    return any(arg == flag or arg.startswith(flag + "=") for arg in args for flag in flags)
+
+
+def refuse_under_ci(config: pytest.Config, env: Mapping[str, str] | None, *, flags: tuple[str, ...],
+                    error: type[RecordingRefusedError], headline: str, hint: str) -> None:
+    """Under ``CI=true``, a ``pytest.UsageError`` unless one of ``flags`` was typed on the command line itself
+    (a flag that comes from ``addopts`` or ``PYTEST_ADDOPTS`` does not count): recording and live runs alike.
+    """
+    import pytest
+
+    if ci_is_set(env) and not _typed_on_command_line(config.invocation_params.args, flags):
+        raise pytest.UsageError(str(error(render_message(headline, hint=hint))))
 
 
 @dataclass
@@ -63,6 +80,9 @@ class ReplaySettings:
     cassette_dir: Path
     mode: RecordMode = RecordMode.NONE
     owners: dict[str, str] = field(default_factory=dict)  # cassette and tape files -> the test using them
+    #: ``--agentloom-live`` and the repetition cassettes; a live session records in mode ``all`` and writes
+    #: nothing unless asked to keep each repetition
+    live: LiveSettings = field(default_factory=lambda: LiveSettings())
 
     @classmethod
     def from_config(cls, config: pytest.Config, env: Mapping[str, str] | None = None) -> ReplaySettings:
@@ -82,15 +102,24 @@ class ReplaySettings:
                 mode = RecordMode.ALL if read_setting(config, "record") else RecordMode.NONE
         except UsageError as exc:
             raise pytest.UsageError(str(exc)) from None
-        if mode.records and ci_is_set(env) and not _typed_on_command_line(config.invocation_params.args):
-            error = RecordingRefusedError(render_message(
-                f"Recording cassettes (record mode {mode.value}) is refused under CI=true: the record flag "
-                "does not come from the command line itself (addopts or PYTEST_ADDOPTS set it).",
+        if mode.records:
+            refuse_under_ci(
+                config, env, flags=RECORD_FLAGS, error=RecordingRefusedError,
+                headline=f"Recording cassettes (record mode {mode.value}) is refused under CI=true: the record flag "
+                         "does not come from the command line itself (addopts or PYTEST_ADDOPTS set it).",
                 hint="remove the flag from addopts/PYTEST_ADDOPTS so CI replays, or, to record in CI on purpose, "
                      "type it on the command line: pytest --agentloom-record ...",
-            ))
-            raise pytest.UsageError(str(error))
-        return cls(rootdir=rootdir, cassette_dir=cassette_dir, mode=mode)
+            )
+        live = LiveSettings.from_config(config, mode)
+        if live.live:
+            refuse_under_ci(
+                config, env, flags=LIVE_FLAGS, error=LiveRefusedError,
+                headline="Live provider calls (--agentloom-live) are refused under CI=true: the flag does not come "
+                         "from the command line itself (addopts or PYTEST_ADDOPTS set it).",
+                hint="remove --agentloom-live from addopts/PYTEST_ADDOPTS so CI replays, or, to run live in CI on "
+                     "purpose, type it on the command line: pytest --agentloom-live ...",
+            )
+        return cls(rootdir=rootdir, cassette_dir=cassette_dir, mode=RecordMode.ALL if live.live else mode, live=live)
 
     def cassette_path(self, item: pytest.Item) -> Path:
         """``<cassette dir>/<test file relative to the rootdir>/<test name>[<param id>].yaml``."""
@@ -113,7 +142,15 @@ class ReplaySettings:
         claim_file(self.owners, tape_path(path), item.nodeid, what="tool tape")
 
     def record_command(self, item: pytest.Item) -> str:
+        if self.live.replay_repetition is not None:
+            return (f"pytest {shlex.quote(item.nodeid)} --agentloom-live "
+                    f"--agentloom-repeat={self.live.replay_repetition} --agentloom-record-repetitions")
         return f"pytest {shlex.quote(item.nodeid)} --agentloom-record"
+
+    def repetition_path(self, item: pytest.Item, repetition: int) -> Path:
+        """The cassette of one repetition of a live run: ``<cassette dir>/<test file>/<test name>/<K>.yaml``."""
+        path = self.cassette_path(item)
+        return path.with_name(path.name.removesuffix(".yaml")) / f"{repetition}.yaml"
 
 
 @dataclass
@@ -128,9 +165,17 @@ class TestCassette:
     matching: tuple[tuple[str, ...], tuple[Any, ...]] = ((), ())
     session: CassetteSession | None = None
     tape: Any = None  # the ToolTape of the tools with side effects, made at the first run
+    #: the repetition of a live run this cassette belongs to (1, 2, ...), or ``None`` outside a live run
+    repetition: int | None = None
 
     @property
     def path(self) -> Path:
+        """The test's cassette; a repetition's own (``<test>/<K>.yaml``) when recording or replaying one."""
+        live = self.settings.live
+        if self.repetition is not None and live.record_repetitions:
+            return self.settings.repetition_path(self.item, self.repetition)
+        if live.replay_repetition is not None:
+            return self.settings.repetition_path(self.item, live.replay_repetition)
         return self.settings.cassette_path(self.item)
 
     def _session(self) -> CassetteSession:
@@ -204,12 +249,15 @@ class TestCassette:
             failure = self.tape.unused_message(self.item.nodeid, self.settings.record_command(self.item))
         recorded = session.needs_write()
         # a test that failed while recording (a 401, repeated 500s, an unreachable host, a failed assertion)
-        # writes nothing: the committed cassette and tool tape stay as they were
-        if session.close(keep=passed):
+        # writes nothing: the committed cassette and tool tape stay as they were. A live run keeps nothing,
+        # unless each repetition is recorded: then it keeps them all, failed ones too (they are what to study)
+        live = self.settings.live
+        keep = live.record_repetitions if live.live else passed
+        if session.close(keep=keep):
             properties.append((WRITTEN_PROPERTY, session.config.display_path))
-        elif recorded and not passed:
+        elif recorded and not passed and not live.live:
             properties.append((DROPPED_PROPERTY, session.config.display_path))
-        if passed and self.tape is not None:
+        if keep and self.tape is not None:
             self.tape.save()  # only when recording, and only if a tool with side effects ran
         return failure, properties
 

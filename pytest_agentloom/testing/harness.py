@@ -68,6 +68,7 @@ class AgentloomHarness:
         observer: Observer | None = None,
         snapshot_options: SnapshotOptions | None = None,
         missing_template_keys: str = "warn",
+        live: bool = False,
     ) -> None:
         self.nodeid = nodeid
         self.test_dir = test_dir
@@ -86,6 +87,7 @@ class AgentloomHarness:
         self._snapshot_count = 0
         self._snapshot_options = snapshot_options or SnapshotOptions()
         self._missing_keys = missing_template_keys
+        self._live = live  # --agentloom-live: snapshots are neither compared nor written
         self._scripted: list[Scripted] = []  # checked for unused replies when the test passed
         #: Every result this harness returned, in order.
         self.results: list[WorkflowResult] = []
@@ -348,8 +350,13 @@ class AgentloomHarness:
         regex or callable) write a matched value as a placeholder, both added to
         the marker's (or ini's); see :mod:`.volatile`. ``requests=False`` leaves
         what the steps sent out of this snapshot.
+
+        Under ``--agentloom-live`` this checks and writes nothing: a live output is not the recorded one, and
+        only a replayed (or recorded) run may be compared with, or become, a golden file.
         """
         __tracebackhide__ = True
+        if self._live:
+            return
         if name is None:
             self._snapshot_count += 1
             if self._snapshot_count > 1:

@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .cassettes import ReplaySettings, ReplaySummary, TestCassette
+from .repetitions import REPETITION_KEY, Plan, RepetitionLog, repetition_plan
 from .review import Review, ReviewSettings
 from .settings import marker_defaults, read_setting
 from .snapshots import SnapshotOptions, SnapshotSession, sanitize
 
 if TYPE_CHECKING:
     from .harness import AgentloomHarness
+    from .review import Observer
 
 __all__ = ["CASSETTE_KEY", "SESSION_KEY", "AgentloomSession"]
 
@@ -49,6 +51,13 @@ class AgentloomSession:
         review = ReviewSettings.from_config(config)  # workflow coverage and the review report, when asked for
         self.review = Review(review, Path(config.rootpath)) if review.enabled else None
         self.review_written: list[Path] = []
+        #: what each test's repetitions did, in a live session (see :mod:`.repetitions`)
+        self.repetitions = RepetitionLog() if self.live else None
+
+    @property
+    def live(self) -> bool:
+        """``--agentloom-live``: tests call live providers, keep no cassette and compare no snapshot."""
+        return self.replay.live.live
 
     # -- per test -----------------------------------------------------------------------------------------
 
@@ -75,15 +84,41 @@ class AgentloomSession:
             defaults["tools"] = {**tools_by_name(tools), **defaults.get("tools", {})}
         snapshot_dir, snapshot_name = self.snapshot_location(item, defaults)
         self.replay.claim(item)
-        cassette = item.stash[CASSETTE_KEY] = TestCassette(self.replay, item, matching=self.matching(defaults))
+        cassette = item.stash[CASSETTE_KEY] = TestCassette(self.replay, item, matching=self.matching(defaults),
+                                                           repetition=item.stash.get(REPETITION_KEY, None))
         harness = item.stash[HARNESS_KEY] = AgentloomHarness(
             nodeid=item.nodeid, test_dir=item.path.parent, tmp_path=tmp_path, snapshot_dir=snapshot_dir,
             snapshot_name=snapshot_name, snapshots=self.snapshots, defaults=defaults, cassette=cassette,
-            observer=self.review.observer(item.nodeid) if self.review is not None else None,
-            snapshot_options=self.snapshot_options(defaults),
+            observer=self.observer(item.nodeid), snapshot_options=self.snapshot_options(defaults),
             missing_template_keys=str(read_setting(self.config, "missing_template_keys", defaults)),
+            live=self.live,
         )
         return harness
+
+    def observer(self, nodeid: str) -> Observer | None:
+        """What the harness tells of each finished run: workflow coverage and, in a live session, the
+        repetitions' summary (both only when collected)."""
+        observers = [log.observer(nodeid) for log in (self.review, self.repetitions) if log is not None]
+        if len(observers) < 2:
+            return observers[0] if observers else None
+
+        def observe(*run: Any) -> None:
+            for each in observers:
+                each(*run)
+
+        return observe
+
+    def repetition_plan(self, item: pytest.Item) -> Plan | None:
+        """How often a test of a live session runs; ``None`` for a test that is no agentloom test, or whose
+        marker is bad (pytest then runs it once and its setup reports the marker's error)."""
+        if not self.live or "agentloom" not in getattr(item, "fixturenames", ()):
+            return None
+        if any(getattr(self.config.option, name, False) for name in _NO_BODY_OPTIONS):
+            return None  # --setup-only, --setup-plan...: no body runs, so nothing to repeat
+        try:
+            return repetition_plan(self.config, self.defaults(item))
+        except ValueError:  # MarkerError included
+            return None
 
     def snapshot_options(self, defaults: dict[str, Any]) -> SnapshotOptions:
         """A test's snapshot defaults: marker, then ini (see :mod:`.settings`), with ``-vv`` for the diffs."""
@@ -219,6 +254,8 @@ class AgentloomSession:
         data["narrowed"] = bool(narrowed)
         if self.review is not None:
             data["review"] = self.review.to_wire()
+        if self.repetitions is not None:
+            data["repetitions"] = self.repetitions.to_wire()
         return data
 
     def add_worker_report(self, data: dict[str, Any], *, died: bool = False) -> None:
@@ -226,6 +263,8 @@ class AgentloomSession:
         self.snapshots.merge(data)
         if self.review is not None:
             self.review.merge(data.get("review"), died=died)
+        if self.repetitions is not None:
+            self.repetitions.merge(data.get("repetitions"))
 
     def finish_review(self) -> bool:
         """Write the coverage JSON and the report; True if the branch coverage is below the bar."""
@@ -237,12 +276,15 @@ class AgentloomSession:
     def review_lines(self) -> list[str]:
         return self.review.summary_lines(self.review_written) if self.review is not None else []
 
+    def repetition_lines(self) -> list[str]:
+        return self.repetitions.summary_lines() if self.repetitions is not None else []
+
     def finish(self, session: pytest.Session | None = None) -> bool:
         """Find the unused snapshot files (deleting them under the update flag); True if they fail the run.
 
         Like syrupy, unused snapshots fail a full run, unless ``--agentloom-warn-unused-snapshots``.
         """
-        if self.is_worker:
+        if self.is_worker or self.live:  # a live run compares no snapshot: it cannot tell which are unused
             return False
         if self.snapshots.clashes:  # two tests on two xdist workers used one file: fail, whatever was selected
             return True

@@ -27,7 +27,10 @@ __all__ = [
     "MarkerError",
     "Option",
     "marker_defaults",
+    "pass_rate",
     "read_setting",
+    "read_setting_from",
+    "repeat_count",
 ]
 
 
@@ -171,6 +174,36 @@ OPTIONS: tuple[Option, ...] = (
         "report",
         "write a review report of the session: PATH.html (one self-contained page) or PATH.md (Markdown).",
     ),
+    Option(
+        "live",
+        "run the agentloom tests against live providers (API keys needed): no cassette is read or written, "
+        "no snapshot compared or written.",
+        kind="bool",
+        default=False,
+        ini=False,
+    ),
+    Option(
+        "repeat",
+        "with --agentloom-live: run each agentloom test N times (fresh fixtures each time; default 1).",
+        marker=True,
+    ),
+    Option(
+        "min_pass_rate",
+        "with --agentloom-live: the fraction (0 < rate <= 1) of a test's repetitions that must pass (default 1.0).",
+        marker=True,
+    ),
+    Option(
+        "record_repetitions",
+        "with --agentloom-live: write each repetition's calls to cassettes/<test>/<repetition>.yaml.",
+        kind="bool",
+        default=False,
+        ini=False,
+    ),
+    Option(
+        "replay_repetition",
+        "replay repetition K of each test (cassettes/<test>/<K>.yaml, from --agentloom-record-repetitions).",
+        ini=False,
+    ),
 )
 
 _BY_NAME = {option.name: option for option in OPTIONS}
@@ -193,17 +226,24 @@ def add_options(parser: pytest.Parser) -> None:
 
 def read_setting(config: pytest.Config, name: str, marker: Mapping[str, Any] | None = None) -> Any:
     """The value of one setting: command line, then ``marker`` (if the option allows it), then ini."""
+    return read_setting_from(config, name, marker)[0]
+
+
+def read_setting_from(config: pytest.Config, name: str, marker: Mapping[str, Any] | None = None) -> tuple[Any, str]:
+    """:func:`read_setting`, with where the value came from, as an error message names it: ``--agentloom-x``,
+    ``@pytest.mark.agentloom(x=...)``, ``ini agentloom_x`` or ``default``.
+    """
     option = _BY_NAME[name]
     value = config.getoption(option.dest, default=None) if option.cli else None
     if value is not None:
-        return value
+        return value, option.flag
     if marker is not None and option.marker and marker.get(name) is not None:
-        return marker[name]
+        return marker[name], f"@pytest.mark.agentloom({name}=...)"
     if option.ini:
         value = config.getini(option.ini_key)
         if value not in (None, ""):
-            return value
-    return option.default
+            return value, f"ini {option.ini_key}"
+    return option.default, "default"
 
 
 # -- the agentloom marker ----------------------------------------------------------------------------------
@@ -220,10 +260,12 @@ MARKER_KEYS: dict[str, str] = {
     "missing_template_keys": "'warn' or 'error' for a {state.x} placeholder that renders empty",
     "cassette_ignore": "list of request body paths left out of cassette matching, instead of the ini's",
     "cassette_matchers": "list of extra request matchers (functions or registered names), instead of the ini's",
+    "repeat": "under --agentloom-live: how many times each of these tests runs (a whole number >= 1)",
+    "min_pass_rate": "under --agentloom-live: the fraction of repetitions that must pass (0 < rate <= 1)",
 }
 MARKER_SIGNATURE = ("agentloom(workflow=None, *, tools=None, state=None, snapshot_dir=None, snapshot_requests=True, "
                     "snapshot_exclude=None, snapshot_matchers=None, missing_template_keys='warn', "
-                    "cassette_ignore=None, cassette_matchers=None, **config)")
+                    "cassette_ignore=None, cassette_matchers=None, repeat=None, min_pass_rate=None, **config)")
 
 
 def _config_keys() -> list[str]:
@@ -293,6 +335,8 @@ _KINDS: dict[str, tuple[tuple[type, ...], str]] = {
     "missing_template_keys": ((str,), "'warn' or 'error'"),
     "cassette_ignore": ((list, tuple), "list of paths"),
     "cassette_matchers": ((list, tuple), "list of matchers"),
+    "repeat": ((int,), "whole number >= 1"),
+    "min_pass_rate": ((int, float), "fraction, 0 < rate <= 1"),
 }
 
 
@@ -309,3 +353,33 @@ def _check_kinds(kwargs: Mapping[str, Any], where: str) -> None:
     if mode is not None and mode not in ("warn", "error"):
         raise MarkerError(f"@pytest.mark.agentloom argument 'missing_template_keys' must be 'warn' or 'error' "
                           f"(got {mode!r}) on {where}.")
+    for key, parse in (("repeat", repeat_count), ("min_pass_rate", pass_rate)):
+        if kwargs.get(key) is not None:
+            try:
+                parse(kwargs[key], f"@pytest.mark.agentloom argument '{key}'")
+            except ValueError as exc:
+                raise MarkerError(f"{exc}\n  on: {where}") from None
+
+
+def repeat_count(value: Any, source: str) -> int:
+    """``value`` as a number of repetitions (a whole number >= 1); ``ValueError`` naming ``source`` and the fix."""
+    text = str(value).strip()
+    if not isinstance(value, bool) and text.isdigit() and int(text) >= 1:
+        return int(text)
+    raise ValueError(f"{source} must be a whole number of repetitions, at least 1 (got {value!r}).\n"
+                     "How to fix: e.g. --agentloom-repeat=5, @pytest.mark.agentloom(repeat=5) or ini "
+                     "agentloom_repeat = 5.")
+
+
+def pass_rate(value: Any, source: str) -> float:
+    """``value`` as a pass rate, a fraction with 0 < rate <= 1; ``ValueError`` naming ``source`` and the fix."""
+    try:
+        rate = float(str(value).strip()) if not isinstance(value, bool) else -1.0
+    except ValueError:
+        rate = -1.0
+    if 0 < rate <= 1:
+        return rate
+    percent = f" (for {rate:g}% write {rate / 100:g})" if 1 < rate <= 100 and rate == int(rate) else ""
+    raise ValueError(f"{source} must be a fraction of the repetitions, 0 < rate <= 1 (got {value!r}){percent}.\n"
+                     "How to fix: e.g. --agentloom-min-pass-rate=0.8 for 4 passes out of 5, "
+                     "@pytest.mark.agentloom(min_pass_rate=0.8) or ini agentloom_min_pass_rate = 0.8.")

@@ -80,6 +80,16 @@ class Project:
     def run(self, *args: str) -> pytest.RunResult:
         return self.pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:benchmark", *args)
 
+    def refused_under_ci(self, addopts: str) -> pytest.RunResult:
+        """Run under ``CI=true`` with ``addopts`` in ``PYTEST_ADDOPTS`` (not typed): a usage error, nothing sent."""
+        self.monkeypatch.setenv("CI", "true")
+        self.monkeypatch.setenv("PYTEST_ADDOPTS", addopts)
+        refused = self.run()
+        self.monkeypatch.delenv("PYTEST_ADDOPTS")
+        assert refused.ret == pytest.ExitCode.USAGE_ERROR
+        assert self.server.requests == []
+        return refused
+
     def cassette(self, name: str = "test_support.py/test_support.yaml") -> Path:
         return self.path / "cassettes" / name
 

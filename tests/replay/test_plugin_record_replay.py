@@ -226,12 +226,8 @@ def test_a_recorded_dropped_connection_is_retried_on_replay_as_it_was_live(proje
 
 def test_recording_is_refused_under_ci_unless_typed_on_the_command_line(project: Project) -> None:
     project.live()
-    project.monkeypatch.setenv("CI", "true")
-    project.monkeypatch.setenv("PYTEST_ADDOPTS", "--agentloom-record")
-    refused = project.run()
-    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    refused = project.refused_under_ci("--agentloom-record")
     refused.stderr.fnmatch_lines(["*Recording cassettes (record mode all) is refused under CI=true*"])
-    project.monkeypatch.delenv("PYTEST_ADDOPTS")
     plan_support(project)
     project.run("--agentloom-record").assert_outcomes(passed=1)  # typed: asked for explicitly
 

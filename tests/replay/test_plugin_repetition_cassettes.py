@@ -1,0 +1,88 @@
+"""``--agentloom-record-repetitions`` and ``--agentloom-replay-repetition``: a flaky live run, kept and replayed."""
+
+from __future__ import annotations
+
+import yaml
+
+from tests.replay.helpers import CANARY_KEY, CANARY_SECRET, Project
+from tests.replay.test_plugin_tool_tape import setup as mail_project
+from tests.servers.fake_llm import text, tool_calls
+
+GOOD = (text("bug"), text("We are on it."))
+BAD = (text("bug"), text("Nope."))
+
+
+def test_each_repetition_is_recorded_scrubbed_and_replays_on_its_own(project: Project) -> None:
+    project.live()
+    committed = project.cassette()
+    committed.parent.mkdir(parents=True)
+    committed.write_text("the committed cassette: a live run leaves it alone\n")
+    project.server.plan("openai", *GOOD, *BAD, *GOOD)
+
+    recorded = project.run("--agentloom-live", "--agentloom-repeat=3", "--agentloom-min-pass-rate=0.6",
+                           "--agentloom-record-repetitions")
+
+    recorded.assert_outcomes(passed=1)
+    folder = project.path / "cassettes" / "test_support.py" / "test_support"
+    assert sorted(path.name for path in folder.iterdir()) == ["1.yaml", "2.yaml", "3.yaml"]  # the failed one too
+    assert committed.read_text() == "the committed cassette: a live run leaves it alone\n"
+    second = yaml.safe_load((folder / "2.yaml").read_text())
+    assert second["interactions"][1]["response"]["body"]["json"]["choices"][0]["message"]["content"] == "Nope."
+    for path in project.files():  # neither the API key nor the redacted state value reached any file
+        data = path.read_bytes()
+        assert CANARY_KEY.encode() not in data, path
+        assert CANARY_SECRET.encode() not in data, path
+    recorded.stdout.fnmatch_lines([
+        "agentloom: 3 cassettes recorded (record mode all)",
+        "*",
+        "  test_support.py::test_support: 2/3 passed (67%; needs 2, min pass rate 0.6): passed",
+        "*",
+        "    cassettes: cassettes/test_support.py/test_support/1.yaml, cassettes/test_support.py/test_support/2.yaml, "
+        "cassettes/test_support.py/test_support/3.yaml",
+    ])
+
+    project.offline()
+    project.run("--agentloom-replay-repetition=1").assert_outcomes(passed=1)
+    failing = project.run("--agentloom-replay-repetition=2")  # the flaky answer, replayed with no key or network
+    failing.assert_outcomes(failed=1)
+    failing.stdout.fnmatch_lines(["E       AssertionError: assert 'Nope.' == 'We are on it.'"])
+    assert committed.read_text() == "the committed cassette: a live run leaves it alone\n"
+
+    missing = project.run("--agentloom-replay-repetition=4")
+    missing.assert_outcomes(failed=1)
+    missing.stdout.fnmatch_lines([
+        "*CassetteNotFoundError: Test test_support.py::test_support has no cassette to replay: "
+        "cassettes/test_support.py/test_support/4.yaml does not exist.",
+        "*",
+        "*  pytest test_support.py::test_support --agentloom-live --agentloom-repeat=4 --agentloom-record-repetitions",
+    ])
+
+
+def test_without_the_flag_a_live_run_records_no_repetition(project: Project) -> None:
+    project.live()
+    project.server.plan("openai", *GOOD, *GOOD)
+    result = project.run("--agentloom-live", "--agentloom-repeat=2")
+    result.assert_outcomes(passed=1)
+    assert not (project.path / "cassettes").exists()
+    assert "cassettes:" not in result.stdout.str()
+
+
+def test_side_effect_tools_run_live_and_each_repetition_keeps_its_tool_tape(project: Project) -> None:
+    outbox, _ = mail_project(project)
+    project.live()
+    plan = (tool_calls(("send_email", {"to": "ana@example.org"})), text("Emailed Ana."))
+    project.server.plan("openai", *plan)
+    project.run("test_mail.py", "--agentloom-live").assert_outcomes(passed=1)
+    assert outbox.read_text() == "ana@example.org\n"  # live: the tool ran for real, as when recording
+    assert not (project.path / "cassettes").exists()  # and no tool tape was written
+
+    project.server.plan("openai", *plan, *plan)
+    project.run("test_mail.py", "--agentloom-live", "--agentloom-repeat=2",
+                "--agentloom-record-repetitions").assert_outcomes(passed=1)
+    folder = project.path / "cassettes" / "test_mail.py" / "test_mail"
+    assert sorted(path.name for path in folder.iterdir()) == ["1.tools.yaml", "1.yaml", "2.tools.yaml", "2.yaml"]
+    assert outbox.read_text() == "ana@example.org\n" * 3
+
+    project.offline()
+    project.run("test_mail.py", "--agentloom-replay-repetition=2").assert_outcomes(passed=1)
+    assert outbox.read_text() == "ana@example.org\n" * 3  # replayed from repetition 2's tape, not sent again
