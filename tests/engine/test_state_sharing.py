@@ -104,7 +104,8 @@ def test_a_failed_write_through_shared_state_changes_nothing() -> None:
 def test_many_writes_through_one_shared_container_all_land() -> None:
     """The first write copies the file's container; the later ones write into that copy."""
     steps = "\n".join(f"  - {{id: s{i}, type: llm_call, prompt: p, output: 'big.k{i}'}}" for i in range(30))
-    workflow = parse_workflow(f"name: many\nconfig: {{model: gpt-4o-mini}}\nstate: {{big: {{seed: 1}}}}\nsteps:\n{steps}\n")
+    head = "name: many\nconfig: {model: gpt-4o-mini}\nstate: {big: {seed: 1}}\nsteps:\n"
+    workflow = parse_workflow(f"{head}{steps}\n")
 
     result = run_workflow(workflow, provider=Scripted({f"s{i}": f"v{i}" for i in range(30)}), clock=VirtualClock(),
                           runs_dir=False)
