@@ -21,13 +21,30 @@ growing length and a growing fan-out, and prints each one's time per step
 against the smallest's. Peak memory (``tracemalloc``) of the longest chain is
 measured in an untimed run.
 
-Upstream is found on ``sys.path`` (``import agentloom``) or in the
-site-packages folder named by ``--upstream-site`` or ``AGENTLOOM_UPSTREAM_SITE``,
-appended *after* ours so that the libraries both use are ours. Keep agentloom in
-its own virtualenv: it installs a console script named ``agentloom`` too.
-Without it, the upstream column is left out. Run from the repository root::
+Rows of the other benches of issue 10 are printed after the comparison, in
+the same columns: ``compare_rows(rounds)`` of ``bench/replay.py`` (a replayed
+cassette against ``Scripted`` and against bare vcrpy) and of ``bench/tables.py``
+(a 1,000-row scenario table against trivial parametrised tests, with and without
+``-n 2``), each where the function exists. Their ratio is theirs: ours / baseline,
+below 1 means ours is faster.
 
-    AGENTLOOM_UPSTREAM_SITE=/path/to/venv/lib/python3.11/site-packages python bench/compare.py
+Getting upstream: it is not a dependency, and its wheel installs a console script
+named ``agentloom`` that would replace ours on ``PATH``. So it is installed apart,
+without its dependencies (our environment has the ones its engine imports: anyio,
+httpx, pydantic, PyYAML) and without touching ``PATH``::
+
+    pip install -e '.[bench]'                  # what the benches need besides upstream (pytest-xdist, anyio)
+    python bench/compare.py --install-upstream # pip install --no-deps --target bench/.upstream agentloom==0.4.0
+
+``bench/.upstream`` (git-ignored) is then found by itself. Upstream can also be
+found on ``sys.path`` (``import agentloom``) or in the site-packages folder named
+by ``--upstream-site`` or ``AGENTLOOM_UPSTREAM_SITE`` (e.g. a virtualenv of its
+own). The folder is appended *after* ours on ``sys.path``, so the libraries both
+use are ours. Without upstream the upstream column is left out. Run from the
+repository root::
+
+    python bench/compare.py                # everything (about ten minutes on a quiet machine)
+    python bench/compare.py --only chain-50,fan-20 --rounds 15
     python bench/compare.py --quick        # tiny sizes: checks the script runs
 """
 
@@ -35,10 +52,12 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import json
 import logging
 import os
 import statistics
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -52,6 +71,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pytest_agentloom import Scripted, VirtualClock, Workflow, run_workflow
 from pytest_agentloom.engine.loader import parse_workflow
 
+BENCH = Path(__file__).resolve().parent
+UPSTREAM_DIR = BENCH / ".upstream"  # where --install-upstream puts agentloom 0.4.0
+UPSTREAM_REQUIREMENT = "agentloom==0.4.0"
 MODEL = "gpt-4o-mini"
 RECORD = {"title": "a record of the corpus", "tags": ["alpha", "beta"], "score": 0.5}
 
@@ -116,6 +138,9 @@ class Upstream:
     def __init__(self, data: dict[str, Any]) -> None:
         from agentloom.core.parser import WorkflowParser
 
+        # upstream's cycle check recurses along the chain, from a step its set order picks (it varies with
+        # PYTHONHASHSEED): room for the 2,000-step chain, whatever the order
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), 2 * len(data["steps"]) + 1000))
         self.workflow = WorkflowParser.from_dict(data)
 
     def prepare(self) -> Callable[[], None]:
@@ -139,10 +164,20 @@ class Upstream:
         return run
 
 
+def install_upstream() -> None:
+    """agentloom 0.4.0 into ``bench/.upstream``: no dependencies, no console script on ``PATH``."""
+    command = [sys.executable, "-m", "pip", "install", "--no-deps", "--upgrade", "--target", str(UPSTREAM_DIR),
+               UPSTREAM_REQUIREMENT]
+    print("$", " ".join(command), flush=True)
+    subprocess.run(command, check=True)
+
+
 def find_upstream(site: str | None) -> bool:
     """Make ``agentloom`` importable if it can be; True when it is."""
     if site:
         sys.path.append(site)
+    elif UPSTREAM_DIR.is_dir():
+        sys.path.append(str(UPSTREAM_DIR))
     try:
         import agentloom  # noqa: F401
     except ImportError:
@@ -227,6 +262,29 @@ def comparison_line(row: dict[str, Any], with_upstream: bool) -> str:
     return line
 
 
+def other_rows(rounds: int) -> list[dict[str, Any]]:
+    """The rows of ``bench/replay.py`` and ``bench/tables.py`` (their ``compare_rows``), where those exist."""
+    rows: list[dict[str, Any]] = []
+    for name in ("replay", "tables"):
+        try:
+            module = importlib.import_module(name)  # bench/ is on sys.path: it holds this script
+        except ImportError as exc:
+            print(f"bench/{name}.py: not importable ({exc}); its rows are left out", flush=True)
+            continue
+        compare_rows = getattr(module, "compare_rows", None)
+        if compare_rows is None:
+            print(f"bench/{name}.py has no compare_rows(rounds); its rows are left out", flush=True)
+            continue
+        rows.extend(compare_rows(rounds))
+    return rows
+
+
+def other_line(row: dict[str, Any]) -> str:
+    """A row of another bench: its baseline in the upstream column, its own ratio (ours / baseline)."""
+    return (f"{row['case']:<22}{'':>6}{_ms(row['ours_s']):>14}{'':>12}{_ms(row['baseline_s']):>14}{'':>12}"
+            f"{row['ratio']:>14.2f}x  (ours/baseline)")
+
+
 def print_scaling(title: str, cases: list[Case]) -> None:
     """Ours alone on each case, printed as it is measured, time per step against the first case's."""
     print(f"\n{title}: ours alone, time per step against the first row", flush=True)
@@ -268,7 +326,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--lengths", default="50,500,2000,5000", help="chain lengths of the scaling table")
     parser.add_argument("--no-upstream", action="store_true", help="ours only")
     parser.add_argument("--only", default="", help="only these compared cases (labels, comma-separated); no scaling")
+    parser.add_argument("--no-others", action="store_true",
+                        help="leave out the rows of bench/replay.py and bench/tables.py")
+    parser.add_argument("--install-upstream", action="store_true",
+                        help=f"first pip install {UPSTREAM_REQUIREMENT} into bench/.upstream (no deps, no script)")
     args = parser.parse_args(argv)
+    if args.install_upstream:
+        install_upstream()
     with_upstream = not args.no_upstream and find_upstream(args.upstream_site)
     lengths = [int(length) for length in args.lengths.split(",")]
     compared, chains, fans, memory_case = cases(args.quick, args.rounds, lengths)
@@ -282,6 +346,10 @@ def main(argv: list[str] | None = None) -> None:
             print(comparison_line(compare(case, with_upstream), with_upstream), flush=True)
     if only:
         return
+    if not args.quick and not args.no_others:  # their own scripts have their own quick checks
+        print(f"\n{'other benches':<22}{'':>6}{'ours':>14}{'':>12}{'baseline':>14}{'':>12}{'ratio':>15}", flush=True)
+        for row in other_rows(args.rounds):
+            print(other_line(row), flush=True)
     print_scaling("Scaling with the chain's length", chains)
     print_scaling("Scaling with the fan-out's width", fans)
     print(f"\npeak memory of one run of ours, chain of {len(memory_case['steps'])}: "

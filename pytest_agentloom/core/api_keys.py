@@ -30,7 +30,8 @@ def is_api_key_name(name: str) -> bool:
 def api_keys_from_env(env: Mapping[str, str] | None = None) -> list[str]:
     """Values of ``*_API_KEY`` environment variables (at least 8 characters), longest first."""
     environ = os.environ if env is None else env
-    found = {value for name, value in environ.items() if is_api_key_name(name) and len(value) >= MIN_KEY_LENGTH}
+    names = [name for name in environ if is_api_key_name(name)]  # every run reads it: values only where needed
+    found = {value for name in names if len(value := environ[name]) >= MIN_KEY_LENGTH}
     return sorted(found, key=lambda value: (-len(value), value))
 
 

@@ -14,13 +14,12 @@ latest fork (``join``).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import hashlib
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from typing import Protocol, runtime_checkable
 
 __all__ = [
@@ -108,14 +107,24 @@ def current_clock() -> Clock:
     return _current.get() or SystemClock()
 
 
-@contextlib.contextmanager
-def use_clock(clock: Clock) -> Iterator[Clock]:
-    """Make ``clock`` the current clock (:func:`current_clock`) inside the block: the run sets each step's."""
-    token = _current.set(clock)
-    try:
-        yield clock
-    finally:
-        _current.reset(token)
+class use_clock:  # lower case: used like a function, as contextlib's managers are
+    """Make ``clock`` the current clock (:func:`current_clock`) inside the block: the run sets each step's.
+
+    A class rather than a generator-based manager: the run enters one per step.
+    """
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._token: contextvars.Token[Clock | None] | None = None
+
+    def __enter__(self) -> Clock:
+        self._token = _current.set(self._clock)
+        return self._clock
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._token is not None:
+            _current.reset(self._token)
+            self._token = None
 
 
 RunIdSource = Callable[[], str]

@@ -154,6 +154,8 @@ class Usage(_Frozen):
 
     def cache_counts(self) -> dict[str, int]:
         """The cache counts that are not zero, for a trace event or a step result that shows only those."""
+        if not (self.cached_input_tokens or self.cache_write_tokens):  # most calls: read once per call
+            return {}
         counts = {"cached_input_tokens": self.cached_input_tokens, "cache_write_tokens": self.cache_write_tokens}
         return {name: value for name, value in counts.items() if value}
 

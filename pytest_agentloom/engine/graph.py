@@ -51,6 +51,14 @@ class ReadySet:
         self._ready = [self.position[step_id] for step_id, count in self._waiting.items() if count == 0]
         heapq.heapify(self._ready)
 
+    def copy(self) -> ReadySet:
+        """A ready set in the same state, for another run: what settling changes is copied, the rest shared."""
+        other = object.__new__(ReadySet)
+        other.position, other._ids, other._dependents = self.position, self._ids, self._dependents
+        other._waiting = dict(self._waiting)
+        other._ready = list(self._ready)
+        return other
+
     def settled(self, step_id: str) -> None:
         """``step_id`` has its result: its dependents wait for one step fewer."""
         for dependent in self._dependents[step_id]:

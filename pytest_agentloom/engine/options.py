@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from ..core.clock import Clock, RunIdSource, SystemClock
-from ..core.plain import copy_plain
 from ..core.suggest import did_you_mean
 from ..core.types import Provider
 from ..errors import UsageError
@@ -90,9 +89,13 @@ class Prepared:
 
 
 def prepare(workflow: Workflow, base_state: Mapping[str, Any], options: RunOptions) -> Prepared:
-    """The run's inputs: ``base_state`` with ``state=`` laid over it (copies), the run's tools, its clock."""
+    """The run's inputs: ``base_state`` with ``state=`` laid over it, the run's tools, its clock.
+
+    The state is a new top-level dict holding the same values, not copies: the run copies what it
+    writes through (:meth:`~.run.Run._own_path`), and the result holds a copy of the final state.
+    """
     tools = tools_by_name(options.get("tools"))
-    initial = {**copy_plain(dict(base_state)), **copy_plain(dict(options.get("state") or {}))}
+    initial = {**base_state, **(options.get("state") or {})}
     return Prepared(
         state=initial, provider=options.get("provider") or mock_provider(workflow),
         tools=run_tools(workflow.config.sandbox, workflow.base_dir, tools),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from types import MappingProxyType
 from typing import Any, Final
 
 from pydantic import BaseModel
@@ -129,6 +130,9 @@ def format_path(segments: Iterable[Segment]) -> str:
 # --------------------------------------------------------------------------- reading
 
 
+_PLAIN_MAPPINGS = frozenset({dict, MappingProxyType})
+
+
 def get_path(root: Any, segments: Iterable[Segment]) -> Any:
     """Follow ``segments`` from ``root``; answer :data:`MISSING` instead of raising.
 
@@ -144,6 +148,8 @@ def get_path(root: Any, segments: Iterable[Segment]) -> Any:
 
 def _step(current: Any, seg: Segment) -> Any:
     """Take one step into a mapping, a model or a list."""
+    if type(current) in _PLAIN_MAPPINGS:  # the state and what it holds, without the abstract-class checks
+        return current.get(seg, MISSING)
     if isinstance(current, BaseModel):
         return _model_field(current, seg)
     if isinstance(current, Mapping):
@@ -185,11 +191,12 @@ def _locate(
     """Find the container and key to assign, plus the dict keys that must be created under it."""
     current: Any = root
     for pos, seg in enumerate(segments):
-        _check_step(current, seg, segments, pos)
+        if type(current) is not dict or not isinstance(seg, str):  # a key into a plain dict needs no check
+            _check_step(current, seg, segments, pos)
         rest = segments[pos + 1 :]
         if not rest:
             return current, seg, ()
-        if isinstance(current, MutableMapping) and seg not in current:
+        if (type(current) is dict or isinstance(current, MutableMapping)) and seg not in current:
             return current, seg, _creatable(rest, segments, pos + 1)
         current = current[seg]
     raise AssertionError("unreachable: the loop returns on the last segment")
@@ -207,23 +214,31 @@ def _creatable(rest: tuple[Segment, ...], segments: tuple[Segment, ...], start: 
 
 
 def _check_step(current: Any, seg: Segment, segments: tuple[Segment, ...], pos: int) -> None:
-    """Raise when ``seg`` cannot be written into or through ``current``."""
-    path = format_path(segments)
-    where = f"'{format_path(segments[:pos])}'" if pos else "the state"
+    """Raise when ``seg`` cannot be written into or through ``current``.
+
+    Every write of a run passes here, so the path is spelled out only for an error.
+    """
     if isinstance(current, MutableMapping):
         if isinstance(seg, int):
-            reason = f"{where} is a mapping, so it takes a key, not the list index [{seg}]"
-            raise OutputPathError(path, reason)
+            reason = f"{_where(segments, pos)} is a mapping, so it takes a key, not the list index [{seg}]"
+            raise OutputPathError(format_path(segments), reason)
         return
     if isinstance(current, list):
         if not isinstance(seg, int):
-            raise OutputPathError(path, f"{where} holds a list, not a mapping")
+            raise OutputPathError(format_path(segments), f"{_where(segments, pos)} holds a list, not a mapping")
         if not -len(current) <= seg < len(current):
             raise OutputPathError(
-                path, f"index {seg} is out of range for {where} (a list of {len(current)}); lists never grow"
+                format_path(segments),
+                f"index {seg} is out of range for {_where(segments, pos)} (a list of {len(current)}); lists never grow",
             )
         return
-    raise OutputPathError(path, f"{where} holds {_a(type(current).__name__)}, not a mapping")
+    raise OutputPathError(format_path(segments), f"{_where(segments, pos)} holds {_a(type(current).__name__)}, "
+                          "not a mapping")
+
+
+def _where(segments: tuple[Segment, ...], pos: int) -> str:
+    """The container a failed write met, as an error names it."""
+    return f"'{format_path(segments[:pos])}'" if pos else "the state"
 
 
 def _a(noun: str) -> str:

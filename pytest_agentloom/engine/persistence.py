@@ -11,6 +11,7 @@ disk, and everything it writes goes through the redactor first.
 from __future__ import annotations
 
 import copy
+import functools
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -34,7 +35,7 @@ class Persistence:
         workflow: Workflow,
         *,
         redactor: Redactor,
-        checkpoint_dir: Path,
+        checkpoint_dir: Path | Callable[[], Path],
         checkpoint_every_layer: bool,
         runs_dir: Path | None,
         wall_clock: Callable[[], float],
@@ -42,7 +43,7 @@ class Persistence:
     ) -> None:
         self.workflow = workflow
         self._redactor = redactor
-        self.checkpoint_dir = checkpoint_dir
+        self._checkpoint_dir = checkpoint_dir
         self.checkpoint_every_layer = checkpoint_every_layer
         self.runs_dir = runs_dir
         self.wall_clock = wall_clock
@@ -51,6 +52,17 @@ class Persistence:
         self.started_wall = wall_clock()
         self.checkpoint: dict[str, object] | None = None
         self.checkpoint_path: Path | None = None
+
+    @property
+    def checkpoint_dir(self) -> Path:
+        """Where checkpoints go; a folder given as a function is found the first time it is needed.
+
+        Most runs save no checkpoint, and finding the default folder resolves the working
+        directory on disk: a fixed cost per run that only checkpoints should pay.
+        """
+        if callable(self._checkpoint_dir):
+            self._checkpoint_dir = self._checkpoint_dir()
+        return self._checkpoint_dir
 
     @classmethod
     def for_run(
@@ -67,12 +79,13 @@ class Persistence:
         """Resolve the folders: ``checkpoint_dir`` turns checkpointing on; ``runs_dir=False`` turns records off."""
         records = resolve_runs_dir(runs_dir, env)
         every_layer = checkpoint_dir is not None or workflow.config.checkpoint
+        folder: Path | Callable[[], Path]
         if checkpoint_dir is not None:
             folder = Path(checkpoint_dir).expanduser().resolve()
         elif workflow.config.checkpoint_dir:
             folder = workflow.resolve_path(workflow.config.checkpoint_dir)
         else:
-            folder = default_checkpoint_dir(records, env)
+            folder = functools.partial(default_checkpoint_dir, records, env)
         return cls(
             workflow, redactor=Redactor.from_workflow(workflow, env=env, salt=redaction_salt),
             checkpoint_dir=folder, checkpoint_every_layer=every_layer, runs_dir=records,

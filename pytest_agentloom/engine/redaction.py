@@ -137,9 +137,10 @@ class Redactor:
         inherited: Iterable[str] = (),
     ) -> Redactor:
         """Patterns of ``workflow``'s ``state_schema``, the environment, and a parent's ``inherited`` ones."""
-        own = _own_patterns(workflow)
+        # the definition's part is the same for every run of this workflow object
+        own = workflow.memoized("redaction_patterns", lambda: _own_patterns(workflow))
         start = workflow.source.parent if workflow.source is not None else None
-        outputs = {step.id: step.output for step in workflow.steps}
+        outputs = workflow.memoized("step_outputs", lambda: {step.id: step.output for step in workflow.steps})
         return cls([*inherited, *own, *env_patterns(env)], salt=salt, salt_start=start, step_outputs=outputs,
                    env=env)
 

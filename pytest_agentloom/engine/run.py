@@ -28,12 +28,20 @@ just that value (tool arguments and subworkflow inputs:
 (:func:`~pytest_agentloom.core.plain.copy_plain`), so nothing the state holds is shared with a step's result
 or a tool's memory. A step's cost thus grows with what it reads and writes,
 never with the size of the state.
+
+Nor is the initial state copied: the run starts from a new top-level dict whose
+values are those of the workflow's ``state:`` and the caller's ``state=``, shared.
+A write copies, once, each container on its path that the run did not make
+(copy on write, :meth:`Run._own_path`), so neither the workflow nor the caller's
+values ever change; the result the caller gets holds a copy of the final state
+(:meth:`~.redaction.Redactor.redact_result`). One run thus copies a big state
+once, on the way out, and copies in only what it writes through.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Protocol
@@ -107,6 +115,30 @@ class ResumePoint:
     warnings: list[str]
 
 
+@dataclass(frozen=True)
+class _Shape:
+    """What a run needs to know of its workflow's graph; worked out once per workflow, never changed."""
+
+    graph: dict[str, list[str]]  # step id -> its dependencies (a router's targets depend on it)
+    routers_of: dict[str, list[str]]  # step id -> the routers that may choose it, in file order
+    order: list[str]  # the step ids in file order
+    steps: dict[str, AnyStep]  # looked up several times per step; the first of an id, as Workflow.step()
+    ready: ReadySet  # before anything has settled: each run takes a copy
+
+    @classmethod
+    def of(cls, workflow: Workflow) -> _Shape:
+        graph = dependency_graph(workflow)
+        routers_of: dict[str, list[str]] = {}
+        for step in workflow.steps:
+            if isinstance(step, RouterStep):
+                for target in step.targets():
+                    routers_of.setdefault(target, []).append(step.id)
+        steps: dict[str, AnyStep] = {}
+        for step in reversed(workflow.steps):
+            steps[step.id] = step
+        return cls(graph, routers_of, [step.id for step in workflow.steps], steps, ReadySet(graph))
+
+
 class Run:
     """The bookkeeping of one run; :meth:`execute` drives it layer by layer.
 
@@ -120,24 +152,20 @@ class Run:
                  tools: Mapping[str, ToolFunction], clock: Clock, run_id: str, hooks: RunHooks,
                  resume: ResumePoint | None = None) -> None:
         self.workflow = workflow
-        self.state = state
+        self.state = state  # a dict of the run's own; what it holds may be shared (see _own_path)
+        self._own: dict[int, Any] = {id(state): state}  # containers the run made or copied, by id (kept alive)
         self.provider = provider
         self.tools = tools
         self.clock = clock
         self.run_id = run_id
         self.hooks = hooks
         self.resume = resume
-        self.graph = dependency_graph(workflow)
-        self.routers_of: dict[str, list[str]] = {}  # step id -> the routers that may choose it, in file order
-        for step in workflow.steps:
-            if isinstance(step, RouterStep):
-                for target in step.targets():
-                    self.routers_of.setdefault(target, []).append(step.id)
-        self.order = [step.id for step in workflow.steps]
-        self.steps: dict[str, AnyStep] = {}  # looked up several times per step; the first of an id, as step()
-        for step in reversed(workflow.steps):
-            self.steps[step.id] = step
-        self.ready = ReadySet(self.graph)
+        shape = workflow.memoized("run_shape", lambda: _Shape.of(workflow))  # read only: shared by runs
+        self.graph = shape.graph
+        self.routers_of = shape.routers_of
+        self.order = shape.order
+        self.steps = shape.steps
+        self.ready = shape.ready.copy()
         self.results: dict[str, StepResult] = {}
         self._spent = 0.0  # the cost of the results so far, added up in the order they arrived
         self.trace = Trace()
@@ -347,8 +375,12 @@ class Run:
         """
         state = MappingProxyType(self.state)
         contexts = [self._context(step_id, state) for step_id in layer]
-        slots = StepSlots(self.workflow.config.max_concurrent_steps, self.clock.now())
-        outcomes = await gather_eager([slots.run(ctx.clock, self._run_step(ctx)) for ctx in contexts])
+        limit = self.workflow.config.max_concurrent_steps
+        if limit is None or limit >= len(layer):  # every step has a slot: nothing to wait for
+            outcomes = await gather_eager([self._run_step(ctx) for ctx in contexts])
+        else:
+            slots = StepSlots(limit, self.clock.now())
+            outcomes = await gather_eager([slots.run(ctx.clock, self._run_step(ctx)) for ctx in contexts])
         self.clock.join(ctx.clock for ctx in contexts)
         for ctx, outcome in zip(contexts, outcomes, strict=True):
             self._settle(ctx, outcome)
@@ -374,8 +406,7 @@ class Run:
 
     def _settle(self, ctx: StepContext, outcome: StepOutcome | StepError) -> None:
         """Merge a step's events and apply its writes; a write that fails fails the step."""
-        for time, kind, step_id, attempt, data in ctx.events:
-            self.trace.append(time - self.start, kind, step_id, attempt, **data)
+        self.trace.merge(ctx.events, self.start)
         step = self.steps[ctx.step_id]
         ended = ctx.clock.now() - self.start
         if isinstance(outcome, PauseOutcome):
@@ -384,7 +415,7 @@ class Run:
         if isinstance(outcome, StepOutcome):
             try:
                 for path, value in outcome.writes.items():  # a conversation: written only on success
-                    set_path(self.state, parse_path(path), copy_plain(value))
+                    self._set(parse_path(path), copy_plain(value))
                     self.trace.append(ended, "state_write", step.id, path=path)
                 self._write(step.id, step.output, outcome.value, ended, raw=outcome.raw)
             except OutputPathError as exc:
@@ -424,16 +455,66 @@ class Run:
 
     def _write(self, step_id: str, output: str | None, value: Any, time: float, raw: str | None = None) -> None:
         if output is not None:
-            set_path(self.state, parse_path(output), copy_plain(value))
+            self._set(parse_path(output), copy_plain(value))
             self.trace.append(time, "state_write", step_id, path=output)
-        steps = self.state.setdefault("steps", {})
         # steps.<id>.output holds the reply as written when the output was parsed (structured output);
         # its own copy, so that a later write into one of the two never shows in the other
-        steps[step_id] = {"output": copy_plain(value if raw is None else raw), "status": StepStatus.SUCCESS.value}
+        self._own_key("steps")[step_id] = {"output": copy_plain(value if raw is None else raw),
+                                           "status": _SUCCEEDED}
         self.trace.append(time, "state_write", step_id, path=f"steps.{step_id}")
         if isinstance(self.steps[step_id], ApprovalGateStep):
-            self.state.setdefault("_approval", {})[step_id] = value
+            self._own_key("_approval")[step_id] = value
             self.trace.append(time, "state_write", step_id, path=f"_approval.{step_id}")
+
+    # -- writing to the state (copy on write) ---------------------------------------------------------------
+
+    def _set(self, segments: tuple[Any, ...], value: Any) -> None:
+        """``set_path`` into the state, through containers of the run's own only."""
+        self._own_path(segments)
+        set_path(self.state, segments, value)
+
+    def _own_path(self, segments: tuple[Any, ...]) -> None:
+        """Copy each existing container on the way to ``segments`` that the run did not make, in place.
+
+        The initial state's values are the workflow's and the caller's (never copied in), so a write
+        must not go through them: each is replaced by a shallow copy the first time a write passes
+        through it, and later writes find the copy. A path that cannot be written is left to
+        ``set_path``, which refuses it without changing anything.
+        """
+        parent: Any = self.state
+        for seg in segments[:-1]:
+            if not _holds(parent, seg):
+                return  # what follows does not exist yet (set_path makes it) or cannot be written
+            child = parent[seg]
+            if not isinstance(child, (MutableMapping, list)):
+                return
+            if id(child) not in self._own:
+                child = self._adopt(copy.copy(child))
+                parent[seg] = child
+            parent = child
+
+    def _own_key(self, key: str) -> Any:
+        """The state's top-level dict ``key`` (``steps``, ``_approval``), made or copied as the run's own."""
+        current = self.state.get(key)
+        if current is None:
+            current = self.state[key] = self._adopt({})
+        elif id(current) not in self._own and isinstance(current, MutableMapping):
+            current = self.state[key] = self._adopt(copy.copy(current))
+        return current  # anything else refuses the write as it always has
+
+    def _adopt(self, container: Any) -> Any:
+        self._own[id(container)] = container
+        return container
+
+
+_SUCCEEDED = StepStatus.SUCCESS.value  # steps.<id>.status of every step that wrote: a plain string
+
+
+def _holds(container: Any, seg: Any) -> bool:
+    """Whether ``container[seg]`` exists: a key of a mapping, an index of a list."""
+    if isinstance(container, Mapping):
+        return not isinstance(seg, int) and seg in container
+    return isinstance(container, list) and isinstance(seg, int) and -len(container) <= seg < len(container)
 
 
 def _result(ctx: StepContext, outcome: StepOutcome | StepError) -> StepResult:

@@ -4,11 +4,16 @@ Events of one layer are buffered per step and merged in the order the steps
 appear in the file, so a trace never depends on which coroutine finished
 first. ``seq`` numbers the merged events; ``time`` is the (virtual) clock
 relative to the start of the run.
+
+A run appends a handful of events per step, and most traces are never read
+(a run in a benchmark, a test that asserts on the state), so :meth:`Trace.append`
+keeps a plain tuple and the frozen :class:`TraceEvent` objects are made the first
+time the trace is read. They are made in order with the same ``seq`` either way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,22 +88,41 @@ class Trace:
     """The ordered events of a run, with small queries for assertions."""
 
     def __init__(self, events: list[TraceEvent] | None = None) -> None:
-        self._events: list[TraceEvent] = list(events or [])
+        self._made: list[TraceEvent] = list(events or [])
+        self._appended: list[tuple[float, str, str | None, int | None, dict[str, Any]]] = []  # not made yet
+
+    @property
+    def _events(self) -> list[TraceEvent]:
+        """Every event, the appended ones made into :class:`TraceEvent` on the way."""
+        if self._appended:
+            first = len(self._made) + 1
+            self._made.extend(TraceEvent(seq, *raw) for seq, raw in enumerate(self._appended, first))
+            self._appended.clear()
+        return self._made
 
     def __iter__(self) -> Iterator[TraceEvent]:
         return iter(self._events)
 
     def __len__(self) -> int:
-        return len(self._events)
+        return len(self._made) + len(self._appended)
 
     def __getitem__(self, index: int) -> TraceEvent:
         return self._events[index]
 
     def append(self, time: float, kind: str, step_id: str | None = None, attempt: int | None = None,
-               **data: Any) -> TraceEvent:
-        event = TraceEvent(len(self._events) + 1, round(time, 6), kind, step_id, attempt, data)
-        self._events.append(event)
-        return event
+               **data: Any) -> None:
+        """Add an event at ``time`` (rounded to the microsecond); numbered next."""
+        self._appended.append((round(time, 6), kind, step_id, attempt, data))
+
+    def merge(self, buffered: Iterable[tuple[float, str, str | None, int | None, dict[str, Any]]],
+              start: float) -> None:
+        """Add a step's buffered events (``(clock time, kind, step id, attempt, data)``), in their order.
+
+        Their times are on the run's clock; ``start`` is the run's start on it, so each event's time becomes
+        seconds since the start, as :meth:`append` takes it. The data dictionaries are kept, not copied.
+        """
+        self._appended.extend((round(time - start, 6), kind, step_id, attempt, data)
+                              for time, kind, step_id, attempt, data in buffered)
 
     def events(self, kind: str | None = None, *, step: str | None = None) -> list[TraceEvent]:
         """Events of one kind (all kinds if ``None``), optionally of one step."""

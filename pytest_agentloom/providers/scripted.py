@@ -65,7 +65,20 @@ class Scripted:
             else:
                 self._script[step_id] = [value]  # type: ignore[list-item]
         self._used: dict[str, int] = {}
-        self.requests: list[ScriptedCall] = []
+        self._calls: list[ScriptedCall] = []
+        self._unrecorded: list[LLMRequest | EmbedRequest] = []  # frozen requests, made into calls when read
+
+    @property
+    def requests(self) -> list[ScriptedCall]:
+        """Every request received, in order, as plain data.
+
+        A request is frozen, so it is turned into a :class:`ScriptedCall` only when
+        someone reads this list: a run that nobody inspects pays nothing for it.
+        """
+        if self._unrecorded:
+            self._calls.extend(_record(request) for request in self._unrecorded)
+            self._unrecorded.clear()
+        return self._calls
 
     name = "scripted"
 
@@ -98,7 +111,7 @@ class Scripted:
         return len(self._script.get(step_id, ()))
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
-        self.requests.append(_record(request))
+        self._unrecorded.append(request)
         answer = self._next_reply(request)
         if callable(answer) and not is_answer(answer):
             answer = answer(request)
@@ -108,10 +121,7 @@ class Scripted:
 
     async def embed(self, request: EmbedRequest) -> EmbedResponse:
         """Answer an ``embed`` step from its script: :func:`embedding`, :func:`error` or a callable."""
-        self.requests.append(ScriptedCall(
-            step_id=request.step_id, model=request.model, messages=[], params={}, tools=[], attempt=request.attempt,
-            turn=1, request=request, texts=list(request.texts),
-        ))
+        self._unrecorded.append(request)
         answer = self._next_reply(request)
         if callable(answer) and not is_answer(answer):
             answer = answer(request)  # type: ignore[arg-type]  # an embed step's callable takes the EmbedRequest
@@ -153,7 +163,12 @@ class Scripted:
         return queue[used]
 
 
-def _record(request: LLMRequest) -> ScriptedCall:
+def _record(request: LLMRequest | EmbedRequest) -> ScriptedCall:
+    if isinstance(request, EmbedRequest):
+        return ScriptedCall(
+            step_id=request.step_id, model=request.model, messages=[], params={}, tools=[], attempt=request.attempt,
+            turn=1, request=request, texts=list(request.texts),
+        )
     return ScriptedCall(
         step_id=request.step_id,
         model=request.model,
@@ -169,8 +184,8 @@ def _record(request: LLMRequest) -> ScriptedCall:
 def _to_response(answer: Any, request: LLMRequest) -> LLMResponse:
     if isinstance(answer, ErrorSpec):
         raise ProviderError(answer.message, status=answer.status, provider="scripted")
-    if isinstance(answer, str):
-        answer = ReplySpec(text=answer)
+    if isinstance(answer, str):  # the usual script: what ReplySpec(text=answer) gives, built in one step
+        return LLMResponse(text=answer, finish_reason="stop", model=request.model, provider="scripted")
     if not isinstance(answer, ReplySpec):
         raise ScriptError(
             f"Scripted reply for step '{request.step_id}' must be a str, reply(), tool_call() or error(), "

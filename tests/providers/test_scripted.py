@@ -245,3 +245,23 @@ def test_a_recorded_request_is_a_copy() -> None:
 
 def test_scripted_is_not_collected_as_a_test_class() -> None:
     assert Scripted.__test__ is False
+
+
+def test_the_request_log_reads_the_same_whenever_it_is_read() -> None:
+    """Requests are made into ScriptedCall objects when the log is read: reading between calls changes nothing."""
+    from pytest_agentloom.core.types import EmbedRequest
+    from pytest_agentloom.providers.replies import embedding
+
+    provider = Scripted({"ask": ["one", "two"], "vectors": embedding([[0.5]])})
+    complete(provider, request(content="first"))
+    early = list(provider.requests)
+    asyncio.run(provider.embed(EmbedRequest(step_id="vectors", model="emb", texts=("t",))))
+    complete(provider, request(content="second"))
+
+    assert provider.requests[:1] == early
+    assert [(c.step_id, c.messages, c.texts) for c in provider.requests] == [
+        ("ask", [{"role": "user", "content": "first"}], []),
+        ("vectors", [], ["t"]),
+        ("ask", [{"role": "user", "content": "second"}], []),
+    ]
+    assert provider.requests is provider.requests  # one list, kept

@@ -39,6 +39,8 @@ __all__ = [
 ]
 
 log = logging.getLogger("pytest_agentloom.templates")
+_DEFAULT_RETRY = RetryPolicy()  # the policy of a step and a workflow that set none; read, never changed
+_NO_USAGE = Usage()  # frozen, so every outcome and context that has spent nothing may share it
 ToolFunction = Callable[..., Any]
 T = TypeVar("T")
 
@@ -51,7 +53,7 @@ class StepOutcome:
     attempts: int = 1
     writes: dict[str, Any] = field(default_factory=dict)  # more state paths to write with output (a conversation)
     finish_reason: str | None = None
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = _NO_USAGE
     cost_usd: float = 0.0
     model: str | None = None
     provider: str | None = None
@@ -153,7 +155,7 @@ class StepContext:
     run: RunServices
     events: list[tuple[float, str, str | None, int | None, dict[str, Any]]] = field(default_factory=list)
     attempts: int = 0
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = _NO_USAGE
     cost_usd: float = 0.0
 
     def event(self, kind: str, attempt: int | None = None, **data: Any) -> None:
@@ -167,7 +169,7 @@ class StepContext:
         self.event("template_warning", field=name, message=message)
 
     def retry_policy(self, own: RetryPolicy | None) -> RetryPolicy:
-        return own or self.workflow.config.retry or RetryPolicy()
+        return own or self.workflow.config.retry or _DEFAULT_RETRY
 
     async def within(self, timeout: float | None, call: Callable[[], Awaitable[T]]) -> T:
         """Run ``call`` under the step's ``timeout`` on this step's clock.

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
 
 from ...core.clock import Clock
 from ...core.types import LLMRequest, LLMResponse, Message, text_listener
@@ -115,9 +114,15 @@ def _attempt_call(step: LLMCallStep, ctx: StepContext,
             call = functools.partial(run_structured, step, ctx, request, shape, attempt=attempt, reasks=reasks,
                                      call_model=call_model)
         else:
-            call = functools.partial(call_model, request.model_copy(update={"attempt": attempt}))
+            # the request of attempt 1 is the one built (its attempt is 1): frozen, so no copy is needed
+            sent = request if attempt == request.attempt else request.model_copy(update={"attempt": attempt})
+            call = functools.partial(call_model, sent)
         watch = _FirstText(ctx.clock)
-        return await _watching(watch, call), watch
+        token = text_listener.set(watch)
+        try:
+            return await call(), watch
+        finally:
+            text_listener.reset(token)
 
     return attempt_call
 
@@ -172,19 +177,6 @@ class _FirstText:
     def seconds(self) -> float:
         """Seconds to the first text; a provider that streamed nothing (scripted) counts its whole reply."""
         return round((self.first if self.first is not None else self.clock.now()) - self.started, 6)
-
-
-T = TypeVar("T")
-
-
-async def _watching(
-    watch: _FirstText, call: Callable[[], Awaitable[LLMResponse | StepOutcome]]
-) -> LLMResponse | StepOutcome:
-    token = text_listener.set(watch)
-    try:
-        return await call()
-    finally:
-        text_listener.reset(token)
 
 
 def _succeed(ctx: StepContext, response: LLMResponse, attempt: int, model: str, step: LLMCallStep,

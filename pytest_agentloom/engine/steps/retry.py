@@ -99,8 +99,11 @@ async def call_with_retries(
 ) -> tuple[T, int]:
     """``call(attempt)`` under ``timeout``, retried per ``policy``; the answer and the attempt that gave it."""
     for attempt in range(1, policy.max_retries + 2):
-        ctx.attempts = max(ctx.attempts, attempt)
+        if attempt > ctx.attempts:
+            ctx.attempts = attempt
         try:
+            if timeout is None:  # the usual case, without the timeout's wrapper
+                return await call(attempt), attempt
             return await ctx.within(timeout, functools.partial(call, attempt)), attempt
         except Exception as exc:
             error, retryable = classify_call_failure(exc, policy, ctx)

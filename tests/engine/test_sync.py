@@ -1,0 +1,145 @@
+"""run_sync: one kept loop in the main thread, each call ending as asyncio.run ends one."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+import warnings
+
+import pytest
+
+from pytest_agentloom.engine.sync import run_sync
+
+marker: contextvars.ContextVar[str] = contextvars.ContextVar("marker", default="outside")
+
+
+def test_calls_return_their_results_and_raise_their_errors() -> None:
+    async def answer(value: int) -> int:
+        await asyncio.sleep(0)
+        return value
+
+    async def failing() -> None:
+        raise ValueError("from the coroutine")
+
+    assert [run_sync(answer(n)) for n in range(3)] == [0, 1, 2]
+    with pytest.raises(ValueError, match="from the coroutine"):
+        run_sync(failing())
+    assert run_sync(answer(7)) == 7
+
+
+def test_tasks_left_behind_are_cancelled_before_the_call_returns() -> None:
+    ended: list[str] = []
+
+    async def forever() -> None:
+        try:
+            await asyncio.sleep(3600)
+        finally:
+            ended.append("cleaned up")
+
+    async def leaves_a_task() -> str:
+        asyncio.get_running_loop().create_task(forever())
+        await asyncio.sleep(0)
+        return "done"
+
+    assert run_sync(leaves_a_task()) == "done"
+    assert ended == ["cleaned up"]
+
+
+def test_open_async_generators_are_closed_at_the_end_of_the_call() -> None:
+    closed: list[str] = []
+
+    async def numbers():  # type: ignore[no-untyped-def]
+        try:
+            yield 1
+            yield 2
+        finally:
+            closed.append("closed")
+
+    kept = []
+
+    async def half_way() -> int:
+        generator = numbers()
+        kept.append(generator)  # still referenced: only the end of the call can close it
+        return await generator.__anext__()
+
+    assert run_sync(half_way()) == 1
+    assert closed == ["closed"]
+
+
+def test_each_call_sees_the_context_variables_of_its_caller() -> None:
+    async def read() -> str:
+        return marker.get()
+
+    assert run_sync(read()) == "outside"
+    token = marker.set("set by the caller")
+    try:
+        assert run_sync(read()) == "set by the caller"
+    finally:
+        marker.reset(token)
+    assert run_sync(read()) == "outside"
+
+
+def test_context_variables_set_in_a_call_stay_in_it() -> None:
+    async def setting() -> str:
+        marker.set("inside")
+        return marker.get()
+
+    assert run_sync(setting()) == "inside"
+    assert marker.get() == "outside"
+
+
+def test_no_event_loop_is_left_set_between_calls() -> None:
+    """As after asyncio.run: synchronous code asking for the current loop never gets the kept one."""
+
+    async def the_loop() -> asyncio.AbstractEventLoop:
+        return asyncio.get_running_loop()
+
+    kept = run_sync(the_loop())
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # 3.12+: no current loop, so one may be made
+            current = asyncio.get_event_loop_policy().get_event_loop()
+    except RuntimeError:
+        return  # "There is no current event loop"
+    try:
+        assert current is not kept
+    finally:
+        current.close()
+        asyncio.set_event_loop(None)
+
+
+def test_a_keyboard_interrupt_propagates_and_the_next_call_works() -> None:
+    async def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    async def answer() -> str:
+        return "fine"
+
+    with pytest.raises(KeyboardInterrupt):
+        run_sync(interrupted())
+    assert run_sync(answer()) == "fine"
+
+
+def test_a_loop_closed_by_someone_else_is_replaced() -> None:
+    async def the_loop() -> asyncio.AbstractEventLoop:
+        return asyncio.get_running_loop()
+
+    loop = run_sync(the_loop())
+    loop.close()
+    assert run_sync(the_loop()) is not loop
+
+
+def test_inside_a_running_loop_and_in_other_threads_it_still_runs() -> None:
+    async def answer() -> str:
+        return "answer"
+
+    async def from_async_code() -> str:
+        return run_sync(answer())
+
+    assert asyncio.run(from_async_code()) == "answer"
+    box: list[str] = []
+    thread = threading.Thread(target=lambda: box.append(run_sync(answer())))
+    thread.start()
+    thread.join()
+    assert box == ["answer"]

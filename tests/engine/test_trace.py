@@ -1,0 +1,35 @@
+"""The trace keeps appended events as tuples and makes TraceEvent objects when it is read."""
+
+from __future__ import annotations
+
+from pytest_agentloom.engine.trace import Trace, TraceEvent
+
+
+def test_events_are_numbered_in_order_however_often_the_trace_is_read() -> None:
+    trace = Trace()
+    trace.append(0.0, "run_start", workflow="w")
+    trace.append(0.1234567, "step_start", "a", type="llm_call")
+    assert len(trace) == 2
+    first_read = list(trace)
+    trace.merge([(5.5, "provider_call", "a", 1, {"model": "m"}), (6.0, "retry", "a", 2, {})], start=5.0)
+    trace.append(2.0, "run_end", status="success")
+
+    assert list(trace)[:2] == first_read
+    assert [(e.seq, e.time, e.kind, e.step_id, e.attempt, e.data) for e in trace] == [
+        (1, 0.0, "run_start", None, None, {"workflow": "w"}),
+        (2, 0.123457, "step_start", "a", None, {"type": "llm_call"}),
+        (3, 0.5, "provider_call", "a", 1, {"model": "m"}),
+        (4, 1.0, "retry", "a", 2, {}),
+        (5, 2.0, "run_end", None, None, {"status": "success"}),
+    ]
+    assert len(trace) == 5 and trace[-1].kind == "run_end"
+
+
+def test_a_trace_equals_one_built_from_its_events() -> None:
+    trace = Trace()
+    trace.append(1.0, "layer_start", layer=1, steps=["a"])
+    rebuilt = Trace([TraceEvent(1, 1.0, "layer_start", None, None, {"layer": 1, "steps": ["a"]})])
+
+    assert trace == rebuilt
+    assert trace.to_list() == rebuilt.to_list()
+    assert trace.events("layer_start") == list(rebuilt)
