@@ -705,6 +705,7 @@ class VerdictStaleError(AgentloomError, AssertionError):
 
     code: str = ErrorCode.VERDICT_STALE
 
+
 # -- the drift check -----------------------------------------------------------------------------------------
 
 
