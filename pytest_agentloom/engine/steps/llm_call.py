@@ -8,7 +8,6 @@ streaming are handled around the attempts.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Awaitable, Callable
 
 from ...core.clock import Clock
@@ -39,7 +38,7 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
     wants_stream = request.stream  # a step with tools still sends its answer to the stream, in one piece
     if ctx.workflow.config.capture_prompts:  # redacted on the way out, like every other trace field
         ctx.event("prompt", messages=[message.to_dict() for message in request.messages])
-    attempt_call = _attempt_call(step, ctx, request)
+    attempt_call = _attempt_call(step, ctx, request, watched=wants_stream)
     try:
         (response, watch), attempt = await call_with_retries(ctx, ctx.retry_policy(step.retry), step.timeout,
                                                              attempt_call)
@@ -47,7 +46,7 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
         if step.on_refusal != "output":
             raise
         return _refusal_as_output(ctx, refused, model, turn)
-    ttft = watch.seconds() if request.stream and not step.tools else None  # a tool loop never streams
+    ttft = watch.seconds() if watch is not None and not step.tools else None  # a tool loop never streams
     if isinstance(response, StepOutcome):  # a tool loop (or a structured reply) counted its own calls
         response.time_to_first_token = ttft
         if not _keeps_reasoning(step):
@@ -55,7 +54,7 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
         outcome = response
     else:
         outcome = _succeed(ctx, response, attempt, model, step, ttft)
-    if wants_stream and watch.first is None:  # nothing streamed: the text reaches the stream whole
+    if watch is not None and watch.first is None:  # nothing streamed: the text reaches the stream whole
         whole = outcome.raw if outcome.raw is not None else outcome.value
         if isinstance(whole, str) and (listener := text_listener.get()) is not None and whole:
             listener(whole)
@@ -93,9 +92,14 @@ def _checked_model(step: LLMCallStep, ctx: StepContext) -> str:
 Answer = LLMResponse | StepOutcome
 
 
-def _attempt_call(step: LLMCallStep, ctx: StepContext,
-                  request: LLMRequest) -> Callable[[int], Awaitable[tuple[Answer, _FirstText]]]:
-    """One attempt of the step: a plain call, a whole tool loop, or a structured reply with its re-asks."""
+def _attempt_call(step: LLMCallStep, ctx: StepContext, request: LLMRequest,
+                  watched: bool) -> Callable[[int], Awaitable[tuple[Answer, _FirstText | None]]]:
+    """One attempt of the step: a plain call, a whole tool loop, or a structured reply with its re-asks.
+
+    ``watched`` (the step streams) puts a :class:`_FirstText` around each attempt; a call that does not
+    stream needs none: no time to first token is reported for it, and any text a provider still
+    emits reaches whoever watches the run all the same (the listener in place is theirs).
+    """
     provider = ctx.provider
     assert provider is not None
     call_model = refusals_raise(ctx, provider.complete)
@@ -105,22 +109,21 @@ def _attempt_call(step: LLMCallStep, ctx: StepContext,
     shape = resolve_shape(step) if step.response_schema is not None else None
     reasks = 0 if request.stream else ctx.retry_policy(step.retry).max_retries
 
-    async def attempt_call(attempt: int) -> tuple[Answer, _FirstText]:
-        call: Callable[[], Awaitable[Answer]]
+    def answer(attempt: int) -> Awaitable[Answer]:
         if step.tools:
-            call = functools.partial(run_tool_loop, step, ctx, request, reachable, attempt=attempt,
-                                     call_model=call_model)
-        elif shape is not None:
-            call = functools.partial(run_structured, step, ctx, request, shape, attempt=attempt, reasks=reasks,
-                                     call_model=call_model)
-        else:
-            # the request of attempt 1 is the one built (its attempt is 1): frozen, so no copy is needed
-            sent = request if attempt == request.attempt else request.model_copy(update={"attempt": attempt})
-            call = functools.partial(call_model, sent)
+            return run_tool_loop(step, ctx, request, reachable, attempt=attempt, call_model=call_model)
+        if shape is not None:
+            return run_structured(step, ctx, request, shape, attempt=attempt, reasks=reasks, call_model=call_model)
+        # the request of attempt 1 is the one built (its attempt is 1): frozen, so no copy is needed
+        return call_model(request if attempt == request.attempt else request.model_copy(update={"attempt": attempt}))
+
+    async def attempt_call(attempt: int) -> tuple[Answer, _FirstText | None]:
+        if not watched:
+            return await answer(attempt), None
         watch = _FirstText(ctx.clock)
         token = text_listener.set(watch)
         try:
-            return await call(), watch
+            return await answer(attempt), watch
         finally:
             text_listener.reset(token)
 
