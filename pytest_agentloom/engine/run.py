@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from ..core.clock import Clock, use_clock
+from ..core.clock import Clock, enter_clock, leave_clock
 from ..core.eager import gather_eager
 from ..core.plain import copy_plain
 from ..core.types import Provider
@@ -274,14 +274,22 @@ class Run:
         while (step_id := self.ready.pop()) is not None:
             if step_id in self.results:
                 continue  # skipped early: a router passed it over, or the run stopped
-            if self._skip_if_unchosen(step_id):
+            if step_id in self.routers_of and self._skip_if_unchosen(step_id):
                 continue
-            deps = self.graph[step_id]
-            if deps and all(self.results[dep].status is StepStatus.SKIPPED for dep in deps):
+            if self._all_skipped(self.graph[step_id]):
                 self._skip(step_id, "all of its dependencies were skipped", "dependencies_skipped")
                 continue
             layer.append(step_id)
-        return sorted(layer, key=self.ready.position.__getitem__)
+        if len(layer) > 1:
+            layer.sort(key=self.ready.position.__getitem__)
+        return layer
+
+    def _all_skipped(self, deps: list[str]) -> bool:
+        """Whether the step has dependencies and every one of them was skipped (most often the first is not)."""
+        for dep in deps:
+            if self.results[dep].status is not StepStatus.SKIPPED:
+                return False
+        return bool(deps)
 
     def _record(self, result: StepResult) -> None:
         """Keep a step's result: its cost counts against the budget, its dependents wait for one step fewer."""
@@ -376,7 +384,9 @@ class Run:
         state = MappingProxyType(self.state)
         contexts = [self._context(step_id, state) for step_id in layer]
         limit = self.workflow.config.max_concurrent_steps
-        if limit is None or limit >= len(layer):  # every step has a slot: nothing to wait for
+        if len(contexts) == 1 and (limit is None or limit >= 1):  # a chain's layer: nothing to run beside it
+            outcomes = [await self._run_step(contexts[0])]
+        elif limit is None or limit >= len(layer):  # every step has a slot: nothing to wait for
             outcomes = await gather_eager([self._run_step(ctx) for ctx in contexts])
         else:
             slots = StepSlots(limit, self.clock.now())
@@ -394,13 +404,15 @@ class Run:
     async def _run_step(self, ctx: StepContext) -> StepOutcome | StepError:
         step = self.steps[ctx.step_id]
         ctx.event("step_start", type=step.type)
-        with use_clock(ctx.clock):
-            try:
-                return await STEP_RUNNERS[type(step)](step, ctx)
-            except StepError as exc:
-                return exc
-            except AgentloomError as exc:
-                return StepError(str(exc), code=exc.code)
+        token = enter_clock(ctx.clock)  # the step's clock is current_clock() inside it (use_clock, unwrapped)
+        try:
+            return await STEP_RUNNERS[type(step)](step, ctx)
+        except StepError as exc:
+            return exc
+        except AgentloomError as exc:
+            return StepError(str(exc), code=exc.code)
+        finally:
+            leave_clock(token)
 
     # -- settling a step ----------------------------------------------------------------------------------
 
@@ -414,9 +426,10 @@ class Run:
             return
         if isinstance(outcome, StepOutcome):
             try:
-                for path, value in outcome.writes.items():  # a conversation: written only on success
-                    self._set(parse_path(path), copy_plain(value))
-                    self.trace.append(ended, "state_write", step.id, path=path)
+                if outcome.writes:  # a conversation: written only on success
+                    for path, value in outcome.writes.items():
+                        self._set(parse_path(path), copy_plain(value))
+                        self.trace.append(ended, "state_write", step.id, path=path)
                 self._write(step.id, step.output, outcome.value, ended, raw=outcome.raw)
             except OutputPathError as exc:
                 outcome = StepError(str(exc), code=exc.code)
@@ -424,8 +437,11 @@ class Run:
         result.started_at = round(ctx.events[0][0] - self.start, 6) if ctx.events else None  # its step_start
         result.ended_at = round(ended, 6)
         self._record(result)
-        self.trace.append(ended, "step_end", step.id, result.attempts or None, status=result.status.value,
-                          **({"error": result.error} if result.error else {}))
+        if result.error:
+            self.trace.append(ended, "step_end", step.id, result.attempts or None, status=_TEXT[result.status],
+                              error=result.error)
+        else:
+            self.trace.append(ended, "step_end", step.id, result.attempts or None, status=_TEXT[result.status])
         if result.status is StepStatus.FAILED and self.failed_step is None:
             self.failed_step = step.id
             self.status, self.reason = RunStatus.FAILED, TerminationReason.STEP_FAILED
@@ -455,14 +471,15 @@ class Run:
 
     def _write(self, step_id: str, output: str | None, value: Any, time: float, raw: str | None = None) -> None:
         if output is not None:
-            self._set(parse_path(output), copy_plain(value))
+            self._set(parse_path(output), value if type(value) is str else copy_plain(value))
             self.trace.append(time, "state_write", step_id, path=output)
         # steps.<id>.output holds the reply as written when the output was parsed (structured output);
         # its own copy, so that a later write into one of the two never shows in the other
-        self._own_key("steps")[step_id] = {"output": copy_plain(value if raw is None else raw),
+        kept = value if raw is None else raw
+        self._own_key("steps")[step_id] = {"output": kept if type(kept) is str else copy_plain(kept),
                                            "status": _SUCCEEDED}
         self.trace.append(time, "state_write", step_id, path=f"steps.{step_id}")
-        if isinstance(self.steps[step_id], ApprovalGateStep):
+        if type(self.steps[step_id]) is ApprovalGateStep:
             self._own_key("_approval")[step_id] = value
             self.trace.append(time, "state_write", step_id, path=f"_approval.{step_id}")
 
@@ -470,6 +487,9 @@ class Run:
 
     def _set(self, segments: tuple[Any, ...], value: Any) -> None:
         """``set_path`` into the state, through containers of the run's own only."""
+        if len(segments) == 1 and type(segments[0]) is str:  # a top-level key: what set_path would do
+            self.state[segments[0]] = value
+            return
         self._own_path(segments)
         set_path(self.state, segments, value)
 
@@ -508,6 +528,7 @@ class Run:
 
 
 _SUCCEEDED = StepStatus.SUCCESS.value  # steps.<id>.status of every step that wrote: a plain string
+_TEXT = {status: status.value for status in StepStatus}  # a status as the trace shows it, without enum lookups
 
 
 def _holds(container: Any, seg: Any) -> bool:
