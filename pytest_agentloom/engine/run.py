@@ -230,10 +230,11 @@ class Run:
             layer = self._next_layer()
             if not layer:
                 break  # nothing can run (cannot happen in a checked workflow: it has no cycles)
-            if self._out_of_budget_or_time():
+            config = self.workflow.config
+            if (config.budget_usd is not None or config.timeout is not None) and self._out_of_budget_or_time():
                 break
             layer_number += 1
-            self.event("layer_start", layer=layer_number, steps=layer)
+            self.trace.append(self.clock.now() - self.start, "layer_start", layer=layer_number, steps=layer)
             await self._run_layer(layer)
             if self.failed_step:
                 self.paused_step = None
@@ -382,11 +383,15 @@ class Run:
         keeps a step from writing to its top level by mistake).
         """
         state = MappingProxyType(self.state)
-        contexts = [self._context(step_id, state) for step_id in layer]
         limit = self.workflow.config.max_concurrent_steps
-        if len(contexts) == 1 and (limit is None or limit >= 1):  # a chain's layer: nothing to run beside it
-            outcomes = [await self._run_step(contexts[0])]
-        elif limit is None or limit >= len(layer):  # every step has a slot: nothing to wait for
+        if len(layer) == 1 and (limit is None or limit >= 1):  # a chain's layer: nothing runs beside it
+            ctx = self._context(layer[0], state)
+            outcome = await self._run_step(ctx)
+            self.clock.join((ctx.clock,))
+            self._settle(ctx, outcome)
+            return
+        contexts = [self._context(step_id, state) for step_id in layer]
+        if limit is None or limit >= len(layer):  # every step has a slot: nothing to wait for
             outcomes = await gather_eager([self._run_step(ctx) for ctx in contexts])
         else:
             slots = StepSlots(limit, self.clock.now())
@@ -396,10 +401,7 @@ class Run:
             self._settle(ctx, outcome)
 
     def _context(self, step_id: str, state: Mapping[str, Any]) -> StepContext:
-        return StepContext(
-            workflow=self.workflow, state=state, clock=self.clock.fork(), provider=self.provider,
-            tools=self.tools, step_id=step_id, run=self,
-        )
+        return StepContext(self.workflow, state, self.clock.fork(), self.provider, self.tools, step_id, self)
 
     async def _run_step(self, ctx: StepContext) -> StepOutcome | StepError:
         step = self.steps[ctx.step_id]
@@ -417,31 +419,37 @@ class Run:
     # -- settling a step ----------------------------------------------------------------------------------
 
     def _settle(self, ctx: StepContext, outcome: StepOutcome | StepError) -> None:
-        """Merge a step's events and apply its writes; a write that fails fails the step."""
-        self.trace.merge(ctx.events, self.start)
+        """Merge a step's events and apply its writes; a write that fails fails the step.
+
+        The events of settling (writes, ``step_end``) are gathered like the step's own, at the
+        step's clock reading, and merged after them in one go.
+        """
+        start = self.start
+        self.trace.merge(ctx.events, start)
         step = self.steps[ctx.step_id]
-        ended = ctx.clock.now() - self.start
+        now = ctx.clock.now()
         if isinstance(outcome, PauseOutcome):
-            self._pause(ctx, ended, outcome)
+            self._pause(ctx, now - start, outcome)
             return
+        settled: list[tuple[float, str, str | None, int | None, dict[str, Any]]] = []
         if isinstance(outcome, StepOutcome):
             try:
                 if outcome.writes:  # a conversation: written only on success
                     for path, value in outcome.writes.items():
                         self._set(parse_path(path), copy_plain(value))
-                        self.trace.append(ended, "state_write", step.id, path=path)
-                self._write(step.id, step.output, outcome.value, ended, raw=outcome.raw)
+                        settled.append((now, "state_write", step.id, None, {"path": path}))
+                self._write(step.id, step.output, outcome.value, now, settled, raw=outcome.raw)
             except OutputPathError as exc:
                 outcome = StepError(str(exc), code=exc.code)
         result = _result(ctx, outcome)
-        result.started_at = round(ctx.events[0][0] - self.start, 6) if ctx.events else None  # its step_start
-        result.ended_at = round(ended, 6)
+        result.started_at = round(ctx.events[0][0] - start, 6) if ctx.events else None  # its step_start
+        result.ended_at = round(now - start, 6)
         self._record(result)
+        end = {"status": _TEXT[result.status]}
         if result.error:
-            self.trace.append(ended, "step_end", step.id, result.attempts or None, status=_TEXT[result.status],
-                              error=result.error)
-        else:
-            self.trace.append(ended, "step_end", step.id, result.attempts or None, status=_TEXT[result.status])
+            end["error"] = result.error
+        settled.append((now, "step_end", step.id, result.attempts or None, end))
+        self.trace.merge(settled, start)
         if result.status is StepStatus.FAILED and self.failed_step is None:
             self.failed_step = step.id
             self.status, self.reason = RunStatus.FAILED, TerminationReason.STEP_FAILED
@@ -469,19 +477,21 @@ class Run:
         if self.failed_step is None:
             self.status, self.reason = RunStatus.PAUSED, TerminationReason.AWAITING_APPROVAL
 
-    def _write(self, step_id: str, output: str | None, value: Any, time: float, raw: str | None = None) -> None:
+    def _write(self, step_id: str, output: str | None, value: Any, now: float,
+               events: list[tuple[float, str, str | None, int | None, dict[str, Any]]], raw: str | None = None) -> None:
+        """Write a step's value to its ``output`` and ``steps.<id>``; ``events`` gets a ``state_write`` for each."""
         if output is not None:
             self._set(parse_path(output), value if type(value) is str else copy_plain(value))
-            self.trace.append(time, "state_write", step_id, path=output)
+            events.append((now, "state_write", step_id, None, {"path": output}))
         # steps.<id>.output holds the reply as written when the output was parsed (structured output);
         # its own copy, so that a later write into one of the two never shows in the other
         kept = value if raw is None else raw
         self._own_key("steps")[step_id] = {"output": kept if type(kept) is str else copy_plain(kept),
                                            "status": _SUCCEEDED}
-        self.trace.append(time, "state_write", step_id, path=f"steps.{step_id}")
+        events.append((now, "state_write", step_id, None, {"path": f"steps.{step_id}"}))
         if type(self.steps[step_id]) is ApprovalGateStep:
             self._own_key("_approval")[step_id] = value
-            self.trace.append(time, "state_write", step_id, path=f"_approval.{step_id}")
+            events.append((now, "state_write", step_id, None, {"path": f"_approval.{step_id}"}))
 
     # -- writing to the state (copy on write) ---------------------------------------------------------------
 
