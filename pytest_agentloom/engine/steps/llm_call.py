@@ -154,24 +154,28 @@ class _Watched:
 
 def _build_request(step: LLMCallStep, ctx: StepContext, model: str,
                    conversation: tuple[Message, ...] | None = None) -> LLMRequest:
-    messages = list(conversation or ())
-    if conversation is None and step.system_prompt is not None:
-        system = render(step.system_prompt, ctx.state, on_missing=ctx.missing_key)
-        messages.append(Message(role="system", content=system))
-    if conversation is None:
-        messages.append(Message(role="user", content=render(step.prompt or "", ctx.state,
-                                                            on_missing=ctx.missing_key)))
+    if conversation is not None:
+        messages = conversation
+    else:  # the system prompt renders first, so its template warnings come first
+        system = None
+        if step.system_prompt is not None:
+            system = Message(role="system", content=render(step.system_prompt, ctx.state,
+                                                           on_missing=ctx.missing_key))
+        user = Message(role="user", content=render(step.prompt or "", ctx.state, on_missing=ctx.missing_key))
+        messages = (user,) if system is None else (system, user)
+    config = ctx.workflow.config
+    stream = step.stream if step.stream is not None else config.stream
+    if step.temperature is None and step.max_tokens is None and (step.thinking is None or not step.thinking.enabled):
+        # the usual step: the fields left out are their defaults (no params, no thinking), validated for less
+        return LLMRequest(step_id=step.id, model=model, messages=messages, stream=stream, provider=config.provider)
     params: dict[str, object] = {}
     if step.temperature is not None:
         params["temperature"] = step.temperature
     if step.max_tokens is not None:
         params["max_tokens"] = step.max_tokens
-    stream = step.stream if step.stream is not None else ctx.workflow.config.stream
     thinking = step.thinking if step.thinking is not None and step.thinking.enabled else None
-    return LLMRequest(
-        step_id=step.id, model=model, messages=tuple(messages), params=params, stream=stream,
-        thinking=thinking, provider=ctx.workflow.config.provider,
-    )
+    return LLMRequest(step_id=step.id, model=model, messages=messages, params=params, stream=stream,
+                      thinking=thinking, provider=config.provider)
 
 
 async def _attach(step: LLMCallStep, ctx: StepContext, request: LLMRequest) -> LLMRequest:
