@@ -441,9 +441,8 @@ class Run:
                 self._write(step.id, step.output, outcome.value, now, settled, raw=outcome.raw)
             except OutputPathError as exc:
                 outcome = StepError(str(exc), code=exc.code)
-        result = _result(ctx, outcome)
-        result.started_at = round(ctx.events[0][0] - start, 6) if ctx.events else None  # its step_start
-        result.ended_at = round(now - start, 6)
+        started = round(ctx.events[0][0] - start, 6) if ctx.events else None  # its step_start
+        result = _result(ctx, outcome, started, round(now - start, 6))
         self._record(result)
         end = {"status": _TEXT[result.status]}
         if result.error:
@@ -548,7 +547,7 @@ def _holds(container: Any, seg: Any) -> bool:
     return isinstance(container, list) and isinstance(seg, int) and -len(container) <= seg < len(container)
 
 
-def _result(ctx: StepContext, outcome: StepOutcome | StepError) -> StepResult:
+def _result(ctx: StepContext, outcome: StepOutcome | StepError, started: float | None, ended: float) -> StepResult:
     step_id = ctx.step_id
     if isinstance(outcome, StepError):
         # an agent's stop, or a tool loop that failed part way, still spent what it spent
@@ -557,12 +556,17 @@ def _result(ctx: StepContext, outcome: StepOutcome | StepError) -> StepResult:
                           input_tokens=ctx.usage.input_tokens, output_tokens=ctx.usage.output_tokens,
                           reasoning_tokens=ctx.usage.reasoning_tokens,
                           cached_input_tokens=ctx.usage.cached_input_tokens,
-                          cache_write_tokens=ctx.usage.cache_write_tokens, cost_usd=round(ctx.cost_usd, 10))
+                          cache_write_tokens=ctx.usage.cache_write_tokens, cost_usd=round(ctx.cost_usd, 10),
+                          started_at=started, ended_at=ended)
+    usage = outcome.usage
+    # every step that succeeds makes one, so positional (keywords cost twice as much), in StepResult's field order
+    # (tests/engine/test_outputs.py holds that order)
     return StepResult(
-        step_id, StepStatus.SUCCESS, output=outcome.value, attempts=outcome.attempts,
-        finish_reason=outcome.finish_reason, input_tokens=outcome.usage.input_tokens,
-        output_tokens=outcome.usage.output_tokens, reasoning_tokens=outcome.usage.reasoning_tokens,
-        cached_input_tokens=outcome.usage.cached_input_tokens, cache_write_tokens=outcome.usage.cache_write_tokens,
-        cost_usd=outcome.cost_usd, model=outcome.model, provider=outcome.provider,
-        reasoning_content=outcome.reasoning_content, time_to_first_token=outcome.time_to_first_token,
+        step_id, StepStatus.SUCCESS, outcome.value, None, None,  # output; no error, no error_code
+        outcome.attempts, outcome.finish_reason,
+        usage.input_tokens, usage.output_tokens, usage.reasoning_tokens,
+        usage.cached_input_tokens, usage.cache_write_tokens,
+        outcome.cost_usd, outcome.model, outcome.provider,
+        started, ended,  # started_at, ended_at
+        outcome.reasoning_content, outcome.time_to_first_token,
     )
