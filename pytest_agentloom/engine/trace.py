@@ -15,7 +15,7 @@ times, either way.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,13 +131,15 @@ class Trace:
         tail.append((time, kind, step_id, attempt, data))
         self._count += 1
 
-    def merge(self, buffered: list[_Raw], start: float) -> None:
+    def merge(self, buffered: Iterable[_Raw], start: float) -> None:
         """Add a step's buffered events (``(clock time, kind, step id, attempt, data)``), in their order.
 
         Their times are on the run's clock; ``start`` is the run's start on it, so each event's time becomes
-        seconds since the start, as :meth:`append` takes it. The list is kept as it is, not copied: the
+        seconds since the start, as :meth:`append` takes it. A list is kept as it is, not copied: the
         caller hands it over and never changes it again.
         """
+        if not isinstance(buffered, list):
+            buffered = list(buffered)
         if buffered:
             self._pending.append((start, buffered))
             self._tail = None

@@ -50,3 +50,9 @@ def test_appends_and_merged_buffers_keep_their_order_and_numbering_across_reads(
     assert len(trace) == 5
     assert [(e.seq, e.time, e.kind) for e in trace][3:] == [(4, 2.25, "step_end"), (5, 2.5, "run_end")]
     assert trace[3].data == {"status": "success"} and trace.step_ids() == ["a"]
+
+
+def test_merge_takes_any_iterable_of_buffered_events() -> None:
+    trace = Trace()
+    trace.merge(iter([(1.5, "step_start", "a", None, {})]), start=1.0)
+    assert len(trace) == 1 and [(e.time, e.kind) for e in trace] == [(0.5, "step_start")]
