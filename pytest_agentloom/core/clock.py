@@ -29,7 +29,9 @@ __all__ = [
     "VirtualClock",
     "current_clock",
     "derived_run_id",
+    "enter_clock",
     "is_valid_run_id",
+    "leave_clock",
     "random_run_id",
     "use_clock",
 ]
@@ -73,10 +75,18 @@ class VirtualClock:
         self._now += max(0.0, float(seconds))
 
     def fork(self) -> VirtualClock:
-        return VirtualClock(self._now)
+        clone = object.__new__(VirtualClock)  # every step of a run gets one: no __init__ to convert _now again
+        clone._now = self._now
+        return clone
 
     def join(self, forks: Iterable[Clock]) -> None:
-        self._now = max([self._now, *(fork.now() for fork in forks)])
+        """Move to the latest of the forks (never backwards)."""
+        now = self._now
+        for fork in forks:
+            reading = fork.now()
+            if reading > now:
+                now = reading
+        self._now = now
 
 
 class SystemClock:
@@ -125,6 +135,19 @@ class use_clock:  # lower case: used like a function, as contextlib's managers a
         if self._token is not None:
             _current.reset(self._token)
             self._token = None
+
+
+def enter_clock(clock: Clock) -> contextvars.Token[Clock | None]:
+    """Make ``clock`` current, as ``use_clock`` does, for a caller that resets it in its own ``finally``.
+
+    The run does this once per step; a bare token costs less than a context manager object.
+    """
+    return _current.set(clock)
+
+
+def leave_clock(token: contextvars.Token[Clock | None]) -> None:
+    """Undo :func:`enter_clock`: the clock current before it is current again."""
+    _current.reset(token)
 
 
 RunIdSource = Callable[[], str]

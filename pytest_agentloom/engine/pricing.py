@@ -91,7 +91,7 @@ def price_for(model: str) -> Price | None:
 
 def cost_of(model: str, usage: Usage) -> float | None:
     """The cost of one call, or ``None`` when the model has no known price."""
-    price = price_for(model)
+    price = PRICES.get(model) or price_for(model)  # most calls name a model of the table as it is
     if price is None:
         return None
     output = usage.output_tokens + usage.reasoning_tokens

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from ..core.clock import Clock, use_clock
+from ..core.clock import Clock, enter_clock, leave_clock
 from ..core.eager import gather_eager
 from ..core.plain import copy_plain
 from ..core.types import Provider
@@ -230,10 +230,11 @@ class Run:
             layer = self._next_layer()
             if not layer:
                 break  # nothing can run (cannot happen in a checked workflow: it has no cycles)
-            if self._out_of_budget_or_time():
+            config = self.workflow.config
+            if (config.budget_usd is not None or config.timeout is not None) and self._out_of_budget_or_time():
                 break
             layer_number += 1
-            self.event("layer_start", layer=layer_number, steps=layer)
+            self.trace.append(self.clock.now() - self.start, "layer_start", layer=layer_number, steps=layer)
             await self._run_layer(layer)
             if self.failed_step:
                 self.paused_step = None
@@ -274,14 +275,22 @@ class Run:
         while (step_id := self.ready.pop()) is not None:
             if step_id in self.results:
                 continue  # skipped early: a router passed it over, or the run stopped
-            if self._skip_if_unchosen(step_id):
+            if step_id in self.routers_of and self._skip_if_unchosen(step_id):
                 continue
-            deps = self.graph[step_id]
-            if deps and all(self.results[dep].status is StepStatus.SKIPPED for dep in deps):
+            if self._all_skipped(self.graph[step_id]):
                 self._skip(step_id, "all of its dependencies were skipped", "dependencies_skipped")
                 continue
             layer.append(step_id)
-        return sorted(layer, key=self.ready.position.__getitem__)
+        if len(layer) > 1:
+            layer.sort(key=self.ready.position.__getitem__)
+        return layer
+
+    def _all_skipped(self, deps: list[str]) -> bool:
+        """Whether the step has dependencies and every one of them was skipped (most often the first is not)."""
+        for dep in deps:
+            if self.results[dep].status is not StepStatus.SKIPPED:
+                return False
+        return bool(deps)
 
     def _record(self, result: StepResult) -> None:
         """Keep a step's result: its cost counts against the budget, its dependents wait for one step fewer."""
@@ -374,8 +383,14 @@ class Run:
         keeps a step from writing to its top level by mistake).
         """
         state = MappingProxyType(self.state)
-        contexts = [self._context(step_id, state) for step_id in layer]
         limit = self.workflow.config.max_concurrent_steps
+        if len(layer) == 1 and (limit is None or limit >= 1):  # a chain's layer: nothing runs beside it
+            ctx = self._context(layer[0], state)
+            outcome = await self._run_step(ctx)
+            self.clock.join((ctx.clock,))
+            self._settle(ctx, outcome)
+            return
+        contexts = [self._context(step_id, state) for step_id in layer]
         if limit is None or limit >= len(layer):  # every step has a slot: nothing to wait for
             outcomes = await gather_eager([self._run_step(ctx) for ctx in contexts])
         else:
@@ -386,46 +401,54 @@ class Run:
             self._settle(ctx, outcome)
 
     def _context(self, step_id: str, state: Mapping[str, Any]) -> StepContext:
-        return StepContext(
-            workflow=self.workflow, state=state, clock=self.clock.fork(), provider=self.provider,
-            tools=self.tools, step_id=step_id, run=self,
-        )
+        return StepContext(self.workflow, state, self.clock.fork(), self.provider, self.tools, step_id, self)
 
     async def _run_step(self, ctx: StepContext) -> StepOutcome | StepError:
         step = self.steps[ctx.step_id]
         ctx.event("step_start", type=step.type)
-        with use_clock(ctx.clock):
-            try:
-                return await STEP_RUNNERS[type(step)](step, ctx)
-            except StepError as exc:
-                return exc
-            except AgentloomError as exc:
-                return StepError(str(exc), code=exc.code)
+        token = enter_clock(ctx.clock)  # the step's clock is current_clock() inside it (use_clock, unwrapped)
+        try:
+            return await STEP_RUNNERS[type(step)](step, ctx)
+        except StepError as exc:
+            return exc
+        except AgentloomError as exc:
+            return StepError(str(exc), code=exc.code)
+        finally:
+            leave_clock(token)
 
     # -- settling a step ----------------------------------------------------------------------------------
 
     def _settle(self, ctx: StepContext, outcome: StepOutcome | StepError) -> None:
-        """Merge a step's events and apply its writes; a write that fails fails the step."""
-        self.trace.merge(ctx.events, self.start)
+        """Merge a step's events and apply its writes; a write that fails fails the step.
+
+        The events of settling (writes, ``step_end``) are gathered like the step's own, at the
+        step's clock reading, and merged after them in one go.
+        """
+        start = self.start
+        self.trace.merge(ctx.events, start)
         step = self.steps[ctx.step_id]
-        ended = ctx.clock.now() - self.start
+        now = ctx.clock.now()
         if isinstance(outcome, PauseOutcome):
-            self._pause(ctx, ended, outcome)
+            self._pause(ctx, now - start, outcome)
             return
+        settled: list[tuple[float, str, str | None, int | None, dict[str, Any]]] = []
         if isinstance(outcome, StepOutcome):
             try:
-                for path, value in outcome.writes.items():  # a conversation: written only on success
-                    self._set(parse_path(path), copy_plain(value))
-                    self.trace.append(ended, "state_write", step.id, path=path)
-                self._write(step.id, step.output, outcome.value, ended, raw=outcome.raw)
+                if outcome.writes:  # a conversation: written only on success
+                    for path, value in outcome.writes.items():
+                        self._set(parse_path(path), copy_plain(value))
+                        settled.append((now, "state_write", step.id, None, {"path": path}))
+                self._write(step.id, step.output, outcome.value, now, settled, raw=outcome.raw)
             except OutputPathError as exc:
                 outcome = StepError(str(exc), code=exc.code)
-        result = _result(ctx, outcome)
-        result.started_at = round(ctx.events[0][0] - self.start, 6) if ctx.events else None  # its step_start
-        result.ended_at = round(ended, 6)
+        started = round(ctx.events[0][0] - start, 6) if ctx.events else None  # its step_start
+        result = _result(ctx, outcome, started, round(now - start, 6))
         self._record(result)
-        self.trace.append(ended, "step_end", step.id, result.attempts or None, status=result.status.value,
-                          **({"error": result.error} if result.error else {}))
+        end = {"status": _TEXT[result.status]}
+        if result.error:
+            end["error"] = result.error
+        settled.append((now, "step_end", step.id, result.attempts or None, end))
+        self.trace.merge(settled, start)
         if result.status is StepStatus.FAILED and self.failed_step is None:
             self.failed_step = step.id
             self.status, self.reason = RunStatus.FAILED, TerminationReason.STEP_FAILED
@@ -453,23 +476,29 @@ class Run:
         if self.failed_step is None:
             self.status, self.reason = RunStatus.PAUSED, TerminationReason.AWAITING_APPROVAL
 
-    def _write(self, step_id: str, output: str | None, value: Any, time: float, raw: str | None = None) -> None:
+    def _write(self, step_id: str, output: str | None, value: Any, now: float,
+               events: list[tuple[float, str, str | None, int | None, dict[str, Any]]], raw: str | None = None) -> None:
+        """Write a step's value to its ``output`` and ``steps.<id>``; ``events`` gets a ``state_write`` for each."""
         if output is not None:
-            self._set(parse_path(output), copy_plain(value))
-            self.trace.append(time, "state_write", step_id, path=output)
+            self._set(parse_path(output), value if type(value) is str else copy_plain(value))
+            events.append((now, "state_write", step_id, None, {"path": output}))
         # steps.<id>.output holds the reply as written when the output was parsed (structured output);
         # its own copy, so that a later write into one of the two never shows in the other
-        self._own_key("steps")[step_id] = {"output": copy_plain(value if raw is None else raw),
+        kept = value if raw is None else raw
+        self._own_key("steps")[step_id] = {"output": kept if type(kept) is str else copy_plain(kept),
                                            "status": _SUCCEEDED}
-        self.trace.append(time, "state_write", step_id, path=f"steps.{step_id}")
-        if isinstance(self.steps[step_id], ApprovalGateStep):
+        events.append((now, "state_write", step_id, None, {"path": f"steps.{step_id}"}))
+        if type(self.steps[step_id]) is ApprovalGateStep:
             self._own_key("_approval")[step_id] = value
-            self.trace.append(time, "state_write", step_id, path=f"_approval.{step_id}")
+            events.append((now, "state_write", step_id, None, {"path": f"_approval.{step_id}"}))
 
     # -- writing to the state (copy on write) ---------------------------------------------------------------
 
     def _set(self, segments: tuple[Any, ...], value: Any) -> None:
         """``set_path`` into the state, through containers of the run's own only."""
+        if len(segments) == 1 and type(segments[0]) is str:  # a top-level key: what set_path would do
+            self.state[segments[0]] = value
+            return
         self._own_path(segments)
         set_path(self.state, segments, value)
 
@@ -508,6 +537,7 @@ class Run:
 
 
 _SUCCEEDED = StepStatus.SUCCESS.value  # steps.<id>.status of every step that wrote: a plain string
+_TEXT = {status: status.value for status in StepStatus}  # a status as the trace shows it, without enum lookups
 
 
 def _holds(container: Any, seg: Any) -> bool:
@@ -517,7 +547,7 @@ def _holds(container: Any, seg: Any) -> bool:
     return isinstance(container, list) and isinstance(seg, int) and -len(container) <= seg < len(container)
 
 
-def _result(ctx: StepContext, outcome: StepOutcome | StepError) -> StepResult:
+def _result(ctx: StepContext, outcome: StepOutcome | StepError, started: float | None, ended: float) -> StepResult:
     step_id = ctx.step_id
     if isinstance(outcome, StepError):
         # an agent's stop, or a tool loop that failed part way, still spent what it spent
@@ -526,12 +556,17 @@ def _result(ctx: StepContext, outcome: StepOutcome | StepError) -> StepResult:
                           input_tokens=ctx.usage.input_tokens, output_tokens=ctx.usage.output_tokens,
                           reasoning_tokens=ctx.usage.reasoning_tokens,
                           cached_input_tokens=ctx.usage.cached_input_tokens,
-                          cache_write_tokens=ctx.usage.cache_write_tokens, cost_usd=round(ctx.cost_usd, 10))
+                          cache_write_tokens=ctx.usage.cache_write_tokens, cost_usd=round(ctx.cost_usd, 10),
+                          started_at=started, ended_at=ended)
+    usage = outcome.usage
+    # every step that succeeds makes one, so positional (keywords cost twice as much), in StepResult's field order
+    # (tests/engine/test_outputs.py holds that order)
     return StepResult(
-        step_id, StepStatus.SUCCESS, output=outcome.value, attempts=outcome.attempts,
-        finish_reason=outcome.finish_reason, input_tokens=outcome.usage.input_tokens,
-        output_tokens=outcome.usage.output_tokens, reasoning_tokens=outcome.usage.reasoning_tokens,
-        cached_input_tokens=outcome.usage.cached_input_tokens, cache_write_tokens=outcome.usage.cache_write_tokens,
-        cost_usd=outcome.cost_usd, model=outcome.model, provider=outcome.provider,
-        reasoning_content=outcome.reasoning_content, time_to_first_token=outcome.time_to_first_token,
+        step_id, StepStatus.SUCCESS, outcome.value, None, None,  # output; no error, no error_code
+        outcome.attempts, outcome.finish_reason,
+        usage.input_tokens, usage.output_tokens, usage.reasoning_tokens,
+        usage.cached_input_tokens, usage.cache_write_tokens,
+        outcome.cost_usd, outcome.model, outcome.provider,
+        started, ended,  # started_at, ended_at
+        outcome.reasoning_content, outcome.time_to_first_token,
     )

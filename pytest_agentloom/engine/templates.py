@@ -80,6 +80,16 @@ class _Field:
         spec = f":{self.spec}" if self.spec else ""
         return f"{{{self.name}{conversion}{spec}}}"
 
+    @functools.cached_property
+    def segments(self) -> tuple[Segment, ...] | None:
+        """The state path of a ``{state.…}`` field (None for a bare name), parsed once per template."""
+        return _state_segments(self.name)
+
+    @functools.cached_property
+    def verbatim(self) -> bool:
+        """No conversion and no spec: a string value is the text itself (``format(s, "") == s``)."""
+        return self.conversion is None and not self.spec
+
 
 _Chunk = tuple[str, _Field | None]
 
@@ -204,7 +214,7 @@ def render(template: str, state: Mapping[str, Any], *, on_missing: MissingHook |
 
 def _render_field(field: _Field, state: Mapping[str, Any], on_missing: MissingHook | None) -> str:
     """Render one field: state paths blank out when absent, other names stay as written."""
-    segments = _state_segments(field.name)
+    segments = field.segments
     if segments is None:
         value = _lookup_bare(field.name, state)
         return field.as_written() if value is MISSING else _format(value, field)
@@ -212,6 +222,11 @@ def _render_field(field: _Field, state: Mapping[str, Any], on_missing: MissingHo
     if value is MISSING:
         _report_missing(field.name, on_missing)
         return ""
+    if type(value) is str and field.verbatim:  # the usual field: a string as it is, no walk, no format()
+        if len(value) + 2 > MAX_RENDERED_CHARS:  # the bound text_length_at_most gives a string
+            raise _fail(f"the value of {{{field.name}}} would be longer than {MAX_RENDERED_CHARS:,} characters "
+                        "as text")
+        return value
     return _format(value, field)
 
 

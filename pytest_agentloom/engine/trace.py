@@ -7,8 +7,10 @@ relative to the start of the run.
 
 A run appends a handful of events per step, and most traces are never read
 (a run in a benchmark, a test that asserts on the state), so :meth:`Trace.append`
-keeps a plain tuple and the frozen :class:`TraceEvent` objects are made the first
-time the trace is read. They are made in order with the same ``seq`` either way.
+keeps a plain tuple, :meth:`Trace.merge` keeps a step's whole buffer as it is, and
+the frozen :class:`TraceEvent` objects (times rounded) are made the first time the
+trace is read. They are made in order, with the same ``seq`` and the same rounded
+times, either way.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["EVENT_KINDS", "Trace", "TraceEvent"]
+
+_Raw = tuple[float, str, str | None, int | None, dict[str, Any]]  # an event not made yet
 
 EVENT_KINDS = (
     "run_start",
@@ -89,40 +93,57 @@ class Trace:
 
     def __init__(self, events: list[TraceEvent] | None = None) -> None:
         self._made: list[TraceEvent] = list(events or [])
-        self._appended: list[tuple[float, str, str | None, int | None, dict[str, Any]]] = []  # not made yet
+        # not made yet: chunks of (start, raw events), each event's time counted from its chunk's start
+        self._pending: list[tuple[float, list[_Raw]]] = []
+        self._tail: list[_Raw] | None = None  # the chunk append() adds to (start 0), while it is the last one
+        self._count = len(self._made)
 
     @property
     def _events(self) -> list[TraceEvent]:
-        """Every event, the appended ones made into :class:`TraceEvent` on the way."""
-        if self._appended:
-            first = len(self._made) + 1
-            self._made.extend(TraceEvent(seq, *raw) for seq, raw in enumerate(self._appended, first))
-            self._appended.clear()
+        """Every event, the pending ones made into :class:`TraceEvent` on the way."""
+        if self._pending:
+            seq = len(self._made)
+            made = self._made
+            for start, chunk in self._pending:
+                for time, kind, step_id, attempt, data in chunk:
+                    seq += 1
+                    made.append(TraceEvent(seq, round(time - start, 6), kind, step_id, attempt, data))
+            self._pending = []
+            self._tail = None
         return self._made
 
     def __iter__(self) -> Iterator[TraceEvent]:
         return iter(self._events)
 
     def __len__(self) -> int:
-        return len(self._made) + len(self._appended)
+        return self._count
 
     def __getitem__(self, index: int) -> TraceEvent:
         return self._events[index]
 
     def append(self, time: float, kind: str, step_id: str | None = None, attempt: int | None = None,
                **data: Any) -> None:
-        """Add an event at ``time`` (rounded to the microsecond); numbered next."""
-        self._appended.append((round(time, 6), kind, step_id, attempt, data))
+        """Add an event at ``time`` (rounded to the microsecond when the trace is read); numbered next."""
+        tail = self._tail
+        if tail is None:
+            tail = self._tail = []
+            self._pending.append((0.0, tail))
+        tail.append((time, kind, step_id, attempt, data))
+        self._count += 1
 
-    def merge(self, buffered: Iterable[tuple[float, str, str | None, int | None, dict[str, Any]]],
-              start: float) -> None:
+    def merge(self, buffered: Iterable[_Raw], start: float) -> None:
         """Add a step's buffered events (``(clock time, kind, step id, attempt, data)``), in their order.
 
         Their times are on the run's clock; ``start`` is the run's start on it, so each event's time becomes
-        seconds since the start, as :meth:`append` takes it. The data dictionaries are kept, not copied.
+        seconds since the start, as :meth:`append` takes it. A list is kept as it is, not copied: the
+        caller hands it over and never changes it again.
         """
-        self._appended.extend((round(time - start, 6), kind, step_id, attempt, data)
-                              for time, kind, step_id, attempt, data in buffered)
+        if not isinstance(buffered, list):
+            buffered = list(buffered)
+        if buffered:
+            self._pending.append((start, buffered))
+            self._tail = None
+            self._count += len(buffered)
 
     def events(self, kind: str | None = None, *, step: str | None = None) -> list[TraceEvent]:
         """Events of one kind (all kinds if ``None``), optionally of one step."""

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import asyncio
 
-from pytest_agentloom.core.clock import SystemClock, VirtualClock, current_clock, derived_run_id, use_clock
+from pytest_agentloom.core.clock import (
+    SystemClock,
+    VirtualClock,
+    current_clock,
+    derived_run_id,
+    enter_clock,
+    leave_clock,
+    use_clock,
+)
 
 
 def test_virtual_time_moves_only_by_sleeping_or_advancing() -> None:
@@ -24,11 +32,36 @@ def test_forks_run_apart_and_join_at_the_latest() -> None:
     assert clock.now() == 3
 
 
+def test_a_fork_starts_at_the_time_it_was_made_and_a_join_never_goes_back() -> None:
+    clock = VirtualClock(start=2)
+    early = clock.fork()
+    clock.advance(5)
+    late = clock.fork()
+    assert isinstance(late, VirtualClock) and (early.now(), late.now()) == (2, 7)
+    asyncio.run(late.sleep(0.5))
+    assert clock.now() == 7  # a fork's time is its own until the join
+    clock.join([early])  # behind the clock: nothing moves
+    assert clock.now() == 7
+    clock.join([early, late, early])
+    assert clock.now() == 7.5
+    clock.join([])
+    assert clock.now() == 7.5
+
+
 def test_the_current_clock_is_the_one_in_use_and_real_time_otherwise() -> None:
     clock = VirtualClock(start=42)
     with use_clock(clock):
         assert current_clock() is clock
     assert isinstance(current_clock(), SystemClock)
+
+
+def test_enter_and_leave_make_a_clock_current_and_restore_the_one_before() -> None:
+    outer, inner = VirtualClock(start=1), VirtualClock(start=2)
+    with use_clock(outer):
+        token = enter_clock(inner)
+        assert current_clock() is inner
+        leave_clock(token)
+        assert current_clock() is outer
 
 
 def test_derived_run_ids_are_a_pure_function_of_their_parts() -> None:

@@ -298,3 +298,46 @@ def test_a_tool_mutating_its_arguments_cannot_reach_the_state() -> None:
 
     assert result.steps["produce"].output == 3
     assert result.state["items"] == [1, 2]
+
+
+def test_a_succeeded_steps_result_carries_every_field_of_its_outcome() -> None:
+    """The run builds a successful step's result positionally: each field must land where it belongs."""
+    import dataclasses
+
+    from pytest_agentloom.core.clock import current_clock
+    from pytest_agentloom.core.types import Usage
+    from pytest_agentloom.engine.result import StepResult, StepStatus
+    from pytest_agentloom.providers.replies import ReplySpec
+
+    assert [field.name for field in dataclasses.fields(StepResult)] == [
+        "step_id", "status", "output", "error", "error_code", "attempts", "finish_reason", "input_tokens",
+        "output_tokens", "reasoning_tokens", "cached_input_tokens", "cache_write_tokens", "cost_usd", "model",
+        "provider", "started_at", "ended_at", "reasoning_content", "time_to_first_token",
+    ]
+    workflow = parse_workflow(textwrap.dedent("""\
+        name: fields
+        config: {model: gpt-4o, stream: true}
+        steps:
+          - id: think
+            type: llm_call
+            prompt: "Think."
+            thinking: {enabled: true, level: low}
+            output: answer
+        """))
+    usage = Usage(input_tokens=120, output_tokens=30, reasoning_tokens=7, cached_input_tokens=100,
+                  cache_write_tokens=5)
+    answer = ReplySpec("done", usage=usage, model="gpt-4o-2024-08-06", finish_reason="length",
+                       reasoning_content="because")
+    async def slow(request: Any) -> ReplySpec:
+        await current_clock().sleep(1.5)
+        return answer
+
+    result = run_workflow(workflow, provider=Scripted({"think": slow}), clock=VirtualClock(start=3))
+    step = result.steps["think"]
+    assert step == StepResult(
+        step_id="think", status=StepStatus.SUCCESS, output="done", error=None, error_code=None, attempts=1,
+        finish_reason="length", input_tokens=120, output_tokens=30, reasoning_tokens=7, cached_input_tokens=100,
+        cache_write_tokens=5, cost_usd=step.cost_usd, model="gpt-4o-2024-08-06", provider="scripted",
+        started_at=0.0, ended_at=1.5, reasoning_content="because", time_to_first_token=1.5,
+    )
+    assert step.cost_usd > 0

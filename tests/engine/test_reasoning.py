@@ -227,6 +227,44 @@ def test_a_step_that_does_not_stream_has_no_time_to_first_token():
     assert "time_to_first_token" not in json.loads(result.to_json())["steps"]["write"]
 
 
+def test_text_emitted_by_a_call_that_does_not_stream_still_reaches_the_runs_listener():
+    """No first-text watch is put around a call that does not stream; what it emits goes straight on."""
+    from pytest_agentloom.core.types import emit_text
+
+    def chatty(request: LLMRequest) -> Any:
+        emit_text("a piece")
+        return "the answer"
+
+    seen: list[str] = []
+    token = text_listener.set(seen.append)
+    try:
+        result = run_workflow(streaming(), provider=Scripted({"write": chatty}), clock=VirtualClock())
+    finally:
+        text_listener.reset(token)
+    assert result.ok and seen == ["a piece"]  # not the whole answer again: the step does not stream
+    assert result.steps["write"].time_to_first_token is None
+
+
+def test_a_streamed_step_times_its_first_piece_and_does_not_send_the_whole_again():
+    from pytest_agentloom.core.types import emit_text
+
+    async def pieces(request: LLMRequest) -> Any:
+        await current_clock().sleep(0.25)
+        emit_text("the ")
+        await current_clock().sleep(1)
+        emit_text("answer")
+        return "the answer"
+
+    seen: list[str] = []
+    token = text_listener.set(seen.append)
+    try:
+        result = run_workflow(streaming("stream: true"), provider=Scripted({"write": pieces}), clock=VirtualClock())
+    finally:
+        text_listener.reset(token)
+    assert result.ok and seen == ["the ", "answer"]
+    assert result.steps["write"].time_to_first_token == 0.25
+
+
 def test_a_retried_stream_times_its_successful_attempt():
     calls = []
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import re
 import unicodedata
 from types import MappingProxyType
 from typing import Any
@@ -676,3 +677,42 @@ def test_render_args_names_the_argument_in_template_errors() -> None:
 
 def test_render_args_does_not_render_keys() -> None:
     assert render_args({"{state.name}": "v"}, STATE) == {"{state.name}": "v"}
+
+
+# --------------------------------------------------------------------------- the string fast path
+
+
+class _Tagged(str):
+    """A str subclass whose __format__ differs: it must not take the plain-string path."""
+
+    def __format__(self, spec: str) -> str:
+        return f"<{self!s}>"
+
+
+@pytest.mark.parametrize(
+    ("template", "state", "expected"),
+    [
+        pytest.param("{state.x}", {"x": "plain"}, "plain", id="string-as-it-is"),
+        pytest.param("{state.x!r}", {"x": "plain"}, "'plain'", id="conversion-still-applies"),
+        pytest.param("{state.x:>7}", {"x": "plain"}, "  plain", id="spec-still-applies"),
+        pytest.param("{state.x}", {"x": _Tagged("t")}, "<t>", id="str-subclass-formats-itself"),
+        pytest.param("{state.x}", {"x": 7}, "7", id="non-string"),
+    ],
+)
+def test_a_field_renders_as_format_would(template: str, state: dict[str, Any], expected: str) -> None:
+    assert render(template, state) == expected == template.replace("state.", "").format(**state)
+
+
+def test_a_string_value_too_long_to_render_is_refused_like_any_value() -> None:
+    too_long = "a" * (10_000_000 - 1)  # its length as text is counted with two quotes, as for any string
+    message = "value of {state.x} would be longer than 10,000,000 characters as text"
+    with pytest.raises(TemplateError, match=re.escape(message)):
+        render("{state.x}", {"x": too_long})
+    assert len(render("{state.x}", {"x": too_long[:-1]})) == 10_000_000 - 2
+
+
+def test_one_template_renders_each_state_it_is_given() -> None:
+    """The parsed template (and its fields' paths) is kept; what it reads is the state of each call."""
+    assert [render("Go on from {state.r[0]}", {"r": [value]}) for value in ("a", "b")] == ["Go on from a",
+                                                                                          "Go on from b"]
+    assert render("Go on from {state.r[0]}", {"r": []}, on_missing=lambda name: None) == "Go on from "

@@ -33,3 +33,26 @@ def test_a_trace_equals_one_built_from_its_events() -> None:
     assert trace == rebuilt
     assert trace.to_list() == rebuilt.to_list()
     assert trace.events("layer_start") == list(rebuilt)
+
+
+def test_appends_and_merged_buffers_keep_their_order_and_numbering_across_reads() -> None:
+    trace = Trace()
+    trace.merge([], start=1.0)
+    assert len(trace) == 0 and list(trace) == []
+    trace.append(0.5, "layer_start", layer=1)
+    trace.merge([(2.0000004, "step_start", "a", None, {})], start=1.0)  # 1.0000004 s into the run
+    trace.append(1.5, "state_write", "a", path="x")
+    assert len(trace) == 3
+    assert [(e.seq, e.time, e.kind) for e in trace] == [(1, 0.5, "layer_start"), (2, 1.0, "step_start"),
+                                                       (3, 1.5, "state_write")]
+    trace.merge([(3.25, "step_end", "a", 1, {"status": "success"})], start=1.0)
+    trace.append(2.5, "run_end")
+    assert len(trace) == 5
+    assert [(e.seq, e.time, e.kind) for e in trace][3:] == [(4, 2.25, "step_end"), (5, 2.5, "run_end")]
+    assert trace[3].data == {"status": "success"} and trace.step_ids() == ["a"]
+
+
+def test_merge_takes_any_iterable_of_buffered_events() -> None:
+    trace = Trace()
+    trace.merge(iter([(1.5, "step_start", "a", None, {})]), start=1.0)
+    assert len(trace) == 1 and [(e.time, e.kind) for e in trace] == [(0.5, "step_start")]

@@ -142,7 +142,7 @@ class RunServices(Protocol):
         ...
 
 
-@dataclass
+@dataclass(slots=True)
 class StepContext:
     """The world as one step sees it: a read-only state snapshot, its own clock, and the run's services."""
 
@@ -160,6 +160,10 @@ class StepContext:
 
     def event(self, kind: str, attempt: int | None = None, **data: Any) -> None:
         """Buffer a trace event; the run merges buffers in file order."""
+        self.events.append((self.clock.now(), kind, self.step_id, attempt, data))
+
+    def record(self, kind: str, attempt: int | None, data: dict[str, Any]) -> None:
+        """:meth:`event` with its data already in a dictionary (kept, not copied)."""
         self.events.append((self.clock.now(), kind, self.step_id, attempt, data))
 
     def missing_key(self, name: str) -> None:

@@ -16,11 +16,11 @@ from ...core.types import LLMRequest, LLMResponse, Message, text_listener
 from ...errors import ModelRefused, StepError
 from ..attachments import resolve_attachments
 from ..conversation import Turn, close_turn, open_turn
-from ..model import LLMCallStep
+from ..model import LLMCallStep, RetryPolicy
 from ..pricing import cost_of
 from ..templates import render
 from .base import StepContext, StepOutcome
-from .refusal import refusals_raise
+from .refusal import CallModel, is_refusal, refusal_error, refusals_raise
 from .retry import call_with_retries
 from .structured import resolve_shape, run_structured
 from .tool_loop import run_tool_loop, step_tools
@@ -39,15 +39,17 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
     wants_stream = request.stream  # a step with tools still sends its answer to the stream, in one piece
     if ctx.workflow.config.capture_prompts:  # redacted on the way out, like every other trace field
         ctx.event("prompt", messages=[message.to_dict() for message in request.messages])
-    attempt_call = _attempt_call(step, ctx, request)
+    policy = ctx.retry_policy(step.retry)
+    attempt_call = _attempt_call(step, ctx, request, policy)
+    watched = _Watched(ctx.clock, attempt_call) if wants_stream else None
     try:
-        (response, watch), attempt = await call_with_retries(ctx, ctx.retry_policy(step.retry), step.timeout,
-                                                             attempt_call)
+        response, attempt = await call_with_retries(ctx, policy, step.timeout, watched or attempt_call)
     except ModelRefused as refused:
         if step.on_refusal != "output":
             raise
         return _refusal_as_output(ctx, refused, model, turn)
-    ttft = watch.seconds() if request.stream and not step.tools else None  # a tool loop never streams
+    watch = watched.last if watched is not None else None  # the watch of the attempt that answered
+    ttft = watch.seconds() if watch is not None and not step.tools else None  # a tool loop never streams
     if isinstance(response, StepOutcome):  # a tool loop (or a structured reply) counted its own calls
         response.time_to_first_token = ttft
         if not _keeps_reasoning(step):
@@ -55,7 +57,7 @@ async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
         outcome = response
     else:
         outcome = _succeed(ctx, response, attempt, model, step, ttft)
-    if wants_stream and watch.first is None:  # nothing streamed: the text reaches the stream whole
+    if watch is not None and watch.first is None:  # nothing streamed: the text reaches the stream whole
         whole = outcome.raw if outcome.raw is not None else outcome.value
         if isinstance(whole, str) and (listener := text_listener.get()) is not None and whole:
             listener(whole)
@@ -93,60 +95,87 @@ def _checked_model(step: LLMCallStep, ctx: StepContext) -> str:
 Answer = LLMResponse | StepOutcome
 
 
-def _attempt_call(step: LLMCallStep, ctx: StepContext,
-                  request: LLMRequest) -> Callable[[int], Awaitable[tuple[Answer, _FirstText]]]:
+def _attempt_call(step: LLMCallStep, ctx: StepContext, request: LLMRequest,
+                  policy: RetryPolicy) -> Callable[[int], Awaitable[Answer]]:
     """One attempt of the step: a plain call, a whole tool loop, or a structured reply with its re-asks."""
     provider = ctx.provider
     assert provider is not None
+    if not step.tools and step.response_schema is None:  # the usual step: one call per attempt
+        return functools.partial(_plain_call, ctx, provider.complete, request)
     call_model = refusals_raise(ctx, provider.complete)
     if step.tools:  # tool calling: the whole loop is one attempt, and a retry runs it again
         specs, reachable = step_tools(step, ctx.tools)
-        request = request.model_copy(update={"tools": specs, "stream": False})
-    shape = resolve_shape(step) if step.response_schema is not None else None
-    reasks = 0 if request.stream else ctx.retry_policy(step.retry).max_retries
+        tool_request = request.model_copy(update={"tools": specs, "stream": False})
+        if step.response_schema is not None:
+            resolve_shape(step)  # checked all the same, as a step without tools checks it
 
-    async def attempt_call(attempt: int) -> tuple[Answer, _FirstText]:
-        call: Callable[[], Awaitable[Answer]]
-        if step.tools:
-            call = functools.partial(run_tool_loop, step, ctx, request, reachable, attempt=attempt,
-                                     call_model=call_model)
-        elif shape is not None:
-            call = functools.partial(run_structured, step, ctx, request, shape, attempt=attempt, reasks=reasks,
-                                     call_model=call_model)
-        else:
-            # the request of attempt 1 is the one built (its attempt is 1): frozen, so no copy is needed
-            sent = request if attempt == request.attempt else request.model_copy(update={"attempt": attempt})
-            call = functools.partial(call_model, sent)
-        watch = _FirstText(ctx.clock)
+        def tool_loop(attempt: int) -> Awaitable[Answer]:
+            return run_tool_loop(step, ctx, tool_request, reachable, attempt=attempt, call_model=call_model)
+        return tool_loop
+    shape = resolve_shape(step)
+    reasks = 0 if request.stream else policy.max_retries
+
+    def structured(attempt: int) -> Awaitable[Answer]:
+        return run_structured(step, ctx, request, shape, attempt=attempt, reasks=reasks, call_model=call_model)
+    return structured
+
+
+async def _plain_call(ctx: StepContext, complete: CallModel, request: LLMRequest, attempt: int) -> LLMResponse:
+    """One call of a step without tools or a schema; a refusal raises (:mod:`.refusal`)."""
+    # the request of attempt 1 is the one built (its attempt is 1): frozen, so no copy is needed
+    sent = request if attempt == request.attempt else request.model_copy(update={"attempt": attempt})
+    response = await complete(sent)
+    if is_refusal(response):
+        raise refusal_error(ctx, sent, response)
+    return response
+
+
+class _Watched:
+    """An attempt of a streaming step, with a :class:`_FirstText` listening around it.
+
+    Only a step that streams needs one: a call that does not stream reports no time to first
+    token, and any text a provider emits still reaches whoever watches the run (the listener in
+    place is theirs). ``last`` is the watch of the latest attempt, the one that answered.
+    """
+
+    def __init__(self, clock: Clock, call: Callable[[int], Awaitable[Answer]]) -> None:
+        self.clock = clock
+        self.call = call
+        self.last: _FirstText | None = None
+
+    async def __call__(self, attempt: int) -> Answer:
+        watch = self.last = _FirstText(self.clock)
         token = text_listener.set(watch)
         try:
-            return await call(), watch
+            return await self.call(attempt)
         finally:
             text_listener.reset(token)
-
-    return attempt_call
 
 
 def _build_request(step: LLMCallStep, ctx: StepContext, model: str,
                    conversation: tuple[Message, ...] | None = None) -> LLMRequest:
-    messages = list(conversation or ())
-    if conversation is None and step.system_prompt is not None:
-        system = render(step.system_prompt, ctx.state, on_missing=ctx.missing_key)
-        messages.append(Message(role="system", content=system))
-    if conversation is None:
-        messages.append(Message(role="user", content=render(step.prompt or "", ctx.state,
-                                                            on_missing=ctx.missing_key)))
+    if conversation is not None:
+        messages = conversation
+    else:  # the system prompt renders first, so its template warnings come first
+        system = None
+        if step.system_prompt is not None:
+            system = Message(role="system", content=render(step.system_prompt, ctx.state,
+                                                           on_missing=ctx.missing_key))
+        user = Message(role="user", content=render(step.prompt or "", ctx.state, on_missing=ctx.missing_key))
+        messages = (user,) if system is None else (system, user)
+    config = ctx.workflow.config
+    stream = step.stream if step.stream is not None else config.stream
+    if step.temperature is None and step.max_tokens is None and (step.thinking is None or not step.thinking.enabled):
+        # the usual step: the fields left out are their defaults (no params, no thinking), validated for less
+        return LLMRequest(step_id=step.id, model=model, messages=messages, stream=stream, provider=config.provider)
     params: dict[str, object] = {}
     if step.temperature is not None:
         params["temperature"] = step.temperature
     if step.max_tokens is not None:
         params["max_tokens"] = step.max_tokens
-    stream = step.stream if step.stream is not None else ctx.workflow.config.stream
     thinking = step.thinking if step.thinking is not None and step.thinking.enabled else None
-    return LLMRequest(
-        step_id=step.id, model=model, messages=tuple(messages), params=params, stream=stream,
-        thinking=thinking, provider=ctx.workflow.config.provider,
-    )
+    return LLMRequest(step_id=step.id, model=model, messages=messages, params=params, stream=stream,
+                      thinking=thinking, provider=config.provider)
 
 
 async def _attach(step: LLMCallStep, ctx: StepContext, request: LLMRequest) -> LLMRequest:
@@ -182,18 +211,22 @@ class _FirstText:
 def _succeed(ctx: StepContext, response: LLMResponse, attempt: int, model: str, step: LLMCallStep,
              ttft: float | None) -> StepOutcome:
     answered_by = response.model or model
-    cost = response.cost if response.cost is not None else cost_of(answered_by, response.usage)
-    streamed = {"time_to_first_token": ttft} if ttft is not None else {}
-    ctx.event(
-        "provider_call", attempt, model=answered_by, provider=response.provider,
-        input_tokens=response.usage.input_tokens, output_tokens=response.usage.output_tokens,
-        reasoning_tokens=response.usage.reasoning_tokens, **response.usage.cache_counts(),
-        finish_reason=response.finish_reason,
-        cost_usd=cost or 0.0, priced=cost is not None, **streamed,
-    )
+    usage = response.usage
+    cost = response.cost if response.cost is not None else cost_of(answered_by, usage)
+    spent = cost or 0.0
+    data = {"model": answered_by, "provider": response.provider, "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens, "reasoning_tokens": usage.reasoning_tokens}
+    if usage.cached_input_tokens or usage.cache_write_tokens:
+        data.update(usage.cache_counts())
+    data["finish_reason"] = response.finish_reason
+    data["cost_usd"] = spent
+    data["priced"] = cost is not None
+    if ttft is not None:
+        data["time_to_first_token"] = ttft
+    ctx.record("provider_call", attempt, data)
     return StepOutcome(
-        value=response.text, attempts=attempt, finish_reason=response.finish_reason, usage=response.usage,
-        cost_usd=cost or 0.0, model=answered_by, provider=response.provider,
+        value=response.text, attempts=attempt, finish_reason=response.finish_reason, usage=usage,
+        cost_usd=spent, model=answered_by, provider=response.provider,
         reasoning_content=response.reasoning_content if _keeps_reasoning(step) else None, time_to_first_token=ttft,
     )
 

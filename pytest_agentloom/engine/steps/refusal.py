@@ -19,7 +19,7 @@ from ...errors import ModelRefused
 from ..pricing import cost_of
 from .base import StepContext
 
-__all__ = ["is_refusal", "refusals_raise"]
+__all__ = ["CallModel", "is_refusal", "refusal_error", "refusals_raise"]
 
 CallModel = Callable[[LLMRequest], Awaitable[LLMResponse]]
 
@@ -35,12 +35,13 @@ def refusals_raise(ctx: StepContext, call_model: CallModel) -> CallModel:
         response = await call_model(request)
         if not is_refusal(response):
             return response
-        raise _refused(ctx, request, response)
+        raise refusal_error(ctx, request, response)
 
     return call
 
 
-def _refused(ctx: StepContext, request: LLMRequest, response: LLMResponse) -> ModelRefused:
+def refusal_error(ctx: StepContext, request: LLMRequest, response: LLMResponse) -> ModelRefused:
+    """Count and trace a refused call; the error that ends the step."""
     model = response.model or request.model
     cost = response.cost if response.cost is not None else cost_of(model, response.usage)
     ctx.usage = ctx.usage + response.usage  # a refusal is billed like any answer
