@@ -5,16 +5,20 @@ checkpoints, run records, the salt) goes through :func:`write_text_atomic`:
 the text goes to a temporary file in the same folder, which then replaces the
 target in one ``os.replace``. A reader (or a crash) sees the old file or the
 new one, never a torn one, and the temporary file is removed when the write
-fails. ``tempfile.mkstemp`` creates files readable by the owner only; the
-result is given the permissions an ordinary ``open()`` would (``0o666`` less
-the umask), since most of these files are meant to be committed and shared.
-``private=True`` keeps a file the owner's only (``0o600``): checkpoints and the salt.
+fails. The temporary file is created with mode ``0o666``, which the system
+narrows by the umask (or a folder's default ACL) exactly as for an ordinary
+``open()``: most of these files are meant to be committed and shared, and
+letting the kernel apply the umask costs nothing, where reading it costs a file
+read per write. ``private=True`` keeps a file the owner's only (``0o600``,
+whatever the umask): checkpoints and the salt.
 
 A process killed in the middle of a write (``kill -9``) cannot remove its
 temporary file. Each temporary file's name carries the writer's host and process
 id (``.<name>.<host>.<pid>.<random>.tmp``); the first write of a process into a
 folder removes the temporary files there that this host wrote and whose writer is
-no longer running (POSIX only). Files of other hosts (a shared network folder, a
+no longer running (POSIX only). A folder the write itself had to create has
+nothing to sweep: a test suite writes one run record into each test's new folder,
+and listing every such folder was a fixed cost per test. Files of other hosts (a shared network folder, a
 container sharing a volume) are left alone: their process ids mean nothing here.
 """
 
@@ -24,9 +28,9 @@ import contextlib
 import hashlib
 import json
 import os
+import random
 import re
 import socket
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -36,6 +40,7 @@ __all__ = ["current_umask", "one_to_one_name", "remove_stale_temporaries", "writ
 _UMASK_LOCK = threading.Lock()
 _SWEPT: set[str] = set()  # folders whose leftover temporary files this process already removed
 _TEMPORARY = re.compile(r"^\..+\.(?P<host>[A-Za-z0-9-]+)\.(?P<pid>[0-9]+)\.[a-z0-9_]{8}\.tmp$")
+_NAME_CHARACTERS = "abcdefghijklmnopqrstuvwxyz0123456789_"  # as tempfile's names
 _HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:40] or "host"
 
 
@@ -64,17 +69,17 @@ def write_text_atomic(path: Path, text: str, *, exclusive: bool = False, durable
     the disk before the rename (files a user keeps: snapshots, cassettes, tool recordings).
     ``private`` keeps the file readable by its owner only (``0o600``) whatever the umask.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_temporaries(path.parent)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{_HOST}.{os.getpid()}.",
-                                          suffix=".tmp")
+    if not _make_folder(path.parent):
+        remove_stale_temporaries(path.parent)
+    handle, temporary = _open_temporary(path, 0o600 if private else 0o666)
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
             stream.write(text)
             if durable:
                 stream.flush()
                 os.fsync(stream.fileno())
-        os.chmod(temporary, 0o600 if private else 0o666 & ~current_umask())
+        if private:  # the umask can only narrow 0o600; a private file is exactly the owner's read and write
+            os.chmod(temporary, 0o600)
         if exclusive:
             return _create(Path(temporary), path)
         os.replace(temporary, path)
@@ -82,6 +87,34 @@ def write_text_atomic(path: Path, text: str, *, exclusive: bool = False, durable
     finally:
         if os.path.exists(temporary):
             os.unlink(temporary)
+
+
+def _make_folder(folder: Path) -> bool:
+    """Create ``folder`` (and its parents) if missing; whether this call created it (so it holds nothing)."""
+    try:
+        folder.mkdir()
+    except FileExistsError:
+        return False
+    except FileNotFoundError:
+        folder.mkdir(parents=True, exist_ok=True)  # a parent is missing too (exist_ok: another writer raced us)
+    return True
+
+
+def _open_temporary(path: Path, mode: int) -> tuple[int, str]:
+    """A new, empty temporary file beside ``path`` (``.<name>.<host>.<pid>.<random>.tmp``), opened for writing.
+
+    As ``tempfile.mkstemp``, but created with ``mode`` less the umask, as ``open()`` creates files,
+    instead of the owner-only ``0o600`` that would then need a ``chmod`` and the umask read back.
+    """
+    prefix = f"{path.parent}{os.sep}.{path.name}.{_HOST}.{os.getpid()}."
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        name = prefix + "".join(random.choices(_NAME_CHARACTERS, k=8)) + ".tmp"
+        try:
+            return os.open(name, flags, mode), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary file name beside {path}")
 
 
 def _create(temporary: Path, path: Path) -> bool:
@@ -101,10 +134,13 @@ def remove_stale_temporaries(folder: Path) -> None:
 
     Only names this module makes are touched, and only when the process id in the name is not running.
     """
+    if os.name != "posix" or (folder.is_absolute() and str(folder) in _SWEPT):
+        return  # an absolute path seen before is not resolved again (a syscall per part of it)
     key = str(folder.resolve())
-    if key in _SWEPT or os.name != "posix":
+    swept = key in _SWEPT
+    _SWEPT.update((key, str(folder)) if folder.is_absolute() else (key,))
+    if swept:
         return
-    _SWEPT.add(key)
     with contextlib.suppress(OSError):
         for entry in os.scandir(folder):
             match = _TEMPORARY.match(entry.name)

@@ -94,3 +94,34 @@ def test_the_first_write_into_a_folder_removes_temporary_files_of_dead_writers(t
     write_text_atomic(tmp_path / "new.yaml", "a: 1\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*(n for n, kept in names.items() if kept),
                                                                   "new.yaml"])
+
+
+def test_a_folder_the_write_created_is_not_listed_for_leftovers(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    listed: list[str] = []
+    real_scandir = os.scandir
+
+    def scandir(folder: str) -> object:
+        listed.append(str(folder))
+        return real_scandir(folder)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    write_json_atomic(tmp_path / "new" / "deeper" / "record.json", {"a": 1})  # both folders made by the write
+    assert listed == []
+    write_json_atomic(tmp_path / "record.json", {"a": 1})  # tmp_path existed: its leftovers are looked for
+    assert listed == [str(tmp_path)]
+
+
+def test_the_temporary_file_carries_a_name_the_sweep_recognises(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[str] = []
+    real_replace = os.replace
+
+    def replace(source: str, target: str) -> None:
+        seen.append(os.path.basename(source))
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", replace)
+    write_text_atomic(tmp_path / "snap.yaml", "a: 1\n")
+    match = files_module._TEMPORARY.match(seen[0])
+    assert match and match["host"] == files_module._HOST and int(match["pid"]) == os.getpid()
