@@ -29,10 +29,39 @@ def is_api_key_name(name: str) -> bool:
 
 def api_keys_from_env(env: Mapping[str, str] | None = None) -> list[str]:
     """Values of ``*_API_KEY`` environment variables (at least 8 characters), longest first."""
-    environ = os.environ if env is None else env
-    names = [name for name in environ if is_api_key_name(name)]  # every run reads it: values only where needed
+    if env is None or env is os.environ:
+        return list(_process_api_keys())
+    return _api_keys(env)
+
+
+def _api_keys(environ: Mapping[str, str]) -> list[str]:
+    names = [name for name in environ if is_api_key_name(name)]  # values only where needed
     found = {value for name in names if len(value := environ[name]) >= MIN_KEY_LENGTH}
     return sorted(found, key=lambda value: (-len(value), value))
+
+
+#: The process environment's raw variables when its keys were last looked for, and the keys found.
+_SEEN: tuple[dict[object, object], tuple[str, ...]] | None = None
+
+
+def _process_api_keys() -> tuple[str, ...]:
+    """The API keys of ``os.environ``, looked for again only when a variable was set, changed or removed.
+
+    Every run builds redactors that need them, and going through ``os.environ`` decodes each name:
+    a fixed cost per run next to comparing the environment's raw table with a copy, which happens
+    in C. ``os.environ._data`` is CPython's table behind ``os.environ`` (every change through
+    ``os.environ`` lands there); where it is missing the keys are looked for on every call.
+    """
+    global _SEEN
+    raw = getattr(os.environ, "_data", None)
+    if not isinstance(raw, dict):
+        return tuple(_api_keys(os.environ))
+    seen = _SEEN
+    if seen is not None and seen[0] == raw:
+        return seen[1]
+    keys = tuple(_api_keys(os.environ))
+    _SEEN = (dict(raw), keys)
+    return keys
 
 
 def scrub_api_keys(text: str, env: Mapping[str, str] | None = None) -> str:

@@ -23,7 +23,7 @@ from ..tools.registry import tools_by_name
 from .secrets import check_no_secrets, files_written, pending_writes
 from .sent import SentRequests, sent_data
 from .snapshots import SnapshotOptions, SnapshotSession, sanitize
-from .workflow_cache import load_cached
+from .workflow_cache import load_cached, load_cached_for_run
 
 if TYPE_CHECKING:
     from ..core.types import Provider
@@ -324,7 +324,7 @@ class AgentloomHarness:
                 f"agentloom.run() takes a Workflow or a path, got {type(workflow_or_path).__name__}: "
                 f"{workflow_or_path!r}"
             )
-        return self.load(workflow_or_path)
+        return load_cached_for_run(self.path(workflow_or_path))  # no one can change it before it runs
 
     def _default_provider(self, workflow: Workflow, state: Mapping[str, Any] | None = None) -> Provider:
         """The provider of a run that passed none: the real gateway wrapped in this test's cassette.

@@ -16,6 +16,14 @@ miss an edit of the same length within the file system's timestamp granularity
 reading a workflow file costs microseconds next to loading it. A file that
 cannot be read drops the entry, and loading it again raises the loader's own
 error, naming the file, as without the cache. Failed loads are not kept.
+
+What a run works out once per workflow object (the definition's dump and hash, the
+run's shape: :meth:`~pytest_agentloom.engine.model.Workflow.memoized`) would be
+worked out again for every copy. A copy handed straight to a run
+(:meth:`WorkflowCache.load_for_run`, the harness's ``agentloom.run("flow.yaml")``)
+starts with what the previous such copy of the same file worked out; a copy handed
+to a test (:meth:`WorkflowCache.load`, which the test may change before running it)
+starts empty.
 """
 
 from __future__ import annotations
@@ -32,17 +40,18 @@ from ..engine.loader import load_workflow, load_workflow_read
 if TYPE_CHECKING:
     from ..engine.model import Workflow
 
-__all__ = ["WorkflowCache", "load_cached"]
+__all__ = ["WorkflowCache", "load_cached", "load_cached_for_run"]
 
 #: Entries kept per process; the least recently used goes first (a big suite's many small test workflows).
 MAX_ENTRIES = 256
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Entry:
     workflow: Workflow
     texts: dict[Path, str]  # every file the workflow was built from -> the text it was built from
     pickled: bytes | None  # the workflow pickled, when it can be: unpickling is ~3x faster than a deep copy
+    donor: Workflow | None = None  # the last copy handed to a run: the next such copy takes its memo
 
     @classmethod
     def of(cls, workflow: Workflow, texts: dict[Path, str]) -> _Entry:
@@ -86,6 +95,24 @@ class WorkflowCache:
 
     def load(self, path: str | Path) -> Workflow:
         """The workflow at ``path``, as :func:`~pytest_agentloom.engine.loader.load_workflow` gives it."""
+        entry = self._entry(path)
+        return entry.copy() if isinstance(entry, _Entry) else entry
+
+    def load_for_run(self, path: str | Path) -> Workflow:
+        """As :meth:`load`, for a copy that goes straight to a run, unchanged: it starts with what the
+        previous copy handed to a run worked out for this definition (see the module's docs)."""
+        entry = self._entry(path)
+        if not isinstance(entry, _Entry):
+            return entry
+        copied = entry.copy()
+        if entry.donor is not None:
+            copied.adopt_memo(entry.donor)
+        entry.donor = copied
+        return copied
+
+    def _entry(self, path: str | Path) -> _Entry | Workflow:
+        """The current entry of ``path`` (loading the file when there is none), or the workflow loaded
+        without the cache when ``path`` cannot even be resolved."""
         try:
             key = Path(path).expanduser().resolve()
         except (OSError, ValueError, RuntimeError):  # a NUL, a symlink loop: the loader names the problem
@@ -99,7 +126,7 @@ class WorkflowCache:
                 self._entries.popitem(last=False)
         else:
             self._entries.move_to_end(key)
-        return entry.copy()
+        return entry
 
 
 _PROCESS_CACHE = WorkflowCache()
@@ -109,3 +136,8 @@ def load_cached(path: str | Path) -> Workflow:
     """Load through the cache this test process shares (every harness of a session, and pytester's inline runs:
     entries are checked against the files, so a stale one is never used)."""
     return _PROCESS_CACHE.load(path)
+
+
+def load_cached_for_run(path: str | Path) -> Workflow:
+    """:func:`load_cached` for a copy handed straight to a run (:meth:`WorkflowCache.load_for_run`)."""
+    return _PROCESS_CACHE.load_for_run(path)

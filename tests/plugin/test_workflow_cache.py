@@ -165,3 +165,49 @@ def test_the_least_recently_used_entry_goes_first(tmp_path: Path) -> None:
     cache.load(paths[2])
     assert len(cache) == 2
     assert [path in cache for path in paths] == [True, False, True]
+
+
+def _hash_of(workflow: Workflow) -> str:
+    from pytest_agentloom.engine.checkpoints import workflow_hash
+    from pytest_agentloom.engine.redaction import Redactor
+
+    return workflow_hash(workflow, Redactor.from_workflow(workflow))
+
+
+def test_a_copy_for_a_run_starts_with_what_the_last_run_worked_out(files: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    import pytest_agentloom.engine.checkpoints as checkpoints
+
+    cache = WorkflowCache()
+    first = cache.load_for_run(files)
+    expected = _hash_of(first)
+    hashed: list[str] = []
+    real = checkpoints._hash
+    monkeypatch.setattr(checkpoints, "_hash", lambda *args: hashed.append("hashed") or real(*args))
+    second = cache.load_for_run(files)
+    assert second is not first and _hash_of(second) == expected and hashed == []  # taken from the first copy
+    assert _hash_of(cache.load(files)) == expected and hashed == ["hashed"]  # a test's own copy starts empty
+    rewrite_keeping_stat(files, "Classify:", "Sort out:")  # a new definition: nothing is taken over
+    changed = cache.load_for_run(files)
+    assert _hash_of(changed) != expected and hashed == ["hashed", "hashed"]
+
+
+def test_the_workflow_hash_follows_the_api_keys_and_the_redaction_patterns(
+        files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files.write_text(PARENT.replace('state: {ticket: ""}', 'state: {ticket: "sk-secret-value-42"}'))
+    monkeypatch.delenv("ZZ_HASH_API_KEY", raising=False)
+    monkeypatch.delenv("AGENTLOOM_REDACT_STATE_KEYS", raising=False)
+    monkeypatch.setenv("AGENTLOOM_REDACTION_SALT", "a-salt-for-this-test-only")
+    workflow = WorkflowCache().load_for_run(files)
+    plain = _hash_of(workflow)
+    monkeypatch.setenv("ZZ_HASH_API_KEY", "sk-secret-value-42")  # now scrubbed from the definition
+    scrubbed = _hash_of(workflow)
+    assert scrubbed != plain
+    monkeypatch.setenv("AGENTLOOM_REDACT_STATE_KEYS", "ticket")  # now redacted by pattern, with the salt
+    redacted = _hash_of(workflow)
+    assert redacted not in (plain, scrubbed)
+    monkeypatch.setenv("AGENTLOOM_REDACTION_SALT", "another-salt-for-this-test")  # another marker
+    assert _hash_of(workflow) not in (plain, scrubbed, redacted)
+    monkeypatch.delenv("AGENTLOOM_REDACT_STATE_KEYS")
+    monkeypatch.delenv("ZZ_HASH_API_KEY")
+    assert _hash_of(workflow) == plain
