@@ -30,7 +30,7 @@ def is_api_key_name(name: str) -> bool:
 def api_keys_from_env(env: Mapping[str, str] | None = None) -> list[str]:
     """Values of ``*_API_KEY`` environment variables (at least 8 characters), longest first."""
     if env is None or env is os.environ:
-        return list(_process_api_keys())
+        return _process_api_keys()
     return _api_keys(env)
 
 
@@ -40,28 +40,29 @@ def _api_keys(environ: Mapping[str, str]) -> list[str]:
     return sorted(found, key=lambda value: (-len(value), value))
 
 
-#: The process environment's raw variables when its keys were last looked for, and the keys found.
-_SEEN: tuple[dict[object, object], tuple[str, ...]] | None = None
+#: The process environment's raw variable names when they were last looked at, and which of them hold keys.
+_NAMES: tuple[set[object], list[str]] | None = None
 
 
-def _process_api_keys() -> tuple[str, ...]:
-    """The API keys of ``os.environ``, looked for again only when a variable was set, changed or removed.
+def _process_api_keys() -> list[str]:
+    """The API keys of ``os.environ``, its names tested again only when a variable was added or removed.
 
-    Every run builds redactors that need them, and going through ``os.environ`` decodes each name:
-    a fixed cost per run next to comparing the environment's raw table with a copy, which happens
-    in C. ``os.environ._data`` is CPython's table behind ``os.environ`` (every change through
-    ``os.environ`` lands there); where it is missing the keys are looked for on every call.
+    Every run builds redactors that need them, and going through ``os.environ`` decodes and tests
+    each name: a fixed cost per run next to comparing the environment's raw names with the last
+    ones seen, which happens in C (pytest sets ``PYTEST_CURRENT_TEST`` for every test phase, so
+    the values change all the time; the names hardly). The values of the key names are read on every
+    call. ``os.environ._data`` is CPython's table behind ``os.environ`` (every change made through
+    ``os.environ`` lands there); where it is missing every name is tested on every call.
     """
-    global _SEEN
+    global _NAMES
     raw = getattr(os.environ, "_data", None)
     if not isinstance(raw, dict):
-        return tuple(_api_keys(os.environ))
-    seen = _SEEN
-    if seen is not None and seen[0] == raw:
-        return seen[1]
-    keys = tuple(_api_keys(os.environ))
-    _SEEN = (dict(raw), keys)
-    return keys
+        return _api_keys(os.environ)
+    known = _NAMES
+    if known is None or raw.keys() != known[0]:
+        known = _NAMES = (set(raw), [name for name in os.environ if is_api_key_name(name)])
+    found = {value for name in known[1] if len(value := os.environ.get(name, "")) >= MIN_KEY_LENGTH}
+    return sorted(found, key=lambda value: (-len(value), value))
 
 
 def scrub_api_keys(text: str, env: Mapping[str, str] | None = None) -> str:
