@@ -35,7 +35,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-__all__ = ["current_umask", "one_to_one_name", "remove_stale_temporaries", "write_json_atomic", "write_text_atomic"]
+__all__ = [
+    "current_umask", "json_text", "one_to_one_name", "remove_stale_temporaries", "write_json_atomic",
+    "write_text_atomic",
+]
 
 _UMASK_LOCK = threading.Lock()
 _SWEPT: set[str] = set()  # folders whose leftover temporary files this process already removed
@@ -164,8 +167,81 @@ def _running(pid: int) -> bool:
 
 def write_json_atomic(path: Path, data: Any, *, private: bool = False) -> Path:
     """Write ``data`` as indented JSON with sorted keys (stable bytes for stable data); return ``path``."""
-    write_text_atomic(path, json.dumps(data, sort_keys=True, ensure_ascii=False, indent=2) + "\n", private=private)
+    write_text_atomic(path, json_text(data) + "\n", private=private)
     return path
+
+
+def json_text(data: Any) -> str:
+    """``json.dumps(data, sort_keys=True, ensure_ascii=False, indent=2)``, the same text, made faster.
+
+    With ``indent`` the standard library encodes in Python, one generator per container, which made
+    the JSON of a small run record cost about as much as writing the file. Plain data (dicts with
+    string keys, lists, strings, numbers, booleans, ``None``) is encoded here with the C string
+    encoder; anything else (tuples, other keys, subclasses, very deep data) is left to ``json.dumps``.
+    """
+    parts: list[str] = []
+    try:
+        _encode(data, parts, "\n", 0)
+    except _NotPlainJson:
+        return json.dumps(data, sort_keys=True, ensure_ascii=False, indent=2)
+    return "".join(parts)
+
+
+class _NotPlainJson(Exception):
+    """Data :func:`json_text` leaves to ``json.dumps``."""
+
+
+_STRING = json.encoder.encode_basestring  # the C encoder where available, as json.dumps uses
+_MAX_DEPTH = 200  # deeper data goes to json.dumps, which says what it says about it
+
+
+def _encode(value: Any, out: list[str], newline: str, depth: int) -> None:
+    """Append ``value``'s JSON to ``out``; ``newline`` is a line break and the current indentation."""
+    kind = type(value)
+    if kind is str:
+        out.append(_STRING(value))
+    elif kind is dict or kind is list:
+        if not value:
+            out.append("{}" if kind is dict else "[]")
+            return
+        if depth >= _MAX_DEPTH:
+            raise _NotPlainJson
+        inner = newline + "  "
+        opening = "{" if kind is dict else "["
+        if kind is dict:
+            if any(type(key) is not str for key in value):
+                raise _NotPlainJson
+            for key in sorted(value):
+                out.append(opening + inner + _STRING(key) + ": ")
+                opening = ","
+                _encode(value[key], out, inner, depth + 1)
+        else:
+            for item in value:
+                out.append(opening + inner)
+                opening = ","
+                _encode(item, out, inner, depth + 1)
+        out.append(newline + ("}" if kind is dict else "]"))
+    elif value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif kind is int:
+        out.append(int.__repr__(value))
+    elif kind is float:
+        out.append(_float(value))
+    else:
+        raise _NotPlainJson
+
+
+def _float(value: float) -> str:
+    """A float as ``json.dumps`` writes it (``NaN`` and ``Infinity`` included, as it allows them by default)."""
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "Infinity" if value > 0 else "-Infinity"
+    return float.__repr__(value)
 
 
 def one_to_one_name(name: str, safe: str, *, limit: int | None = None) -> str:
