@@ -53,7 +53,9 @@ from ..errors import DataReadError, YamlReadError
 from .gc_pause import paused_gc
 from .yaml_fast import NOT_PLAIN, plain_data
 
-__all__ = ["DEFAULT_LIMITS", "YamlLimits", "load_yaml", "load_yaml_items", "parse_yaml", "read_text_capped", "read_yaml_file"]
+__all__ = [
+    "DEFAULT_LIMITS", "YamlLimits", "load_yaml", "load_yaml_items", "parse_yaml", "read_text_capped", "read_yaml_file",
+]
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _STR_TAG = "tag:yaml.org,2002:str"

@@ -71,7 +71,8 @@ class AgentloomSession:
         """
         marks = tuple(item.iter_markers("agentloom"))
         known = item.stash.get(DEFAULTS_KEY, None)
-        if known is None or len(known[0]) != len(marks) or any(a is not b for a, b in zip(known[0], marks)):
+        if known is None or len(known[0]) != len(marks) or any(
+                was is not mark for was, mark in zip(known[0], marks, strict=True)):
             known = item.stash[DEFAULTS_KEY] = (marks, marker_defaults(marks, where=item.nodeid))
         merged = known[1]
         return {**merged, "config": dict(merged["config"])}  # callers add to it and to its config

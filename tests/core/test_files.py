@@ -8,11 +8,10 @@ import stat
 from pathlib import Path
 
 import pytest
-
-from pytest_agentloom.core import files as files_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytest_agentloom.core import files as files_module
 from pytest_agentloom.core.files import current_umask, json_text, write_json_atomic, write_text_atomic
 
 

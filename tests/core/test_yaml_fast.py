@@ -108,7 +108,8 @@ def test_a_lists_item_lines_are_the_lines_the_node_tree_gives(items: Any, flow: 
     from pytest_agentloom.core.yaml_io import load_yaml_items
 
     copies = [yaml.safe_load(yaml.safe_dump(item)) for item in items]  # no object twice: no anchors
-    text = yaml.safe_dump(copies, default_flow_style=flow, allow_unicode=True).replace("\n- ", "\n" * (1 + blank) + "- ")
+    text = yaml.safe_dump(copies, default_flow_style=flow, allow_unicode=True)
+    text = text.replace("\n- ", "\n" * (1 + blank) + "- ")
     data, lines = load_yaml_items(text)
     expected, root = parse_yaml(text)
     assert repr(data) == repr(expected)
