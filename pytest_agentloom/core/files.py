@@ -74,13 +74,15 @@ def write_text_atomic(path: Path, text: str, *, exclusive: bool = False, durable
     """
     if not _make_folder(path.parent):
         remove_stale_temporaries(path.parent)
+    data = text.encode("utf-8")
     handle, temporary = _open_temporary(path, 0o600 if private else 0o666)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
+        try:
+            _write_all(handle, data)
             if durable:
-                stream.flush()
-                os.fsync(stream.fileno())
+                os.fsync(handle)
+        finally:
+            os.close(handle)
         if private:  # the umask can only narrow 0o600; a private file is exactly the owner's read and write
             os.chmod(temporary, 0o600)
         if exclusive:
@@ -90,6 +92,13 @@ def write_text_atomic(path: Path, text: str, *, exclusive: bool = False, durable
     finally:
         if os.path.exists(temporary):
             os.unlink(temporary)
+
+
+def _write_all(handle: int, data: bytes) -> None:
+    """Write every byte of ``data`` to the file descriptor ``handle`` (``os.write`` may write fewer)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(handle, view):]
 
 
 def _make_folder(folder: Path) -> bool:
