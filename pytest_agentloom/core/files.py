@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
-    "current_umask", "json_text", "one_to_one_name", "remove_stale_temporaries", "write_json_atomic",
+    "current_umask", "json_text", "one_to_one_name", "remove_stale_temporaries", "resolved", "write_json_atomic",
     "write_text_atomic",
 ]
 
@@ -266,3 +266,35 @@ def one_to_one_name(name: str, safe: str, *, limit: int | None = None) -> str:
     digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:10]
     kept = safe if limit is None else safe[: limit - 11]
     return f"{kept}-{digest}"
+
+
+#: Absolute paths this process found to be their own resolution: no symbolic link, no ``..`` in them.
+_CANONICAL: set[str] = set()
+_MAX_CANONICAL = 10_000
+
+
+def resolved(path: Path) -> Path:
+    """``path.expanduser().resolve()``, with fewer system calls for a path under a folder already resolved.
+
+    ``resolve`` looks at every part of a path (a ``lstat`` each, in Python). A test's run folder
+    (``<base temp>/agentloom/<test>-<n>/runs``) and its workflow file differ from the previous test's only
+    in their last parts: when the folder holding a path was found canonical, only the last part is
+    looked at (is it a symbolic link?). A folder made a symbolic link since then would be named as it is
+    written, which still reaches the same file the link's target does.
+    """
+    path = path.expanduser()
+    if not path.is_absolute() or path.name in ("", ".", ".."):
+        return _remember(path.resolve())
+    parent = path.parent
+    if str(parent) not in _CANONICAL and resolved(parent) != parent:
+        return _remember(path.resolve())
+    if os.path.islink(path):
+        return _remember(path.resolve())
+    return _remember(path)
+
+
+def _remember(path: Path) -> Path:
+    if len(_CANONICAL) >= _MAX_CANONICAL:
+        _CANONICAL.clear()
+    _CANONICAL.add(str(path))
+    return path

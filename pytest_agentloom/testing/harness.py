@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, final
 
 from ..core.clock import VirtualClock, derived_run_id
+from ..core.files import resolved
 from ..engine.model import Workflow
 from ..engine.options import mock_provider
 from ..engine.resume import resume_workflow
@@ -106,7 +107,7 @@ class AgentloomHarness:
     def path(self, path: str | Path) -> Path:
         """``path`` made absolute against the test file's folder."""
         candidate = Path(path).expanduser()
-        return candidate if candidate.is_absolute() else (self.test_dir / candidate).resolve()
+        return candidate if candidate.is_absolute() else resolved(self.test_dir / candidate)
 
     def load(self, path: str | Path) -> Workflow:
         """Load and check a workflow file; ``path`` is relative to the test file's folder.

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core.files import resolved
 from ..core.yaml_io import DEFAULT_LIMITS, read_text_capped
 from ..engine.loader import load_workflow, load_workflow_read
 
@@ -133,7 +134,7 @@ class WorkflowCache:
         """The current entry of ``path`` (loading the file when there is none), or the workflow loaded
         without the cache when ``path`` cannot even be resolved."""
         try:
-            key = Path(path).expanduser().resolve()
+            key = resolved(Path(path))
         except (OSError, ValueError, RuntimeError):  # a NUL, a symlink loop: the loader names the problem
             return load_workflow(path)
         entry = self._entries.get(key)

@@ -158,3 +158,16 @@ def test_json_text_leaves_what_is_not_plain_to_json_dumps() -> None:
         assert json_text(value) == json.dumps(value, sort_keys=True, ensure_ascii=False, indent=2)
     with pytest.raises(TypeError):
         json_text({"a": object()})
+
+
+def test_resolved_is_what_resolve_gives_and_follows_links_made_later(tmp_path: Path) -> None:
+    from pytest_agentloom.core.files import resolved
+
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    paths = [tmp_path / "real" / "x", tmp_path / "link" / "x", tmp_path / "link", tmp_path / "real" / ".." / "real",
+             Path("relative") / "x", Path("~") / "x", Path("/")]
+    for path in paths * 2:  # the second time, folders are known
+        assert resolved(path) == path.expanduser().resolve()
+    (tmp_path / "real" / "later").symlink_to(tmp_path)  # the last part is always looked at
+    assert resolved(tmp_path / "real" / "later") == tmp_path.resolve()
