@@ -189,59 +189,58 @@ def json_text(data: Any) -> str:
     encoder; anything else (tuples, other keys, subclasses, very deep data) is left to ``json.dumps``.
     """
     parts: list[str] = []
-    try:
-        _encode(data, parts, "\n", 0)
-    except _NotPlainJson:
+    if not _encode(data, parts, "\n", 0):
         return json.dumps(data, sort_keys=True, ensure_ascii=False, indent=2)
     return "".join(parts)
-
-
-class _NotPlainJson(Exception):
-    """Data :func:`json_text` leaves to ``json.dumps``."""
 
 
 _STRING = json.encoder.encode_basestring  # the C encoder where available, as json.dumps uses
 _MAX_DEPTH = 200  # deeper data goes to json.dumps, which says what it says about it
 
 
-def _encode(value: Any, out: list[str], newline: str, depth: int) -> None:
-    """Append ``value``'s JSON to ``out``; ``newline`` is a line break and the current indentation."""
+def _encode(value: Any, out: list[str], newline: str, depth: int) -> bool:
+    """Append ``value``'s JSON to ``out``; ``newline`` is a line break and the current indentation.
+    ``False`` (``out`` then half written) for data that is not plain (see :func:`json_text`)."""
     kind = type(value)
     if kind is str:
         out.append(_STRING(value))
     elif kind is dict or kind is list:
-        if not value:
-            out.append("{}" if kind is dict else "[]")
-            return
-        if depth >= _MAX_DEPTH:
-            raise _NotPlainJson
-        inner = newline + "  "
-        opening = "{" if kind is dict else "["
-        if kind is dict:
-            if any(type(key) is not str for key in value):
-                raise _NotPlainJson
-            for key in sorted(value):
-                out.append(opening + inner + _STRING(key) + ": ")
-                opening = ","
-                _encode(value[key], out, inner, depth + 1)
-        else:
-            for item in value:
-                out.append(opening + inner)
-                opening = ","
-                _encode(item, out, inner, depth + 1)
-        out.append(newline + ("}" if kind is dict else "]"))
-    elif value is None:
-        out.append("null")
-    elif value is True:
-        out.append("true")
-    elif value is False:
-        out.append("false")
+        return _encode_container(value, out, newline, depth)
+    elif value is None or value is True or value is False:
+        out.append("null" if value is None else "true" if value else "false")
     elif kind is int:
         out.append(int.__repr__(value))
     elif kind is float:
         out.append(_float(value))
     else:
-        raise _NotPlainJson
+        return False
+    return True
+
+
+def _encode_container(value: dict[Any, Any] | list[Any], out: list[str], newline: str, depth: int) -> bool:
+    if not value:
+        out.append("{}" if type(value) is dict else "[]")
+        return True
+    if depth >= _MAX_DEPTH:
+        return False
+    inner = newline + "  "
+    opening = "{" if type(value) is dict else "["
+    if type(value) is dict:
+        if any(type(key) is not str for key in value):
+            return False
+        for key in sorted(value):
+            out.append(opening + inner + _STRING(key) + ": ")
+            opening = ","
+            if not _encode(value[key], out, inner, depth + 1):
+                return False
+    else:
+        for item in value:
+            out.append(opening + inner)
+            opening = ","
+            if not _encode(item, out, inner, depth + 1):
+                return False
+    out.append(newline + ("}" if type(value) is dict else "]"))
+    return True
 
 
 def _float(value: float) -> str:
