@@ -88,9 +88,10 @@ def write_text_atomic(path: Path, text: str, *, exclusive: bool = False, durable
         if exclusive:
             return _create(Path(temporary), path)
         os.replace(temporary, path)
+        temporary = ""  # moved into place: nothing left to remove (and no stat to ask)
         return True
     finally:
-        if os.path.exists(temporary):
+        if temporary and os.path.exists(temporary):
             os.unlink(temporary)
 
 
