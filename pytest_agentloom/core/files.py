@@ -5,16 +5,20 @@ checkpoints, run records, the salt) goes through :func:`write_text_atomic`:
 the text goes to a temporary file in the same folder, which then replaces the
 target in one ``os.replace``. A reader (or a crash) sees the old file or the
 new one, never a torn one, and the temporary file is removed when the write
-fails. ``tempfile.mkstemp`` creates files readable by the owner only; the
-result is given the permissions an ordinary ``open()`` would (``0o666`` less
-the umask), since most of these files are meant to be committed and shared.
-``private=True`` keeps a file the owner's only (``0o600``): checkpoints and the salt.
+fails. The temporary file is created with mode ``0o666``, which the system
+narrows by the umask (or a folder's default ACL) exactly as for an ordinary
+``open()``: most of these files are meant to be committed and shared, and
+letting the kernel apply the umask costs nothing, where reading it costs a file
+read per write. ``private=True`` keeps a file the owner's only (``0o600``,
+whatever the umask): checkpoints and the salt.
 
 A process killed in the middle of a write (``kill -9``) cannot remove its
 temporary file. Each temporary file's name carries the writer's host and process
 id (``.<name>.<host>.<pid>.<random>.tmp``); the first write of a process into a
 folder removes the temporary files there that this host wrote and whose writer is
-no longer running (POSIX only). Files of other hosts (a shared network folder, a
+no longer running (POSIX only). A folder the write itself had to create has
+nothing to sweep: a test suite writes one run record into each test's new folder,
+and listing every such folder was a fixed cost per test. Files of other hosts (a shared network folder, a
 container sharing a volume) are left alone: their process ids mean nothing here.
 """
 
@@ -24,18 +28,22 @@ import contextlib
 import hashlib
 import json
 import os
+import random
 import re
 import socket
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
-__all__ = ["current_umask", "one_to_one_name", "remove_stale_temporaries", "write_json_atomic", "write_text_atomic"]
+__all__ = [
+    "current_umask", "json_text", "one_to_one_name", "remove_stale_temporaries", "resolved", "write_json_atomic",
+    "write_text_atomic",
+]
 
 _UMASK_LOCK = threading.Lock()
 _SWEPT: set[str] = set()  # folders whose leftover temporary files this process already removed
 _TEMPORARY = re.compile(r"^\..+\.(?P<host>[A-Za-z0-9-]+)\.(?P<pid>[0-9]+)\.[a-z0-9_]{8}\.tmp$")
+_NAME_CHARACTERS = "abcdefghijklmnopqrstuvwxyz0123456789_"  # as tempfile's names
 _HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:40] or "host"
 
 
@@ -64,24 +72,62 @@ def write_text_atomic(path: Path, text: str, *, exclusive: bool = False, durable
     the disk before the rename (files a user keeps: snapshots, cassettes, tool recordings).
     ``private`` keeps the file readable by its owner only (``0o600``) whatever the umask.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_temporaries(path.parent)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{_HOST}.{os.getpid()}.",
-                                          suffix=".tmp")
+    if not _make_folder(path.parent):
+        remove_stale_temporaries(path.parent)
+    data = text.encode("utf-8")
+    handle, temporary = _open_temporary(path, 0o600 if private else 0o666)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
+        try:
+            _write_all(handle, data)
             if durable:
-                stream.flush()
-                os.fsync(stream.fileno())
-        os.chmod(temporary, 0o600 if private else 0o666 & ~current_umask())
+                os.fsync(handle)
+        finally:
+            os.close(handle)
+        if private:  # the umask can only narrow 0o600; a private file is exactly the owner's read and write
+            os.chmod(temporary, 0o600)
         if exclusive:
             return _create(Path(temporary), path)
         os.replace(temporary, path)
+        temporary = ""  # moved into place: nothing left to remove (and no stat to ask)
         return True
     finally:
-        if os.path.exists(temporary):
+        if temporary and os.path.exists(temporary):
             os.unlink(temporary)
+
+
+def _write_all(handle: int, data: bytes) -> None:
+    """Write every byte of ``data`` to the file descriptor ``handle`` (``os.write`` may write fewer)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(handle, view):]
+
+
+def _make_folder(folder: Path) -> bool:
+    """Create ``folder`` (and its parents) if missing; whether this call created it (so it holds nothing)."""
+    try:
+        folder.mkdir()
+    except FileExistsError:
+        return False
+    except FileNotFoundError:
+        folder.mkdir(parents=True, exist_ok=True)  # a parent is missing too (exist_ok: another writer raced us)
+    return True
+
+
+def _open_temporary(path: Path, mode: int) -> tuple[int, str]:
+    """A new, empty temporary file beside ``path`` (``.<name>.<host>.<pid>.<random>.tmp``), opened for writing.
+
+    As ``tempfile.mkstemp``, but created with ``mode`` less the umask, as ``open()`` creates files,
+    instead of the owner-only ``0o600`` that would then need a ``chmod`` and the umask read back.
+    """
+    prefix = f"{path.parent}{os.sep}.{path.name}.{_HOST}.{os.getpid()}."
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        name = prefix + "".join(random.choices(_NAME_CHARACTERS, k=8)) + ".tmp"
+        try:
+            return os.open(name, flags, mode), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary file name beside {path}")
 
 
 def _create(temporary: Path, path: Path) -> bool:
@@ -101,10 +147,13 @@ def remove_stale_temporaries(folder: Path) -> None:
 
     Only names this module makes are touched, and only when the process id in the name is not running.
     """
+    if os.name != "posix" or (folder.is_absolute() and str(folder) in _SWEPT):
+        return  # an absolute path seen before is not resolved again (a syscall per part of it)
     key = str(folder.resolve())
-    if key in _SWEPT or os.name != "posix":
+    swept = key in _SWEPT
+    _SWEPT.update((key, str(folder)) if folder.is_absolute() else (key,))
+    if swept:
         return
-    _SWEPT.add(key)
     with contextlib.suppress(OSError):
         for entry in os.scandir(folder):
             match = _TEMPORARY.match(entry.name)
@@ -128,8 +177,80 @@ def _running(pid: int) -> bool:
 
 def write_json_atomic(path: Path, data: Any, *, private: bool = False) -> Path:
     """Write ``data`` as indented JSON with sorted keys (stable bytes for stable data); return ``path``."""
-    write_text_atomic(path, json.dumps(data, sort_keys=True, ensure_ascii=False, indent=2) + "\n", private=private)
+    write_text_atomic(path, json_text(data) + "\n", private=private)
     return path
+
+
+def json_text(data: Any) -> str:
+    """``json.dumps(data, sort_keys=True, ensure_ascii=False, indent=2)``, the same text, made faster.
+
+    With ``indent`` the standard library encodes in Python, one generator per container, which made
+    the JSON of a small run record cost about as much as writing the file. Plain data (dicts with
+    string keys, lists, strings, numbers, booleans, ``None``) is encoded here with the C string
+    encoder; anything else (tuples, other keys, subclasses, very deep data) is left to ``json.dumps``.
+    """
+    parts: list[str] = []
+    if not _encode(data, parts, "\n", 0):
+        return json.dumps(data, sort_keys=True, ensure_ascii=False, indent=2)
+    return "".join(parts)
+
+
+_STRING = json.encoder.encode_basestring  # the C encoder where available, as json.dumps uses
+_MAX_DEPTH = 200  # deeper data goes to json.dumps, which says what it says about it
+
+
+def _encode(value: Any, out: list[str], newline: str, depth: int) -> bool:
+    """Append ``value``'s JSON to ``out``; ``newline`` is a line break and the current indentation.
+    ``False`` (``out`` then half written) for data that is not plain (see :func:`json_text`)."""
+    kind = type(value)
+    if kind is str:
+        out.append(_STRING(value))
+    elif kind is dict or kind is list:
+        return _encode_container(value, out, newline, depth)
+    elif value is None or value is True or value is False:
+        out.append("null" if value is None else "true" if value else "false")
+    elif kind is int:
+        out.append(int.__repr__(value))
+    elif kind is float:
+        out.append(_float(value))
+    else:
+        return False
+    return True
+
+
+def _encode_container(value: dict[Any, Any] | list[Any], out: list[str], newline: str, depth: int) -> bool:
+    if not value:
+        out.append("{}" if type(value) is dict else "[]")
+        return True
+    if depth >= _MAX_DEPTH:
+        return False
+    inner = newline + "  "
+    opening = "{" if type(value) is dict else "["
+    if type(value) is dict:
+        if any(type(key) is not str for key in value):
+            return False
+        for key in sorted(value):
+            out.append(opening + inner + _STRING(key) + ": ")
+            opening = ","
+            if not _encode(value[key], out, inner, depth + 1):
+                return False
+    else:
+        for item in value:
+            out.append(opening + inner)
+            opening = ","
+            if not _encode(item, out, inner, depth + 1):
+                return False
+    out.append(newline + ("}" if type(value) is dict else "]"))
+    return True
+
+
+def _float(value: float) -> str:
+    """A float as ``json.dumps`` writes it (``NaN`` and ``Infinity`` included, as it allows them by default)."""
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "Infinity" if value > 0 else "-Infinity"
+    return float.__repr__(value)
 
 
 def one_to_one_name(name: str, safe: str, *, limit: int | None = None) -> str:
@@ -145,3 +266,35 @@ def one_to_one_name(name: str, safe: str, *, limit: int | None = None) -> str:
     digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:10]
     kept = safe if limit is None else safe[: limit - 11]
     return f"{kept}-{digest}"
+
+
+#: Absolute paths this process found to be their own resolution: no symbolic link, no ``..`` in them.
+_CANONICAL: set[str] = set()
+_MAX_CANONICAL = 10_000
+
+
+def resolved(path: Path) -> Path:
+    """``path.expanduser().resolve()``, with fewer system calls for a path under a folder already resolved.
+
+    ``resolve`` looks at every part of a path (a ``lstat`` each, in Python). A test's run folder
+    (``<base temp>/agentloom/<test>-<n>/runs``) and its workflow file differ from the previous test's only
+    in their last parts: when the folder holding a path was found canonical, only the last part is
+    looked at (is it a symbolic link?). A folder made a symbolic link since then would be named as it is
+    written, which still reaches the same file the link's target does.
+    """
+    path = path.expanduser()
+    if not path.is_absolute() or path.name in ("", ".", ".."):
+        return _remember(path.resolve())
+    parent = path.parent
+    if str(parent) not in _CANONICAL and resolved(parent) != parent:
+        return _remember(path.resolve())
+    if os.path.islink(path):
+        return _remember(path.resolve())
+    return _remember(path)
+
+
+def _remember(path: Path) -> Path:
+    if len(_CANONICAL) >= _MAX_CANONICAL:
+        _CANONICAL.clear()
+    _CANONICAL.add(str(path))
+    return path

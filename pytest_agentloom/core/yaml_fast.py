@@ -46,10 +46,14 @@ class _NotPlain(Exception):
     """Give up: the two-pass reader decides."""
 
 
-def plain_data(loader: Any, limits: Any) -> Any:
-    """The data of the document ``loader`` (a fresh PyYAML loader) parses, or :data:`NOT_PLAIN`."""
+def plain_data(loader: Any, limits: Any, item_lines: list[int] | None = None) -> Any:
+    """The data of the document ``loader`` (a fresh PyYAML loader) parses, or :data:`NOT_PLAIN`.
+
+    ``item_lines``, when given, gets the line (1-based) each item of a top-level sequence starts on:
+    what a scenario table's errors name, which the two-pass reader finds in its node tree.
+    """
     try:
-        return _Builder(loader, limits).build()
+        return _Builder(loader, limits, item_lines).build()
     except Exception:  # whatever went wrong, the two-pass reader says it properly
         return NOT_PLAIN
 
@@ -57,8 +61,9 @@ def plain_data(loader: Any, limits: Any) -> Any:
 class _Builder:
     """Events to data with the limits of :class:`~.yaml_io.YamlLimits` (see the module docs)."""
 
-    def __init__(self, loader: Any, limits: Any) -> None:
+    def __init__(self, loader: Any, limits: Any, item_lines: list[int] | None = None) -> None:
         self.loader, self.limits = loader, limits
+        self.item_lines = item_lines
         resolvers = loader.yaml_implicit_resolvers
         # the first characters an implicit resolver looks at (loader.resolve returns str for any other), or
         # None when a resolver would look at every scalar: then every scalar goes through loader.resolve
@@ -90,9 +95,12 @@ class _Builder:
         # a frame: [container, anchor, values and characters when it started, key waiting for its value]
         stack: list[list[Any]] = []
         pending = _NO_KEY
+        item_lines = self.item_lines
         while True:
             event: Any = loader.get_event()
             kind = type(event)
+            if item_lines is not None and len(stack) == 1 and type(stack[0][0]) is list and kind is not _SEQ_END:
+                item_lines.append(event.start_mark.line + 1)  # an item of the top-level sequence starts here
             if kind is _SCALAR:
                 text = event.value
                 if (event.tag is None and event.anchor is None and first is not None

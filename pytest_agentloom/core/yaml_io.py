@@ -53,7 +53,9 @@ from ..errors import DataReadError, YamlReadError
 from .gc_pause import paused_gc
 from .yaml_fast import NOT_PLAIN, plain_data
 
-__all__ = ["DEFAULT_LIMITS", "YamlLimits", "load_yaml", "parse_yaml", "read_text_capped", "read_yaml_file"]
+__all__ = [
+    "DEFAULT_LIMITS", "YamlLimits", "load_yaml", "load_yaml_items", "parse_yaml", "read_text_capped", "read_yaml_file",
+]
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _STR_TAG = "tag:yaml.org,2002:str"
@@ -98,6 +100,30 @@ def load_yaml(text: str, *, file: str | os.PathLike[str] = "<string>", limits: Y
         if data is not NOT_PLAIN:
             return data
     return parse_yaml(text, file=file, limits=limits)[0]
+
+
+def load_yaml_items(text: str, *, file: str | os.PathLike[str] = "<string>",
+                    limits: YamlLimits = DEFAULT_LIMITS) -> tuple[Any, list[int] | None]:
+    """The data of ``text`` as :func:`load_yaml` reads it, and, when it is a list, the line (1-based) each
+    item starts on (``None`` otherwise): a scenario table's rows, whose errors name their lines.
+
+    A plain document is read in one pass, as by :func:`load_yaml`; anything else, and every error,
+    goes the two-pass way, whose node tree has the lines.
+    """
+    if len(text) <= limits.max_bytes:
+        lines: list[int] = []
+        loader = _Loader(text)
+        try:
+            with paused_gc():
+                data = plain_data(loader, limits, lines)
+        finally:
+            loader.dispose()
+        if data is not NOT_PLAIN:
+            return data, lines if isinstance(data, list) else None
+    data, root = parse_yaml(text, file=file, limits=limits)
+    if not isinstance(data, list) or not isinstance(root, SequenceNode):
+        return data, None
+    return data, [item.start_mark.line + 1 for item in root.value]
 
 
 def parse_yaml(text: str, *, file: str | os.PathLike[str] = "<string>",

@@ -81,13 +81,25 @@ def workflow_hash(workflow: Workflow, redactor: Redactor) -> str:
 
     It is the hash of the definition as loaded: ``config`` fields replaced for one run (``--model``,
     ``--checkpoint``, ...) are left out, so the file still matches when the run is resumed; the
-    checkpoint keeps those overrides apart and resume applies them again. Without redaction patterns
-    it depends on the definition alone, and is worked out once per workflow.
+    checkpoint keeps those overrides apart and resume applies them again.
+
+    Worked out once per workflow and redaction: besides the definition, the hash depends on the
+    redactor's patterns, the environment's API keys (scrubbed from every string) and, when a value
+    was redacted, the salt that keyed its marker; a run whose redactor differs in any of them
+    hashes again.
     """
     loaded = workflow.as_loaded
-    if not redactor.active:
-        return loaded.memoized("hash", lambda: _hash(loaded, redactor))
-    return _hash(loaded, redactor)
+    key = "hash " + repr((redactor.patterns, redactor.api_keys))
+    salt, digest = loaded.memoized(key, lambda: _salted_hash(loaded, redactor))
+    if salt is not None and salt != redactor.salt:
+        return _hash(loaded, redactor)
+    return digest
+
+
+def _salted_hash(workflow: Workflow, redactor: Redactor) -> tuple[bytes | None, str]:
+    """The hash, and the salt it used (``None`` when no value was redacted, so that no salt was read)."""
+    digest = _hash(workflow, redactor)
+    return redactor.loaded_salt(), digest
 
 
 def _hash(workflow: Workflow, redactor: Redactor) -> str:

@@ -513,6 +513,17 @@ class Workflow(_Strict):
             memo[key] = make()
         return memo[key]  # type: ignore[no-any-return]
 
+    def adopt_memo(self, other: Workflow) -> None:
+        """Start from what :meth:`memoized` worked out for ``other``, a copy of the same definition.
+
+        For copies made by pickling or ``deepcopy`` (the test process's workflow cache hands one to
+        every run of a file): their memo would start empty and each run would dump and hash the
+        definition again. Call it only while this copy still holds the definition it was made with.
+        """
+        memo = other._memo
+        if memo.get(_MEMO_OWNER) == id(other):
+            self._memo = {**memo, _MEMO_OWNER: id(self)}
+
     def with_config(self, **overrides: Any) -> Workflow:
         """A copy with some ``config`` fields replaced, validated like the file's own."""
         config = WorkflowConfig.model_validate({**self.config.model_dump(exclude_unset=True), **overrides})

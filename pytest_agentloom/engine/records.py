@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.files import write_json_atomic
+from ..core.files import resolved, write_json_atomic
 from ..core.json_io import load_json
 from ..core.yaml_io import DEFAULT_LIMITS, read_text_capped
 from ..errors import DataReadError
@@ -50,7 +50,7 @@ def resolve_runs_dir(runs_dir: str | Path | bool | None, env: Mapping[str, str] 
     if runs_dir is False:
         return None
     if runs_dir is not None and runs_dir is not True:
-        return Path(runs_dir).expanduser().resolve()
+        return resolved(Path(runs_dir))  # a test's run folder: each new, under a folder already resolved
     environ = os.environ if env is None else env
     if environ.get(RUNS_DIR_ENV):
         return Path(environ[RUNS_DIR_ENV]).expanduser().resolve()

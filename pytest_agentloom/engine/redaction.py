@@ -163,6 +163,10 @@ class Redactor:
                              "use the project's .agentloom/salt.")
         return self._salt
 
+    def loaded_salt(self) -> bytes | None:
+        """The salt if it was given or has been read, without reading it (``None`` otherwise)."""
+        return self._salt if self.active else None
+
     # -- matching and markers -------------------------------------------------------------------------------
 
     def matches(self, name: str, path: str | None = None) -> bool:

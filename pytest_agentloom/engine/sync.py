@@ -12,18 +12,27 @@ costs about as much as a twenty-step scripted run, and a test suite calls
 ``run_workflow`` thousands of times. Each call still ends as ``asyncio.run``
 ends one: tasks the run left behind are cancelled and waited for, and async
 generators it left open are closed, so nothing of one run reaches the next.
-Ctrl-C cancels the run as under ``asyncio.run``. A call that ends in an
-interruption (``KeyboardInterrupt``, ``SystemExit``) closes the kept loop; the
-next call makes a new one, as does a forked child. Other threads use
-``asyncio.run``.
+Ctrl-C cancels the run as under ``asyncio.run``: the first one cancels the run's
+task, which then ends in ``KeyboardInterrupt``; a second one raises it at once.
+A call that ends in an interruption (``KeyboardInterrupt``, ``SystemExit``)
+closes the kept loop; the next call makes a new one, as does a forked child.
+Other threads use ``asyncio.run``.
+
+The loop is driven here rather than through :class:`asyncio.Runner`, whose ``run``
+installs its Ctrl-C handler through ``signal.signal`` and reads it back through
+``signal.getsignal``: both turn the handler into an enum member when they can,
+and trying costs the ``repr`` of a handler that holds the task, on every call.
+The handler is installed through ``_signal``, the C module ``signal`` wraps.
 """
 
 from __future__ import annotations
 
+import _signal
 import asyncio
 import atexit
 import contextvars
 import os
+import signal
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -48,34 +57,78 @@ class _KeptLoop:
     """The main thread's event loop, kept from one call to the next (see the module's docstring)."""
 
     def __init__(self) -> None:
-        self._runner: asyncio.Runner | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._pid = 0
 
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        runner = self._current()
+        loop = self._current()
+        task = loop.create_task(coroutine, context=contextvars.copy_context())  # the caller's, as asyncio.run
+        interrupt = _CtrlC(loop, task)
         try:
-            return runner.run(coroutine, context=contextvars.copy_context())  # the caller's, as asyncio.run
+            with interrupt:
+                try:
+                    return loop.run_until_complete(task)
+                except asyncio.CancelledError:
+                    if interrupt.count and task.uncancel() == 0:  # cancelled by Ctrl-C, not by the run itself
+                        raise KeyboardInterrupt from None
+                    raise
         except (KeyboardInterrupt, SystemExit):
             self.close()
             raise
         finally:
-            if self._runner is runner:
-                _tidy(runner.get_loop())
+            if self._loop is loop:
+                _tidy(loop)
 
-    def _current(self) -> asyncio.Runner:
-        runner = self._runner
-        if runner is None or self._pid != os.getpid() or runner.get_loop().is_closed():
+    def _current(self) -> asyncio.AbstractEventLoop:
+        loop = self._loop
+        if loop is None or self._pid != os.getpid() or loop.is_closed():
             # a forked child never shares its parent's loop; a loop someone closed is replaced
-            runner = self._runner = asyncio.Runner()
+            loop = self._loop = asyncio.new_event_loop()  # like asyncio.run, no current loop set between calls
             self._pid = os.getpid()
-            runner.get_loop()  # made now; like asyncio.run, leave no current loop set between calls
-            asyncio.set_event_loop(None)
-        return runner
+        return loop
 
     def close(self) -> None:
-        runner, self._runner = self._runner, None
-        if runner is not None and self._pid == os.getpid():
-            runner.close()
+        """What ``asyncio.Runner.close`` does: cancel what is left, close generators and the executor, close."""
+        loop, self._loop = self._loop, None
+        if loop is None or self._pid != os.getpid() or loop.is_closed():
+            return
+        try:
+            _tidy(loop)
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+        finally:
+            loop.close()
+
+
+class _CtrlC:
+    """While a call runs: Ctrl-C cancels its task (a second one raises ``KeyboardInterrupt``), as in
+    ``asyncio.run``; only when Python's own handler is in place (a program's own handler is left alone)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> None:
+        self.loop, self.task = loop, task
+        self.count = 0
+        self._installed = False
+
+    def __enter__(self) -> _CtrlC:
+        if _signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            try:
+                _signal.signal(signal.SIGINT, self._on_sigint)
+            except ValueError:  # an interpreter whose main thread takes no signals (embedded)
+                return self
+            self._installed = True
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._installed and _signal.getsignal(signal.SIGINT) == self._on_sigint:
+            _signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    def _on_sigint(self, signum: int, frame: object) -> None:
+        self.count += 1
+        if self.count == 1 and not self.task.done():
+            self.task.cancel()
+            self.loop.call_soon_threadsafe(lambda: None)  # wake the loop if it waits in select()
+            return
+        raise KeyboardInterrupt
 
 
 def _tidy(loop: asyncio.AbstractEventLoop) -> None:

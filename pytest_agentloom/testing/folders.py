@@ -28,6 +28,9 @@ __all__ = ["folder_for_test"]
 #: Numbers the folders this process makes: unique within a session's base folder (an xdist worker has its own).
 _NUMBERS = itertools.count()
 _NAME_LENGTH = 30  # as pytest's tmp_path: the start of the test's name, odd characters as '_'
+_ODD = re.compile(r"\W")
+#: ``<base temp>/agentloom``: where the folders of a session's tests go
+_BASE_KEY = pytest.StashKey[Path]()
 
 
 def folder_for_test(request: pytest.FixtureRequest) -> Path:
@@ -35,8 +38,11 @@ def folder_for_test(request: pytest.FixtureRequest) -> Path:
     if "tmp_path" in request.fixturenames:
         path: Path = request.getfixturevalue("tmp_path")
         return path
-    factory: pytest.TempPathFactory = request.getfixturevalue("tmp_path_factory")
-    name = re.sub(r"\W", "_", request.node.name)[:_NAME_LENGTH]
-    folder = factory.getbasetemp() / "agentloom" / f"{name}-{next(_NUMBERS)}"
+    base = request.config.stash.get(_BASE_KEY, None)
+    if base is None:  # the session's base folder is the same for every test: found once (a fixture lookup)
+        factory: pytest.TempPathFactory = request.getfixturevalue("tmp_path_factory")
+        base = request.config.stash[_BASE_KEY] = factory.getbasetemp() / "agentloom"
+    name = _ODD.sub("_", request.node.name)[:_NAME_LENGTH]
+    folder = base / f"{name}-{next(_NUMBERS)}"
     folder.mkdir(mode=0o700, parents=True)
     return folder

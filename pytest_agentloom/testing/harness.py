@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, final
 
 from ..core.clock import VirtualClock, derived_run_id
+from ..core.files import resolved
 from ..engine.model import Workflow
 from ..engine.options import mock_provider
 from ..engine.resume import resume_workflow
@@ -23,7 +24,7 @@ from ..tools.registry import tools_by_name
 from .secrets import check_no_secrets, files_written, pending_writes
 from .sent import SentRequests, sent_data
 from .snapshots import SnapshotOptions, SnapshotSession, sanitize
-from .workflow_cache import load_cached
+from .workflow_cache import load_cached, load_cached_for_run
 
 if TYPE_CHECKING:
     from ..core.types import Provider
@@ -106,7 +107,7 @@ class AgentloomHarness:
     def path(self, path: str | Path) -> Path:
         """``path`` made absolute against the test file's folder."""
         candidate = Path(path).expanduser()
-        return candidate if candidate.is_absolute() else (self.test_dir / candidate).resolve()
+        return candidate if candidate.is_absolute() else resolved(self.test_dir / candidate)
 
     def load(self, path: str | Path) -> Workflow:
         """Load and check a workflow file; ``path`` is relative to the test file's folder.
@@ -324,7 +325,7 @@ class AgentloomHarness:
                 f"agentloom.run() takes a Workflow or a path, got {type(workflow_or_path).__name__}: "
                 f"{workflow_or_path!r}"
             )
-        return self.load(workflow_or_path)
+        return load_cached_for_run(self.path(workflow_or_path))  # no one can change it before it runs
 
     def _default_provider(self, workflow: Workflow, state: Mapping[str, Any] | None = None) -> Provider:
         """The provider of a run that passed none: the real gateway wrapped in this test's cassette.

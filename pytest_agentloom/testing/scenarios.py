@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.gc_pause import paused_gc
 from ..core.json_io import load_json
 from ..core.suggest import did_you_mean
-from ..core.yaml_io import DEFAULT_LIMITS, parse_yaml, read_text_capped
+from ..core.yaml_io import DEFAULT_LIMITS, load_yaml_items, read_text_capped
 from ..errors import DataReadError, JsonReadError, ScenarioTableError
 from ..providers.script_data import ScriptDataError, replies_from_data
 from ..providers.scripted import Scripted
@@ -286,18 +286,17 @@ def _read_rows(text: str, path: Path, default_workflow: str | None) -> list[Scen
 
 
 def _read_yaml(text: str, path: Path) -> list[tuple[int, Any]]:
-    from yaml.nodes import SequenceNode
-
+    """The rows and the line each starts on; a plain table is read in one pass with libyaml where available."""
     try:
-        data, node = parse_yaml(text, file=path)
+        data, lines = load_yaml_items(text, file=path)
     except DataReadError as exc:
         raise ScenarioTableError(exc.problem, file=path, line=exc.line, hint=exc.hint) from None
     if data is None:
         return []
-    if not isinstance(data, list) or not isinstance(node, SequenceNode):
+    if not isinstance(data, list) or lines is None:
         raise ScenarioTableError(f"a YAML table must be a list of rows, got {type(data).__name__}", file=path,
                                  hint="start each row with '- id: ...'.")
-    return [(item.start_mark.line + 1, row) for item, row in zip(node.value, data, strict=True)]
+    return list(zip(lines, data, strict=True))
 
 
 def _read_jsonl(text: str, path: Path) -> list[tuple[int, Any]]:

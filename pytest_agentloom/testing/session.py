@@ -64,8 +64,18 @@ class AgentloomSession:
     # -- per test -----------------------------------------------------------------------------------------
 
     def defaults(self, item: pytest.Item) -> dict[str, Any]:
-        """The merged ``agentloom`` markers of ``item`` (raises MarkerError on a bad argument)."""
-        return marker_defaults(item.iter_markers("agentloom"), where=item.nodeid)
+        """The merged ``agentloom`` markers of ``item`` (raises MarkerError on a bad argument), the caller's own.
+
+        Setup checks them and the fixture uses them: merged once while the item's markers are the
+        same objects (a fixture may add one with ``add_marker``, which merges them again).
+        """
+        marks = tuple(item.iter_markers("agentloom"))
+        known = item.stash.get(DEFAULTS_KEY, None)
+        if known is None or len(known[0]) != len(marks) or any(
+                was is not mark for was, mark in zip(known[0], marks, strict=True)):
+            known = item.stash[DEFAULTS_KEY] = (marks, marker_defaults(marks, where=item.nodeid))
+        merged = known[1]
+        return {**merged, "config": dict(merged["config"])}  # callers add to it and to its config
 
     def snapshot_location(self, item: pytest.Item, defaults: dict[str, Any] | None = None) -> tuple[Path, str]:
         """This test's snapshot folder (``<dir>/<module>``) and file stem (``<test>[<param>]``)."""
@@ -411,3 +421,5 @@ def _relative(path: Path) -> str:
 SESSION_KEY = pytest.StashKey[AgentloomSession]()
 CASSETTE_KEY = pytest.StashKey[TestCassette]()  # the cassette of a test that used the agentloom fixture
 HARNESS_KEY = pytest.StashKey["AgentloomHarness"]()  # the agentloom fixture's object of a test that used it
+#: the markers merged by :meth:`AgentloomSession.defaults`, with the markers they were merged from
+DEFAULTS_KEY = pytest.StashKey[tuple[tuple[Any, ...], dict[str, Any]]]()

@@ -11,6 +11,7 @@ key (``[tool.pytest.ini_options]`` or ``pytest.ini``). Later issues add rows to
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -274,10 +275,12 @@ MARKER_SIGNATURE = ("agentloom(workflow=None, *, tools=None, state=None, snapsho
                     "cassette_ignore=None, cassette_matchers=None, repeat=None, min_pass_rate=None, **config)")
 
 
-def _config_keys() -> list[str]:
+@functools.cache
+def _config_keys() -> frozenset[str]:
+    """The ``WorkflowConfig`` field names (a class's fields never change: read once)."""
     from ..engine.model import WorkflowConfig
 
-    return list(WorkflowConfig.model_fields)
+    return frozenset(WorkflowConfig.model_fields)
 
 
 def marker_defaults(markers: Iterable[Any], where: str) -> dict[str, Any]:

@@ -9,40 +9,63 @@ is several times faster than ``copy.deepcopy`` of the models), so a run, a tool 
 a test that changes the workflow it got can never change what another run gets.
 
 An entry is used only while every file it was built from (the workflow's and its
-subworkflow children's) holds the very text the loader read: the files are read
-again and compared on each use. A file's modification time and size alone would
-miss an edit of the same length within the file system's timestamp granularity
-(a test that rewrites a workflow and runs it again in the same millisecond);
-reading a workflow file costs microseconds next to loading it. A file that
-cannot be read drops the entry, and loading it again raises the loader's own
-error, naming the file, as without the cache. Failed loads are not kept.
+subworkflow children's) holds the very text the loader read. A file's modification
+time and size alone would miss an edit of the same length within the file system's
+timestamp granularity (a test that rewrites a workflow and runs it again in the same
+millisecond), so a file is read again and compared on each use until it has
+*settled*: its text was found unchanged at a moment well after (:data:`SETTLED_NS`)
+its last change (modification and status-change times). From then on, a ``stat``
+that shows the same device, inode, size and both times is enough, as git trusts an
+index entry that is not "racily clean": any later write moves the times on (and
+``os.utime`` cannot put the status-change time back), a file replaced by another
+changes the inode. Reading a file on every row cost a fifth of what loading the
+copy costs. A file that cannot be read drops the entry, and loading it again
+raises the loader's own error, naming the file, as without the cache. Failed loads
+are not kept.
+
+What a run works out once per workflow object (the definition's dump and hash, the
+run's shape: :meth:`~pytest_agentloom.engine.model.Workflow.memoized`) would be
+worked out again for every copy. A copy handed straight to a run
+(:meth:`WorkflowCache.load_for_run`, the harness's ``agentloom.run("flow.yaml")``)
+starts with what the previous such copy of the same file worked out; a copy handed
+to a test (:meth:`WorkflowCache.load`, which the test may change before running it)
+starts empty.
 """
 
 from __future__ import annotations
 
+import os
 import pickle
+import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core.files import resolved
 from ..core.yaml_io import DEFAULT_LIMITS, read_text_capped
 from ..engine.loader import load_workflow, load_workflow_read
 
 if TYPE_CHECKING:
     from ..engine.model import Workflow
 
-__all__ = ["WorkflowCache", "load_cached"]
+__all__ = ["WorkflowCache", "load_cached", "load_cached_for_run"]
 
 #: Entries kept per process; the least recently used goes first (a big suite's many small test workflows).
 MAX_ENTRIES = 256
+#: How long after its last change a file's text must have been found unchanged before a ``stat`` is trusted
+#: alone: well over any file system's timestamp granularity (FAT's is two seconds, ext4's a clock tick).
+SETTLED_NS = 3_000_000_000
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Entry:
     workflow: Workflow
     texts: dict[Path, str]  # every file the workflow was built from -> the text it was built from
     pickled: bytes | None  # the workflow pickled, when it can be: unpickling is ~3x faster than a deep copy
+    donor: Workflow | None = None  # the last copy handed to a run: the next such copy takes its memo
+    #: files whose text was found unchanged well after their last change -> their ``stat`` then
+    settled: dict[Path, tuple[int, ...]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, workflow: Workflow, texts: dict[Path, str]) -> _Entry:
@@ -60,13 +83,19 @@ class _Entry:
         return self.workflow.model_copy(deep=True)
 
     def is_current(self) -> bool:
-        """Whether every file still holds the text the workflow was built from."""
+        """Whether every file still holds the text the workflow was built from (see the module's docs)."""
         for path, text in self.texts.items():
             try:
+                status = os.stat(path)  # before reading: a change made meanwhile shows at the next use
+                signature = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+                if self.settled.get(path) == signature:
+                    continue
                 if read_text_capped(path, max_bytes=DEFAULT_LIMITS.max_bytes, what="workflow file") != text:
                     return False
             except (OSError, ValueError):  # gone, unreadable, a directory now: load again, which explains it
                 return False
+            if time.time_ns() - max(status.st_mtime_ns, status.st_ctime_ns) > SETTLED_NS:
+                self.settled[path] = signature
         return True
 
 
@@ -86,8 +115,26 @@ class WorkflowCache:
 
     def load(self, path: str | Path) -> Workflow:
         """The workflow at ``path``, as :func:`~pytest_agentloom.engine.loader.load_workflow` gives it."""
+        entry = self._entry(path)
+        return entry.copy() if isinstance(entry, _Entry) else entry
+
+    def load_for_run(self, path: str | Path) -> Workflow:
+        """As :meth:`load`, for a copy that goes straight to a run, unchanged: it starts with what the
+        previous copy handed to a run worked out for this definition (see the module's docs)."""
+        entry = self._entry(path)
+        if not isinstance(entry, _Entry):
+            return entry
+        copied = entry.copy()
+        if entry.donor is not None:
+            copied.adopt_memo(entry.donor)
+        entry.donor = copied
+        return copied
+
+    def _entry(self, path: str | Path) -> _Entry | Workflow:
+        """The current entry of ``path`` (loading the file when there is none), or the workflow loaded
+        without the cache when ``path`` cannot even be resolved."""
         try:
-            key = Path(path).expanduser().resolve()
+            key = resolved(Path(path))
         except (OSError, ValueError, RuntimeError):  # a NUL, a symlink loop: the loader names the problem
             return load_workflow(path)
         entry = self._entries.get(key)
@@ -99,7 +146,7 @@ class WorkflowCache:
                 self._entries.popitem(last=False)
         else:
             self._entries.move_to_end(key)
-        return entry.copy()
+        return entry
 
 
 _PROCESS_CACHE = WorkflowCache()
@@ -109,3 +156,8 @@ def load_cached(path: str | Path) -> Workflow:
     """Load through the cache this test process shares (every harness of a session, and pytester's inline runs:
     entries are checked against the files, so a stale one is never used)."""
     return _PROCESS_CACHE.load(path)
+
+
+def load_cached_for_run(path: str | Path) -> Workflow:
+    """:func:`load_cached` for a copy handed straight to a run (:meth:`WorkflowCache.load_for_run`)."""
+    return _PROCESS_CACHE.load_for_run(path)

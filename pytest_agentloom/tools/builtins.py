@@ -21,13 +21,13 @@ from ..errors import ToolError
 from .processes import read_text_prefix, run_command
 from .registry import Tool, ToolRegistry, tool
 from .sandbox import Sandbox, SandboxConfig
-from .schema import schema_for_function
 
 __all__ = ["BUILTIN_TOOL_NAMES", "builtin_tools", "run_tools"]
 
 BUILTIN_TOOL_NAMES = ("http_request", "shell_command", "file_read", "file_write")
 _MAX_OUTPUT_CHARS = 100_000
-_SCHEMAS: dict[str, dict[str, Any]] = {}  # each built-in's parameters: derived from type hints once, not every run
+#: each built-in's parameters and description: derived from its type hints and docstring once, not every run
+_SCHEMAS: dict[str, tuple[dict[str, Any], str]] = {}
 
 
 def run_tools(sandbox: SandboxConfig, base_dir: Path, tools: Mapping[str, Any] | None = None) -> ToolRegistry:
@@ -38,13 +38,17 @@ def run_tools(sandbox: SandboxConfig, base_dir: Path, tools: Mapping[str, Any] |
 
 
 def _builtin(*, side_effects: bool = False) -> Callable[[Callable[..., Any]], Tool]:
-    """``@tool`` for a built-in: its schema is the same for every run, so it is derived only once."""
+    """``@tool`` for a built-in: its schema and description are the same for every run, so they are derived
+    once (type hints, docstring), and each run only binds the functions to its sandbox."""
 
     def wrap(function: Callable[..., Any]) -> Tool:
-        schema = _SCHEMAS.get(function.__name__)
-        if schema is None:
-            schema = _SCHEMAS[function.__name__] = schema_for_function(function)
-        return tool(function, side_effects=side_effects, parameters=schema)
+        known = _SCHEMAS.get(function.__name__)
+        if known is None:
+            made = tool(function, side_effects=side_effects)
+            known = _SCHEMAS[function.__name__] = (made.parameters, made.description)
+        parameters, description = known
+        return Tool(name=function.__name__, function=function, description=description,
+                    parameters=dict(parameters), side_effects=side_effects)
 
     return wrap
 

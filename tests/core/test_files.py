@@ -8,9 +8,11 @@ import stat
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_agentloom.core import files as files_module
-from pytest_agentloom.core.files import current_umask, write_json_atomic, write_text_atomic
+from pytest_agentloom.core.files import current_umask, json_text, write_json_atomic, write_text_atomic
 
 
 def test_atomic_write_leaves_no_temporary_file_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -94,3 +96,78 @@ def test_the_first_write_into_a_folder_removes_temporary_files_of_dead_writers(t
     write_text_atomic(tmp_path / "new.yaml", "a: 1\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*(n for n, kept in names.items() if kept),
                                                                   "new.yaml"])
+
+
+def test_a_folder_the_write_created_is_not_listed_for_leftovers(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    listed: list[str] = []
+    real_scandir = os.scandir
+
+    def scandir(folder: str) -> object:
+        listed.append(str(folder))
+        return real_scandir(folder)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    write_json_atomic(tmp_path / "new" / "deeper" / "record.json", {"a": 1})  # both folders made by the write
+    assert listed == []
+    write_json_atomic(tmp_path / "record.json", {"a": 1})  # tmp_path existed: its leftovers are looked for
+    assert listed == [str(tmp_path)]
+
+
+def test_the_temporary_file_carries_a_name_the_sweep_recognises(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[str] = []
+    real_replace = os.replace
+
+    def replace(source: str, target: str) -> None:
+        seen.append(os.path.basename(source))
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", replace)
+    write_text_atomic(tmp_path / "snap.yaml", "a: 1\n")
+    match = files_module._TEMPORARY.match(seen[0])
+    assert match and match["host"] == files_module._HOST and int(match["pid"]) == os.getpid()
+
+
+json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=12)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=6), inner, max_size=4),
+                            st.tuples(inner)),
+    max_leaves=30)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(json_values)
+def test_json_text_is_the_text_json_dumps_gives(value: object) -> None:
+    import json
+
+    assert json_text(value) == json.dumps(value, sort_keys=True, ensure_ascii=False, indent=2)
+
+
+def test_json_text_leaves_what_is_not_plain_to_json_dumps() -> None:
+    import enum
+    import json
+
+    class Level(enum.IntEnum):
+        HIGH = 2
+
+    deep: list[object] = []
+    for _ in range(300):
+        deep = [deep]
+    for value in ({1: "a", 2: "b"}, {"level": Level.HIGH}, deep, {"t": (1, "x")}):
+        assert json_text(value) == json.dumps(value, sort_keys=True, ensure_ascii=False, indent=2)
+    with pytest.raises(TypeError):
+        json_text({"a": object()})
+
+
+def test_resolved_is_what_resolve_gives_and_follows_links_made_later(tmp_path: Path) -> None:
+    from pytest_agentloom.core.files import resolved
+
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    paths = [tmp_path / "real" / "x", tmp_path / "link" / "x", tmp_path / "link", tmp_path / "real" / ".." / "real",
+             Path("relative") / "x", Path("~") / "x", Path("/")]
+    for path in paths * 2:  # the second time, folders are known
+        assert resolved(path) == path.expanduser().resolve()
+    (tmp_path / "real" / "later").symlink_to(tmp_path)  # the last part is always looked at
+    assert resolved(tmp_path / "real" / "later") == tmp_path.resolve()

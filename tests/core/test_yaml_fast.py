@@ -99,3 +99,27 @@ def test_limits_are_the_two_pass_limits() -> None:
 def test_an_anchor_is_one_shared_object_as_pyyaml_builds_it() -> None:
     data = agrees("a: &x {k: [1, 2]}\nb: *x\nc: [*x]\n")
     assert data["a"] is data["b"] is data["c"][0]
+
+
+@SETTINGS
+@given(st.lists(values, min_size=1, max_size=6), st.booleans(), st.integers(min_value=0, max_value=2))
+def test_a_lists_item_lines_are_the_lines_the_node_tree_gives(items: Any, flow: bool, blank: int) -> None:
+    """A scenario table's rows are read in one pass; the line each row starts on is the two-pass one."""
+    from pytest_agentloom.core.yaml_io import load_yaml_items
+
+    copies = [yaml.safe_load(yaml.safe_dump(item)) for item in items]  # no object twice: no anchors
+    text = yaml.safe_dump(copies, default_flow_style=flow, allow_unicode=True)
+    text = text.replace("\n- ", "\n" * (1 + blank) + "- ")
+    data, lines = load_yaml_items(text)
+    expected, root = parse_yaml(text)
+    assert repr(data) == repr(expected)
+    assert lines == [node.start_mark.line + 1 for node in root.value]
+
+
+def test_item_lines_come_from_the_two_pass_reader_when_the_text_is_not_plain() -> None:
+    from pytest_agentloom.core.yaml_io import load_yaml_items
+
+    text = "- id: a\n\n- id: b\n  <<: {x: 1}\n"  # a merge key: handed over
+    assert load_yaml_items(text) == ([{"id": "a"}, {"id": "b", "x": 1}], [1, 3])
+    assert load_yaml_items("id: a\n") == ({"id": "a"}, None)
+    assert load_yaml_items("") == (None, None)

@@ -143,3 +143,44 @@ def test_inside_a_running_loop_and_in_other_threads_it_still_runs() -> None:
     thread.start()
     thread.join()
     assert box == ["answer"]
+
+
+def test_ctrl_c_cancels_the_run_which_ends_in_keyboard_interrupt_and_the_handler_is_put_back() -> None:
+    import os
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        pytest.skip("Python's own Ctrl-C handler is not in place in this process")
+    cleaned: list[str] = []
+
+    async def waits() -> None:
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cleaned.append("cancelled")  # the run's own clean-up runs, as under asyncio.run
+            raise
+
+    async def answer() -> str:
+        return "fine"
+
+    with pytest.raises(KeyboardInterrupt):
+        run_sync(waits())
+    assert cleaned == ["cancelled"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert run_sync(answer()) == "fine"
+
+
+def test_a_programs_own_ctrl_c_handler_is_left_in_place() -> None:
+    import signal
+
+    seen: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: seen.append(signum))
+    try:
+        async def handler_during_the_call() -> object:
+            return signal.getsignal(signal.SIGINT)
+
+        during = run_sync(handler_during_the_call())
+        assert during is signal.getsignal(signal.SIGINT) and during is not signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, previous)

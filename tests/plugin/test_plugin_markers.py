@@ -106,3 +106,32 @@ def test_agentloom_scenarios_needs_one_path_and_the_scenario_fixture(triage: pyt
     result = triage.runpytest_inprocess()
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*a test marked agentloom_scenarios must take the 'scenario' fixture.*"])
+
+
+def test_a_marker_added_by_a_fixture_before_the_harness_is_made_counts(triage: pytest.Pytester) -> None:
+    """Setup merges the markers first; the harness merges them again when the markers are not the same."""
+    triage.makepyfile(test_added="""
+        import pytest
+
+        @pytest.fixture
+        def from_fixture(request):
+            request.node.add_marker(pytest.mark.agentloom(state={"ticket": "from fixture"}))
+
+        @pytest.mark.agentloom("flow.yaml", state={"ticket": "from test"})
+        def test_marker_of_the_test(agentloom):
+            result = agentloom.run(provider=agentloom.scripted(classify="question", reply="ok"))
+            assert result.state["ticket"] == "from test"
+
+        @pytest.mark.agentloom("flow.yaml")
+        def test_marker_of_a_fixture(from_fixture, agentloom):
+            result = agentloom.run(provider=agentloom.scripted(classify="question", reply="ok"))
+            assert result.state["ticket"] == "from fixture"
+            agentloom._defaults["config"]["budget_usd"] = 1.0  # the harness's own copy: nothing kept between uses
+
+        @pytest.mark.agentloom("flow.yaml")
+        def test_defaults_are_each_callers_own(request, agentloom):
+            session = request.config.stash[__import__("pytest_agentloom").plugin.SESSION_KEY]
+            session.defaults(request.node)["config"]["budget_usd"] = 1.0
+            assert session.defaults(request.node)["config"] == {}
+    """)
+    triage.runpytest_inprocess().assert_outcomes(passed=3)

@@ -165,3 +165,102 @@ def test_the_least_recently_used_entry_goes_first(tmp_path: Path) -> None:
     cache.load(paths[2])
     assert len(cache) == 2
     assert [path in cache for path in paths] == [True, False, True]
+
+
+def _hash_of(workflow: Workflow) -> str:
+    from pytest_agentloom.engine.checkpoints import workflow_hash
+    from pytest_agentloom.engine.redaction import Redactor
+
+    return workflow_hash(workflow, Redactor.from_workflow(workflow))
+
+
+def test_a_copy_for_a_run_starts_with_what_the_last_run_worked_out(files: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    import pytest_agentloom.engine.checkpoints as checkpoints
+
+    cache = WorkflowCache()
+    first = cache.load_for_run(files)
+    expected = _hash_of(first)
+    hashed: list[str] = []
+    real = checkpoints._hash
+    monkeypatch.setattr(checkpoints, "_hash", lambda *args: hashed.append("hashed") or real(*args))
+    second = cache.load_for_run(files)
+    assert second is not first and _hash_of(second) == expected and hashed == []  # taken from the first copy
+    assert _hash_of(cache.load(files)) == expected and hashed == ["hashed"]  # a test's own copy starts empty
+    rewrite_keeping_stat(files, "Classify:", "Sort out:")  # a new definition: nothing is taken over
+    changed = cache.load_for_run(files)
+    assert _hash_of(changed) != expected and hashed == ["hashed", "hashed"]
+
+
+def test_the_workflow_hash_follows_the_api_keys_and_the_redaction_patterns(
+        files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files.write_text(PARENT.replace('state: {ticket: ""}', 'state: {ticket: "sk-secret-value-42"}'))
+    monkeypatch.delenv("ZZ_HASH_API_KEY", raising=False)
+    monkeypatch.delenv("AGENTLOOM_REDACT_STATE_KEYS", raising=False)
+    monkeypatch.setenv("AGENTLOOM_REDACTION_SALT", "a-salt-for-this-test-only")
+    workflow = WorkflowCache().load_for_run(files)
+    plain = _hash_of(workflow)
+    monkeypatch.setenv("ZZ_HASH_API_KEY", "sk-secret-value-42")  # now scrubbed from the definition
+    scrubbed = _hash_of(workflow)
+    assert scrubbed != plain
+    monkeypatch.setenv("AGENTLOOM_REDACT_STATE_KEYS", "ticket")  # now redacted by pattern, with the salt
+    redacted = _hash_of(workflow)
+    assert redacted not in (plain, scrubbed)
+    monkeypatch.setenv("AGENTLOOM_REDACTION_SALT", "another-salt-for-this-test")  # another marker
+    assert _hash_of(workflow) not in (plain, scrubbed, redacted)
+    monkeypatch.delenv("AGENTLOOM_REDACT_STATE_KEYS")
+    monkeypatch.delenv("ZZ_HASH_API_KEY")
+    assert _hash_of(workflow) == plain
+
+
+def next_file_system_tick(path: Path) -> None:
+    """Wait until a file changed now gets a later status-change time than ``path`` has (the clock ticked)."""
+    probe = path.parent / ".probe"
+    while True:
+        probe.write_text("x")
+        if probe.stat().st_ctime_ns > path.stat().st_ctime_ns:
+            probe.unlink()
+            return
+
+
+def test_a_settled_file_is_only_stat_ed_yet_every_later_edit_is_noticed(files: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import pytest_agentloom.testing.workflow_cache as module
+
+    reads: list[str] = []
+    real_read = module.read_text_capped
+    monkeypatch.setattr(module, "read_text_capped", lambda path, **kw: reads.append(Path(path).name)
+                        or real_read(path, **kw))
+    later = module.time.time_ns() + 10 * module.SETTLED_NS  # as if the files were written long ago
+    monkeypatch.setattr(module.time, "time_ns", lambda: later)
+    cache = WorkflowCache()
+    cache.load(files)
+    reads.clear()
+    cache.load(files)  # checked once by reading: now settled
+    assert sorted(reads) == ["child.yaml", "parent.yaml"]
+    reads.clear()
+    cache.load(files)
+    assert reads == []  # a stat each, nothing read
+    next_file_system_tick(files)  # a settled file's last change is long past: the edit gets a later time
+    rewrite_keeping_stat(files, "Classify:", "Sort out:")  # same size, same mtime: the status change shows
+    assert cache.load(files).steps[0].prompt == "Sort out: {state.ticket}"
+    replacement = files.parent / "new.yaml"  # another file put in its place, size and mtime kept
+    replacement.write_text(files.read_text().replace("Sort out:", "Look at: "))
+    before = files.stat()
+    os.utime(replacement, ns=(before.st_atime_ns, before.st_mtime_ns))
+    os.replace(replacement, files)
+    assert cache.load(files).steps[0].prompt == "Look at:  {state.ticket}"
+
+
+def test_a_file_changed_moments_ago_is_read_on_every_use(files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pytest_agentloom.testing.workflow_cache as module
+
+    cache = WorkflowCache()
+    cache.load(files)
+    reads: list[str] = []
+    real_read = module.read_text_capped
+    monkeypatch.setattr(module, "read_text_capped", lambda path, **kw: reads.append(Path(path).name)
+                        or real_read(path, **kw))
+    for _ in range(3):
+        cache.load(files)
+    assert reads.count("parent.yaml") == 3  # not settled: within SETTLED_NS of its last change
