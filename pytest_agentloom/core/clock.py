@@ -128,12 +128,12 @@ class use_clock:  # lower case: used like a function, as contextlib's managers a
         self._token: contextvars.Token[Clock | None] | None = None
 
     def __enter__(self) -> Clock:
-        self._token = _current.set(self._clock)
+        self._token = enter_clock(self._clock)
         return self._clock
 
     def __exit__(self, *exc_info: object) -> None:
         if self._token is not None:
-            _current.reset(self._token)
+            leave_clock(self._token)
             self._token = None
 
 

@@ -31,35 +31,15 @@ import os
 import random
 import re
 import socket
-import threading
 from pathlib import Path
 from typing import Any
 
-__all__ = [
-    "current_umask", "json_text", "one_to_one_name", "remove_stale_temporaries", "resolved", "write_json_atomic",
-    "write_text_atomic",
-]
+__all__ = ["one_to_one_name", "remove_stale_temporaries", "resolved", "write_json_atomic", "write_text_atomic"]
 
-_UMASK_LOCK = threading.Lock()
 _SWEPT: set[str] = set()  # folders whose leftover temporary files this process already removed
 _TEMPORARY = re.compile(r"^\..+\.(?P<host>[A-Za-z0-9-]+)\.(?P<pid>[0-9]+)\.[a-z0-9_]{8}\.tmp$")
 _NAME_CHARACTERS = "abcdefghijklmnopqrstuvwxyz0123456789_"  # as tempfile's names
 _HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:40] or "host"
-
-
-def current_umask() -> int:
-    """The process umask, read without changing it where the system allows (Linux ``/proc``)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    with _UMASK_LOCK:  # elsewhere: set and restore it, under a lock against our own threads
-        mask = os.umask(0o022)
-        os.umask(mask)
-    return mask
 
 
 def write_text_atomic(path: Path, text: str, *, exclusive: bool = False, durable: bool = False,
@@ -177,80 +157,8 @@ def _running(pid: int) -> bool:
 
 def write_json_atomic(path: Path, data: Any, *, private: bool = False) -> Path:
     """Write ``data`` as indented JSON with sorted keys (stable bytes for stable data); return ``path``."""
-    write_text_atomic(path, json_text(data) + "\n", private=private)
+    write_text_atomic(path, json.dumps(data, sort_keys=True, ensure_ascii=False, indent=2) + "\n", private=private)
     return path
-
-
-def json_text(data: Any) -> str:
-    """``json.dumps(data, sort_keys=True, ensure_ascii=False, indent=2)``, the same text, made faster.
-
-    With ``indent`` the standard library encodes in Python, one generator per container, which made
-    the JSON of a small run record cost about as much as writing the file. Plain data (dicts with
-    string keys, lists, strings, numbers, booleans, ``None``) is encoded here with the C string
-    encoder; anything else (tuples, other keys, subclasses, very deep data) is left to ``json.dumps``.
-    """
-    parts: list[str] = []
-    if not _encode(data, parts, "\n", 0):
-        return json.dumps(data, sort_keys=True, ensure_ascii=False, indent=2)
-    return "".join(parts)
-
-
-_STRING = json.encoder.encode_basestring  # the C encoder where available, as json.dumps uses
-_MAX_DEPTH = 200  # deeper data goes to json.dumps, which says what it says about it
-
-
-def _encode(value: Any, out: list[str], newline: str, depth: int) -> bool:
-    """Append ``value``'s JSON to ``out``; ``newline`` is a line break and the current indentation.
-    ``False`` (``out`` then half written) for data that is not plain (see :func:`json_text`)."""
-    kind = type(value)
-    if kind is str:
-        out.append(_STRING(value))
-    elif kind is dict or kind is list:
-        return _encode_container(value, out, newline, depth)
-    elif value is None or value is True or value is False:
-        out.append("null" if value is None else "true" if value else "false")
-    elif kind is int:
-        out.append(int.__repr__(value))
-    elif kind is float:
-        out.append(_float(value))
-    else:
-        return False
-    return True
-
-
-def _encode_container(value: dict[Any, Any] | list[Any], out: list[str], newline: str, depth: int) -> bool:
-    if not value:
-        out.append("{}" if type(value) is dict else "[]")
-        return True
-    if depth >= _MAX_DEPTH:
-        return False
-    inner = newline + "  "
-    opening = "{" if type(value) is dict else "["
-    if type(value) is dict:
-        if any(type(key) is not str for key in value):
-            return False
-        for key in sorted(value):
-            out.append(opening + inner + _STRING(key) + ": ")
-            opening = ","
-            if not _encode(value[key], out, inner, depth + 1):
-                return False
-    else:
-        for item in value:
-            out.append(opening + inner)
-            opening = ","
-            if not _encode(item, out, inner, depth + 1):
-                return False
-    out.append(newline + ("}" if type(value) is dict else "]"))
-    return True
-
-
-def _float(value: float) -> str:
-    """A float as ``json.dumps`` writes it (``NaN`` and ``Infinity`` included, as it allows them by default)."""
-    if value != value:
-        return "NaN"
-    if value in (float("inf"), float("-inf")):
-        return "Infinity" if value > 0 else "-Infinity"
-    return float.__repr__(value)
 
 
 def one_to_one_name(name: str, safe: str, *, limit: int | None = None) -> str:

@@ -234,7 +234,7 @@ class Run:
             if (config.budget_usd is not None or config.timeout is not None) and self._out_of_budget_or_time():
                 break
             layer_number += 1
-            self.trace.append(self.clock.now() - self.start, "layer_start", layer=layer_number, steps=layer)
+            self.event("layer_start", layer=layer_number, steps=layer)
             await self._run_layer(layer)
             if self.failed_step:
                 self.paused_step = None
@@ -559,14 +559,11 @@ def _result(ctx: StepContext, outcome: StepOutcome | StepError, started: float |
                           cache_write_tokens=ctx.usage.cache_write_tokens, cost_usd=round(ctx.cost_usd, 10),
                           started_at=started, ended_at=ended)
     usage = outcome.usage
-    # every step that succeeds makes one, so positional (keywords cost twice as much), in StepResult's field order
-    # (tests/engine/test_outputs.py holds that order)
     return StepResult(
-        step_id, StepStatus.SUCCESS, outcome.value, None, None,  # output; no error, no error_code
-        outcome.attempts, outcome.finish_reason,
-        usage.input_tokens, usage.output_tokens, usage.reasoning_tokens,
-        usage.cached_input_tokens, usage.cache_write_tokens,
-        outcome.cost_usd, outcome.model, outcome.provider,
-        started, ended,  # started_at, ended_at
-        outcome.reasoning_content, outcome.time_to_first_token,
+        step_id, StepStatus.SUCCESS, output=outcome.value, attempts=outcome.attempts,
+        finish_reason=outcome.finish_reason, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+        reasoning_tokens=usage.reasoning_tokens, cached_input_tokens=usage.cached_input_tokens,
+        cache_write_tokens=usage.cache_write_tokens, cost_usd=outcome.cost_usd, model=outcome.model,
+        provider=outcome.provider, started_at=started, ended_at=ended, reasoning_content=outcome.reasoning_content,
+        time_to_first_token=outcome.time_to_first_token,
     )

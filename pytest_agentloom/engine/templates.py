@@ -224,8 +224,7 @@ def _render_field(field: _Field, state: Mapping[str, Any], on_missing: MissingHo
         return ""
     if type(value) is str and field.verbatim:  # the usual field: a string as it is, no walk, no format()
         if len(value) + 2 > MAX_RENDERED_CHARS:  # the bound text_length_at_most gives a string
-            raise _fail(f"the value of {{{field.name}}} would be longer than {MAX_RENDERED_CHARS:,} characters "
-                        "as text")
+            raise _too_long(field)
         return value
     return _format(value, field)
 
@@ -242,10 +241,14 @@ def _lookup_bare(name: str, state: Mapping[str, Any]) -> Any:
     return get_path(state, segments)
 
 
+def _too_long(field: _Field) -> TemplateError:
+    return _fail(f"the value of {{{field.name}}} would be longer than {MAX_RENDERED_CHARS:,} characters as text")
+
+
 def _format(value: Any, field: _Field) -> str:
     """Apply conversion then spec; a spec that does not suit the value is the author's error."""
     if text_length_at_most(value, MAX_RENDERED_CHARS) > MAX_RENDERED_CHARS:
-        raise _fail(f"the value of {{{field.name}}} would be longer than {MAX_RENDERED_CHARS:,} characters as text")
+        raise _too_long(field)
     try:
         return format(_FORMATTER.convert_field(value, field.conversion), field.spec)
     except (TypeError, ValueError) as exc:

@@ -113,8 +113,8 @@ class Scripted:
     async def complete(self, request: LLMRequest) -> LLMResponse:
         self._unrecorded.append(request)
         answer = self._next_reply(request)
-        if type(answer) is str:  # the usual script: what ReplySpec(text=answer) gives, built in one step
-            return LLMResponse(text=answer, finish_reason="stop", model=request.model, provider="scripted")
+        if type(answer) is str:  # the usual script: no callable to call
+            return _to_response(answer, request)
         if callable(answer) and not is_answer(answer):
             answer = answer(request)
             if inspect.isawaitable(answer):  # an async callable, e.g. one that sleeps on the run's clock

@@ -47,8 +47,7 @@ def _builtin(*, side_effects: bool = False) -> Callable[[Callable[..., Any]], To
             made = tool(function, side_effects=side_effects)
             known = _SCHEMAS[function.__name__] = (made.parameters, made.description)
         parameters, description = known
-        return Tool(name=function.__name__, function=function, description=description,
-                    parameters=dict(parameters), side_effects=side_effects)
+        return tool(function, side_effects=side_effects, parameters=parameters, description=description)
 
     return wrap
 

@@ -215,9 +215,8 @@ def _succeed(ctx: StepContext, response: LLMResponse, attempt: int, model: str, 
     cost = response.cost if response.cost is not None else cost_of(answered_by, usage)
     spent = cost or 0.0
     data = {"model": answered_by, "provider": response.provider, "input_tokens": usage.input_tokens,
-            "output_tokens": usage.output_tokens, "reasoning_tokens": usage.reasoning_tokens}
-    if usage.cached_input_tokens or usage.cache_write_tokens:
-        data.update(usage.cache_counts())
+            "output_tokens": usage.output_tokens, "reasoning_tokens": usage.reasoning_tokens,
+            **usage.cache_counts()}
     data["finish_reason"] = response.finish_reason
     data["cost_usd"] = spent
     data["priced"] = cost is not None
