@@ -145,13 +145,28 @@ class Trace:
             self._tail = None
             self._count += len(buffered)
 
+    def _pending_kinds(self) -> Iterator[tuple[str, str | None]]:
+        """``(kind, step id)`` of each event not made yet, in order, without making it."""
+        for _, chunk in self._pending:
+            for raw in chunk:
+                yield raw[1], raw[2]
+
     def events(self, kind: str | None = None, *, step: str | None = None) -> list[TraceEvent]:
-        """Events of one kind (all kinds if ``None``), optionally of one step."""
-        return [e for e in self._events if (kind is None or e.kind == kind) and (step is None or e.step_id == step)]
+        """Events of one kind (all kinds if ``None``), optionally of one step.
+
+        Asking for a kind that no event not made yet has (the harness asks every run for its
+        ``template_warning`` events, and most runs have none) reads only the events already made.
+        """
+        if kind is not None and self._pending and all(pending != kind for pending, _ in self._pending_kinds()):
+            events = self._made
+        else:
+            events = self._events
+        return [e for e in events if (kind is None or e.kind == kind) and (step is None or e.step_id == step)]
 
     def step_ids(self) -> list[str]:
-        """Ids of the steps that ran (were started), in execution order."""
-        return [e.step_id for e in self._events if e.kind == "step_start" and e.step_id]
+        """Ids of the steps that ran (were started), in execution order; found without making the events."""
+        made = [e.step_id for e in self._made if e.kind == "step_start" and e.step_id]
+        return made + [step_id for kind, step_id in self._pending_kinds() if kind == "step_start" and step_id]
 
     def calls(self, step: str | None = None, tool: str | None = None) -> list[TraceEvent]:
         """Provider and tool calls; ``tool=`` keeps only calls of that tool."""
