@@ -491,7 +491,9 @@ class Workflow(_Strict):
 
     @source.setter
     def source(self, path: Path | None) -> None:
-        self._source = path
+        """Move the workflow to another file; what :meth:`memoized` kept may depend on it, so it is dropped."""
+        self._set_private("_source", path)
+        self._set_private("_memo", {})
 
     @property
     def compiled(self) -> Compiled:

@@ -141,19 +141,20 @@ class Redactor:
 
         Every run builds one of these, and the harness another for the requests it notes, so what
         comes from the definition (its patterns, its steps' outputs, the folder the salt is looked for
-        from) is worked out once per workflow object and per set of environment patterns and file;
-        what the environment holds (its patterns, its API keys) is read again on every call, and each
-        redactor reads its own salt, so nothing a variable or the salt file changes is kept.
+        from: a workflow given another ``source`` starts a new memo) is worked out once per workflow
+        object and per set of environment patterns; what the environment holds (its patterns, its API
+        keys) is read again on every call, and each redactor reads its own salt, so nothing a variable
+        or the salt file changes is kept.
         """
         from_env = env_patterns(env)
-        source = workflow.source
         made: dict[tuple[Any, ...], tuple[tuple[str, ...], Path | None, dict[str, str | None]]]
         made = workflow.memoized("redactor_parts", dict)
-        key = (tuple(inherited), from_env, source)
+        key = (tuple(inherited), from_env)
         parts = made.get(key)
         if parts is None:
             patterns = (*inherited, *_own_patterns(workflow), *from_env)
             outputs = {step.id: step.output for step in workflow.steps}
+            source = workflow.source
             parts = made[key] = (patterns, source.parent if source is not None else None, outputs)
         patterns, start, outputs = parts
         return cls(patterns, salt=salt, salt_start=start, step_outputs=outputs, env=env)
