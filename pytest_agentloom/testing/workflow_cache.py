@@ -26,10 +26,12 @@ are not kept.
 What a run works out once per workflow object (the definition's dump and hash, the
 run's shape: :meth:`~pytest_agentloom.engine.model.Workflow.memoized`) would be
 worked out again for every copy. A copy handed straight to a run
-(:meth:`WorkflowCache.load_for_run`, the harness's ``agentloom.run("flow.yaml")``)
-starts with what the previous such copy of the same file worked out; a copy handed
-to a test (:meth:`WorkflowCache.load`, which the test may change before running it)
-starts empty.
+(:meth:`WorkflowCache.load_for_run`) starts with what the previous such copy of the
+same file worked out; a copy handed to a test (:meth:`WorkflowCache.load`, which the
+test may change before running it) starts empty. The harness's
+``agentloom.run("flow.yaml")`` takes no copy at all (:meth:`WorkflowCache.load_shared`):
+the engine never changes a workflow, and the harness hands the kept one to nothing
+the test can reach, so each row of a table no longer unpickles its own.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from ..engine.loader import load_workflow, load_workflow_read
 if TYPE_CHECKING:
     from ..engine.model import Workflow
 
-__all__ = ["WorkflowCache", "load_cached", "load_cached_for_run"]
+__all__ = ["WorkflowCache", "load_cached", "load_cached_for_run", "load_shared"]
 
 #: Entries kept per process; the least recently used goes first (a big suite's many small test workflows).
 MAX_ENTRIES = 256
@@ -130,6 +132,14 @@ class WorkflowCache:
         entry.donor = copied
         return copied
 
+    def load_shared(self, path: str | Path) -> Workflow:
+        """The workflow kept for ``path`` itself, not a copy: only for a run that nothing can change it
+        through (the engine never changes a workflow; the ``agentloom`` fixture hands it to nothing the test
+        can reach), where a copy per run was pure cost. What runs work out for it (:meth:`~pytest_agentloom.
+        engine.model.Workflow.memoized`) is kept on it for the next run; copies (:meth:`load`) start empty."""
+        entry = self._entry(path)
+        return entry.workflow if isinstance(entry, _Entry) else entry
+
     def _entry(self, path: str | Path) -> _Entry | Workflow:
         """The current entry of ``path`` (loading the file when there is none), or the workflow loaded
         without the cache when ``path`` cannot even be resolved."""
@@ -156,6 +166,11 @@ def load_cached(path: str | Path) -> Workflow:
     """Load through the cache this test process shares (every harness of a session, and pytester's inline runs:
     entries are checked against the files, so a stale one is never used)."""
     return _PROCESS_CACHE.load(path)
+
+
+def load_shared(path: str | Path) -> Workflow:
+    """:meth:`WorkflowCache.load_shared` on the cache this test process shares: the kept workflow itself."""
+    return _PROCESS_CACHE.load_shared(path)
 
 
 def load_cached_for_run(path: str | Path) -> Workflow:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -264,3 +265,42 @@ def test_a_file_changed_moments_ago_is_read_on_every_use(files: Path, monkeypatc
     for _ in range(3):
         cache.load(files)
     assert reads.count("parent.yaml") == 3  # not settled: within SETTLED_NS of its last change
+
+
+SHARED = """\
+name: shared
+state: {items: [1, 2], meta: {tag: a}}
+steps:
+  - {id: grab, type: tool, tool_name: grab, tool_args: {items: [1, 2], meta: {tag: a}}, output: got}
+  - {id: ask, type: llm_call, model: gpt-4o-mini, depends_on: [grab], prompt: "Items: {state.items}", output: answer}
+"""
+
+
+def test_the_fixture_runs_the_kept_workflow_itself_and_nothing_a_run_or_test_holds_reaches_it(
+        agentloom: Any, tmp_path: Path) -> None:
+    """``agentloom.run(path)`` takes no copy: a tool that changes what it is given, config overrides, ``only=``
+    and a resumed run leave the kept workflow as the file says, and no result leads to it."""
+    from pytest_agentloom.testing.workflow_cache import load_shared
+
+    path = tmp_path / "shared.yaml"
+    path.write_text(SHARED)
+
+    def grab(items: list[int], meta: dict[str, str]) -> list[int]:
+        items.append(3)  # the run hands a tool its own copies: the file's tool_args never change
+        meta["tag"] = "changed"
+        return list(items)
+
+    def run(**options: Any) -> WorkflowResult:
+        return agentloom.run(path, provider=agentloom.scripted(ask="done"), tools={"grab": grab}, **options)
+
+    def answered(result: WorkflowResult) -> WorkflowResult:
+        result.state["items"].append("a test changes its result")  # the result's own copy of the state
+        return result
+
+    results = [answered(run()), run(), run(model="gpt-4o"), run(only="ask", state={"got": [9]})]
+    assert [r.state.get("got") for r in results] == [[1, 2, 3], [1, 2, 3], [1, 2, 3], [9]]
+    assert [r.state["items"] for r in results[1:]] == [[1, 2]] * 3
+    assert [r.ran_workflow for r in results] == [None] * 4
+    kept = load_shared(path)
+    assert kept.model_dump() == load_workflow(path).model_dump() and kept.config.model is None
+    assert agentloom.load(path) is not kept  # a test's own workflow is a copy, which it may change
