@@ -602,6 +602,8 @@ def _hide_shared(result: WorkflowResult) -> None:
 
 def _check_overrides(overrides: Mapping[str, Any], nodeid: str) -> None:
     """Refuse a keyword of ``run()`` that is no ``config`` field, naming it and the closest field."""
+    if not overrides:  # most runs: nothing to look up
+        return
     from ..core.suggest import did_you_mean
     from ..engine.model import WorkflowConfig
 
