@@ -502,9 +502,15 @@ class Workflow(_Strict):
 
     @property
     def base_dir(self) -> Path:
-        """The folder relative paths in this workflow are resolved against."""
+        """The folder relative paths in this workflow are resolved against.
+
+        The same object on every read while the workflow has a file (a run keys the built-in tools by
+        it, and a path made anew hashes its text again); the current directory, read each time, without.
+        """
         source = self.source
-        return source.parent if source is not None else Path.cwd()
+        if source is None:
+            return Path.cwd()
+        return self.memoized("base_dir", lambda: source.parent)
 
     def resolve_path(self, value: str | Path) -> Path:
         """A path from the workflow, made absolute against the workflow file's folder."""

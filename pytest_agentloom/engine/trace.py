@@ -145,11 +145,13 @@ class Trace:
             self._tail = None
             self._count += len(buffered)
 
-    def _pending_kinds(self) -> Iterator[tuple[str, str | None]]:
-        """``(kind, step id)`` of each event not made yet, in order, without making it."""
+    def _pending_has(self, kind: str) -> bool:
+        """Whether an event not made yet is of ``kind`` (found without making any)."""
         for _, chunk in self._pending:
             for raw in chunk:
-                yield raw[1], raw[2]
+                if raw[1] == kind:
+                    return True
+        return False
 
     def events(self, kind: str | None = None, *, step: str | None = None) -> list[TraceEvent]:
         """Events of one kind (all kinds if ``None``), optionally of one step.
@@ -157,16 +159,15 @@ class Trace:
         Asking for a kind that no event not made yet has (the harness asks every run for its
         ``template_warning`` events, and most runs have none) reads only the events already made.
         """
-        if kind is not None and self._pending and all(pending != kind for pending, _ in self._pending_kinds()):
-            events = self._made
-        else:
-            events = self._events
+        events = self._made if kind is not None and not self._pending_has(kind) else self._events
         return [e for e in events if (kind is None or e.kind == kind) and (step is None or e.step_id == step)]
 
     def step_ids(self) -> list[str]:
         """Ids of the steps that ran (were started), in execution order; found without making the events."""
-        made = [e.step_id for e in self._made if e.kind == "step_start" and e.step_id]
-        return made + [step_id for kind, step_id in self._pending_kinds() if kind == "step_start" and step_id]
+        ids = [e.step_id for e in self._made if e.kind == "step_start" and e.step_id]
+        for _, chunk in self._pending:
+            ids.extend(raw[2] for raw in chunk if raw[1] == "step_start" and raw[2])
+        return ids
 
     def calls(self, step: str | None = None, tool: str | None = None) -> list[TraceEvent]:
         """Provider and tool calls; ``tool=`` keeps only calls of that tool."""

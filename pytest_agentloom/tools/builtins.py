@@ -64,8 +64,8 @@ def _bound(settings: SandboxConfig, base_dir: Path) -> list[Tool]:
     else:
         _BOUND.move_to_end(base_dir)
     for kept, bound in made:
-        if kept == settings:
-            return bound
+        if type(kept) is type(settings) and kept.__dict__ == settings.__dict__:  # their values: pydantic's == minus
+            return bound  # the private and extra attributes a SandboxConfig has none of, in C
     own = settings.model_copy(deep=True)
     bound = builtin_tools(Sandbox(own, base_dir=base_dir))
     made.insert(0, (own, bound))
