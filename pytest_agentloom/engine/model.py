@@ -502,15 +502,9 @@ class Workflow(_Strict):
 
     @property
     def base_dir(self) -> Path:
-        """The folder relative paths in this workflow are resolved against.
-
-        The same object on every read while the workflow has a file (a run keys the built-in tools by
-        it, and a path made anew hashes its text again); the current directory, read each time, without.
-        """
+        """The folder relative paths in this workflow are resolved against."""
         source = self.source
-        if source is None:
-            return Path.cwd()
-        return self.memoized("base_dir", lambda: source.parent)
+        return source.parent if source is not None else Path.cwd()
 
     def resolve_path(self, value: str | Path) -> Path:
         """A path from the workflow, made absolute against the workflow file's folder."""
@@ -547,17 +541,6 @@ class Workflow(_Strict):
         if key not in memo:
             memo[key] = make()
         return memo[key]  # type: ignore[no-any-return]
-
-    def adopt_memo(self, other: Workflow) -> None:
-        """Start from what :meth:`memoized` worked out for ``other``, a copy of the same definition.
-
-        For copies made by pickling or ``deepcopy`` (the test process's workflow cache hands one to
-        every run of a file): their memo would start empty and each run would dump and hash the
-        definition again. Call it only while this copy still holds the definition it was made with.
-        """
-        memo = other._private("_memo")
-        if memo.get(_MEMO_OWNER) == id(other):
-            self._set_private("_memo", {**memo, _MEMO_OWNER: id(self)})
 
     def with_config(self, **overrides: Any) -> Workflow:
         """A copy with some ``config`` fields replaced, validated like the file's own."""

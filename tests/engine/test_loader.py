@@ -81,9 +81,9 @@ def test_load_accepts_a_path_relative_to_the_cwd(tmp_path: Path, monkeypatch: py
 
 def test_the_base_folder_follows_the_file_and_without_one_the_current_directory(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``base_dir`` is kept per workflow (one object for every run), yet never outlives a change of ``source``."""
+    """``base_dir`` follows ``source`` (which also drops what the workflow memoized)."""
     workflow = parse_workflow("name: x\nsteps:\n  - {id: a, type: tool, tool_name: t}\n", source=tmp_path / "f.yaml")
-    assert workflow.base_dir is workflow.base_dir and workflow.base_dir == tmp_path
+    assert workflow.base_dir == tmp_path
     workflow.source = tmp_path / "moved" / "f.yaml"
     assert workflow.base_dir == tmp_path / "moved"
     workflow.source = None
