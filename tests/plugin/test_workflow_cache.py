@@ -175,22 +175,22 @@ def _hash_of(workflow: Workflow) -> str:
     return workflow_hash(workflow, Redactor.from_workflow(workflow))
 
 
-def test_a_copy_for_a_run_starts_with_what_the_last_run_worked_out(files: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_shared_workflow_keeps_what_runs_worked_out_until_the_file_changes(files: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     import pytest_agentloom.engine.checkpoints as checkpoints
 
     cache = WorkflowCache()
-    first = cache.load_for_run(files)
+    first = cache.load_shared(files)
     expected = _hash_of(first)
     hashed: list[str] = []
     real = checkpoints._hash
     monkeypatch.setattr(checkpoints, "_hash", lambda *args: hashed.append("hashed") or real(*args))
-    second = cache.load_for_run(files)
-    assert second is not first and _hash_of(second) == expected and hashed == []  # taken from the first copy
+    second = cache.load_shared(files)
+    assert second is first and _hash_of(second) == expected and hashed == []  # the same object, hashed once
     assert _hash_of(cache.load(files)) == expected and hashed == ["hashed"]  # a test's own copy starts empty
     rewrite_keeping_stat(files, "Classify:", "Sort out:")  # a new definition: nothing is taken over
-    changed = cache.load_for_run(files)
-    assert _hash_of(changed) != expected and hashed == ["hashed", "hashed"]
+    changed = cache.load_shared(files)
+    assert changed is not first and _hash_of(changed) != expected and hashed == ["hashed", "hashed"]
 
 
 def test_the_workflow_hash_follows_the_api_keys_and_the_redaction_patterns(
@@ -199,7 +199,7 @@ def test_the_workflow_hash_follows_the_api_keys_and_the_redaction_patterns(
     monkeypatch.delenv("ZZ_HASH_API_KEY", raising=False)
     monkeypatch.delenv("AGENTLOOM_REDACT_STATE_KEYS", raising=False)
     monkeypatch.setenv("AGENTLOOM_REDACTION_SALT", "a-salt-for-this-test-only")
-    workflow = WorkflowCache().load_for_run(files)
+    workflow = WorkflowCache().load_shared(files)
     plain = _hash_of(workflow)
     monkeypatch.setenv("ZZ_HASH_API_KEY", "sk-secret-value-42")  # now scrubbed from the definition
     scrubbed = _hash_of(workflow)
