@@ -33,7 +33,7 @@ _SCHEMAS: dict[str, tuple[dict[str, Any], str]] = {}
 
 
 #: folders of workflows -> built-in tools made for them, each with the sandbox settings they check (see _bound)
-_BOUND: OrderedDict[Path, list[tuple[SandboxConfig, list[Tool]]]] = OrderedDict()
+_BOUND: OrderedDict[Path, list[tuple[SandboxConfig, ToolRegistry]]] = OrderedDict()
 #: folders kept, the least recently used going first; and sandbox settings kept per folder
 _MAX_FOLDERS = 64
 _MAX_PER_FOLDER = 8
@@ -46,7 +46,7 @@ def run_tools(sandbox: SandboxConfig | None, base_dir: Path, tools: Mapping[str,
     return registry
 
 
-def _bound(settings: SandboxConfig, base_dir: Path) -> list[Tool]:
+def _bound(settings: SandboxConfig, base_dir: Path) -> ToolRegistry:
     """The built-ins for ``settings`` in ``base_dir``: made once per folder and settings, not every run.
 
     Making them (four closures and their :class:`Tool`) was a fixed cost of every run, while a
@@ -67,7 +67,7 @@ def _bound(settings: SandboxConfig, base_dir: Path) -> list[Tool]:
         if type(kept) is type(settings) and kept.__dict__ == settings.__dict__:  # their values: pydantic's == minus
             return bound  # the private and extra attributes a SandboxConfig has none of, in C
     own = settings.model_copy(deep=True)
-    bound = builtin_tools(Sandbox(own, base_dir=base_dir))
+    bound = ToolRegistry(builtin_tools(Sandbox(own, base_dir=base_dir)))  # never handed out: runs copy it
     made.insert(0, (own, bound))
     del made[_MAX_PER_FOLDER:]
     return bound
