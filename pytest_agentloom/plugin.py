@@ -122,12 +122,6 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
-    yield
-    item.config.stash[SESSION_KEY].forget(item)
-
-
-@pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
@@ -141,6 +135,8 @@ def pytest_runtest_makereport(
     drift = item.config.stash[SESSION_KEY].drift
     if drift is not None:  # after the cassette's and replies' checks, which may fail the test
         drift.note_report(item, report)
+    if call.when == "teardown":  # after a failed teardown has kept the test's run records
+        item.config.stash[SESSION_KEY].forget(item)
     return report
 
 
@@ -215,9 +211,10 @@ def agentloom(
     """A per-test harness: ``load(path)``, ``run(workflow, state=, provider=, tools=, **config)``,
     ``scripted(...)`` and ``assert_snapshot(result)``. Runs use a virtual clock and a run id derived
     from the test id; files they write go under ``agentloom.tmp_path`` (the test's ``tmp_path`` when it
-    takes one, else a fresh folder of its own beside it: see :mod:`.testing.folders`).
+    takes one, else a fresh folder of its own beside it, made when first needed: see :mod:`.testing.folders`).
     """
-    return request.config.stash[SESSION_KEY].harness(request.node, folder_for_test(request), agentloom_tools)
+    folder, exists = folder_for_test(request)
+    return request.config.stash[SESSION_KEY].harness(request.node, folder, agentloom_tools, folder_exists=exists)
 
 
 @pytest.fixture

@@ -87,7 +87,8 @@ class AgentloomSession:
         parts = item.nodeid.split("::")[1:]
         return root / _module_name(item.path), sanitize(".".join(parts) or item.name)
 
-    def harness(self, item: pytest.Item, tmp_path: Path, tools: Any = None) -> AgentloomHarness:
+    def harness(self, item: pytest.Item, tmp_path: Path, tools: Any = None, *,
+                folder_exists: bool = True) -> AgentloomHarness:
         from ..tools.registry import tools_by_name
         from .harness import AgentloomHarness
 
@@ -107,7 +108,7 @@ class AgentloomSession:
             snapshot_name=snapshot_name, snapshots=snapshots, defaults=defaults, cassette=cassette,
             observer=self.observer(item.nodeid), snapshot_options=self.snapshot_options(defaults),
             missing_template_keys=str(read_setting(self.config, "missing_template_keys", defaults)),
-            live=self.live,
+            live=self.live, hold_records=not folder_exists,
         )
         return harness
 
@@ -232,7 +233,11 @@ class AgentloomSession:
                 self.not_set_up.add(report.nodeid)
 
     def test_did_not_pass(self, item: pytest.Item) -> None:
-        """Keep the snapshots of a failed or skipped test out of the unused report."""
+        """Write a failed or skipped test's run records (held until then), keep its snapshots out of the
+        unused report."""
+        harness = item.stash.get(HARNESS_KEY, None)
+        if harness is not None:
+            harness.keep_records()
         try:
             folder, name = self.snapshot_location(item)
         except ValueError:
