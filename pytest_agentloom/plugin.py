@@ -70,7 +70,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     except ScenarioTableError as exc:
         problem = str(exc)
     else:
-        metafunc.parametrize("scenario", rows, ids=[row.id for row in rows], indirect=True)
+        # direct: each row is the test's ``scenario`` argument as it is, with no fixture to set up per row
+        metafunc.parametrize("scenario", rows, ids=[row.id for row in rows])
         return
     pytest.fail(problem, pytrace=False)
 
@@ -225,13 +226,11 @@ def scenario(request: pytest.FixtureRequest) -> Scenario:
     """
     from .testing.collect import SCENARIO_KEY
 
-    stashed = request.node.stash.get(SCENARIO_KEY, None)
-    if stashed is not None:
-        return stashed
-    if not hasattr(request, "param"):
+    stashed = request.node.stash.get(SCENARIO_KEY, None)  # a row of a YAML-only table file
+    if stashed is None:  # a marked test's rows are its direct parameters: this fixture is not asked for them
         pytest.fail("the 'scenario' fixture needs @pytest.mark.agentloom_scenarios('table.yaml') on the test.",
                     pytrace=False)
-    return request.param
+    return stashed
 
 
 def _relative_to(workflow: Any, test_dir: Path, table: str) -> str | None:

@@ -7,6 +7,7 @@ methods here. Nothing in this class needs a running test to be exercised.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -81,11 +82,11 @@ class AgentloomSession:
         """This test's snapshot folder (``<dir>/<module>``) and file stem (``<test>[<param>]``)."""
         if defaults is None:
             defaults = self.defaults(item)
-        folder = Path(os.fspath(read_setting(self.config, "snapshot_dir", defaults)))
-        root = folder if folder.is_absolute() else item.path.parent / folder
-        self.snapshots.roots.add(str(root))
+        root, module_folder = _snapshot_folder(os.fspath(read_setting(self.config, "snapshot_dir", defaults)),
+                                               item.path)
+        self.snapshots.roots.add(root)
         parts = item.nodeid.split("::")[1:]
-        return root / _module_name(item.path), sanitize(".".join(parts) or item.name)
+        return module_folder, sanitize(".".join(parts) or item.name)
 
     def harness(self, item: pytest.Item, tmp_path: Path, tools: Any = None, *,
                 folder_exists: bool = True) -> AgentloomHarness:
@@ -100,7 +101,6 @@ class AgentloomSession:
         if self.drift is not None and self.drift.is_live(item.nodeid):  # the live side writes under DIR only
             replay, snapshots = self.drift.live_replay, self.drift.live_snapshots
             snapshot_dir = self.drift.snapshot_dir(snapshot_dir)
-        replay.claim(item)
         cassette = item.stash[CASSETTE_KEY] = TestCassette(replay, item, matching=self.matching(defaults),
                                                            repetition=item.stash.get(REPETITION_KEY, None))
         harness = item.stash[HARNESS_KEY] = AgentloomHarness(
@@ -425,6 +425,15 @@ def _relative(path: Path) -> str:
 
 SESSION_KEY = pytest.StashKey[AgentloomSession]()
 CASSETTE_KEY = pytest.StashKey[TestCassette]()  # the cassette of a test that used the agentloom fixture
+@functools.lru_cache(maxsize=1024)
+def _snapshot_folder(setting: str, test_file: Path) -> tuple[str, Path]:
+    """The snapshot root (as text) and the test module's folder in it, worked out once per test file and
+    setting: the rows of a table share both."""
+    folder = Path(setting)
+    root = folder if folder.is_absolute() else test_file.parent / folder
+    return str(root), root / _module_name(test_file)
+
+
 HARNESS_KEY = pytest.StashKey["AgentloomHarness"]()  # the agentloom fixture's object of a test that used it
 #: the markers merged by :meth:`AgentloomSession.defaults`, with the markers they were merged from
 DEFAULTS_KEY = pytest.StashKey[tuple[tuple[Any, ...], dict[str, Any]]]()
