@@ -606,6 +606,8 @@ def _missing_key_text(workflow: Workflow, step_id: str | None, field: str) -> st
 
 def _check_overrides(overrides: Mapping[str, Any], nodeid: str) -> None:
     """Refuse a keyword of ``run()`` that is no ``config`` field, naming it and the closest field."""
+    if not overrides:
+        return
     from ..core.suggest import did_you_mean
     from ..engine.model import WorkflowConfig
 
