@@ -22,11 +22,23 @@ which measures the compiler, not the table. Nothing is written into the checkout
 The table is the ``@pytest.mark.agentloom_scenarios`` form; ``--yaml-only`` adds
 the same rows as a ``test_*.agentloom.yaml`` file (collected without Python).
 
+Which pytest plugins load decides much of both ratios, so ``--plugins`` chooses:
+``ours`` (the default) loads pytest-agentloom and pytest-xdist alone
+(``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 ... -p pytest_agentloom.plugin -p xdist.plugin``:
+what a project that installs the two has); ``installed`` loads every plugin this
+environment has (ours has hypothesis, pytest-benchmark and anyio for its own tests,
+which add about half a second to the start of every process and a little to every
+fixture); ``both`` measures each. Each plugin's start-up is paid once serially and
+three times under ``-n 2`` (controller and two workers), so the more plugins load,
+the harder ``-n 2`` finds it to win and the easier the table's ratio to trivial
+tests gets: a table's figures are only comparable within one plugin set.
+
 Run from the repository root::
 
     python bench/tables.py                # 3 rounds, 1,000 rows
     python bench/tables.py --rounds 5 --rows 1000 --yaml-only
     python bench/tables.py --quick        # 50 rows, one round: checks that the script runs
+    python bench/tables.py --plugins both # with our two plugins alone, then with every installed one
 
 ``compare_rows(rounds)`` returns the same figures as rows for ``bench/compare.py``.
 """
@@ -127,11 +139,19 @@ def make_suite(root: Path, rows: int, *, yaml_only: bool = False) -> dict[str, P
     return suites
 
 
-def pytest_env(cache: Path) -> dict[str, str]:
-    """The subprocesses' environment: this checkout first on the path, bytecode cached under ``cache``."""
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+#: ``--plugins``: the pytest arguments that load each plugin set (see the module's docstring)
+PLUGIN_SETS = {"ours": ("-p", "pytest_agentloom.plugin", "-p", "xdist.plugin"), "installed": ()}
+
+
+def pytest_env(cache: Path, plugins: str = "ours") -> dict[str, str]:
+    """The subprocesses' environment: this checkout first on the path, bytecode cached under ``cache``,
+    plugin autoloading off for the ``ours`` plugin set."""
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("PYTHONDONTWRITEBYTECODE", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTEST_ADDOPTS")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     env["PYTHONPYCACHEPREFIX"] = str(cache)
+    if plugins == "ours":
+        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     return env
 
 
@@ -140,11 +160,11 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def pytest_run(folder: Path, rows: int, *extra: str) -> tuple[float, float]:
+def pytest_run(folder: Path, rows: int, *extra: str, plugins: str = "ours") -> tuple[float, float]:
     """Wall and CPU time (user + system, xdist workers included) of one pytest subprocess in ``folder``;
     fails loudly unless all ``rows`` tests passed."""
-    env = pytest_env(folder.parent / "pycache")
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra]
+    env = pytest_env(folder.parent / "pycache", plugins)
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *PLUGIN_SETS[plugins], *extra]
     cpu_before = _children_cpu()
     started = time.perf_counter()
     done = subprocess.run(command, cwd=folder, capture_output=True, text=True, env=env)
@@ -183,7 +203,7 @@ YAML_ONLY_RATIOS = (
 )
 
 
-def measure(rounds: int, rows: int = 1000, *, yaml_only: bool = False,
+def measure(rounds: int, rows: int = 1000, *, yaml_only: bool = False, plugins: str = "ours",
             progress: Callable[[str], None] | None = None) -> dict[str, list[tuple[float, float]]]:
     """Every run's (wall, CPU) times, ``rounds`` of each, the order rotating from round to round."""
     runs = RUNS + (YAML_ONLY_RUNS if yaml_only else ())
@@ -191,11 +211,11 @@ def measure(rounds: int, rows: int = 1000, *, yaml_only: bool = False,
     with tempfile.TemporaryDirectory(prefix="agentloom-tables-") as folder:
         suites = make_suite(Path(folder), rows, yaml_only=yaml_only)
         for suite in suites:  # warm-up: bytecode caches, the file system cache
-            pytest_run(suites[suite], rows)
+            pytest_run(suites[suite], rows, plugins=plugins)
         for number in range(rounds):
             shift = number % len(runs)
             for label, suite, extra in runs[shift:] + runs[:shift]:
-                times[label].append(pytest_run(suites[suite], rows, *extra))
+                times[label].append(pytest_run(suites[suite], rows, *extra, plugins=plugins))
                 if progress is not None:
                     wall, cpu = times[label][-1]
                     progress(f"round {number + 1}/{rounds}: {label:18} {wall:7.2f} s wall {cpu:7.2f} s CPU")
@@ -219,8 +239,13 @@ def ratio_rows(times: dict[str, list[tuple[float, float]]], rows: int) -> list[d
 
 
 def compare_rows(rounds: int) -> list[dict[str, Any]]:
-    """The 1,000-row table's ratios, for ``bench/compare.py``: ``ratio`` is ours / baseline (below 1 is faster)."""
-    return ratio_rows(measure(rounds), 1000)
+    """The 1,000-row table's ratios with each plugin set, for ``bench/compare.py``: ``ratio`` is ours /
+    baseline (below 1 is faster)."""
+    rows = []
+    for plugins in PLUGIN_SETS:
+        for row in ratio_rows(measure(rounds, plugins=plugins), 1000):
+            rows.append({**row, "case": f"{row['case']} [plugins: {plugins}]"})
+    return rows
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -229,9 +254,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rows", type=int, default=1000, help="rows of the table and trivial tests (default 1000)")
     parser.add_argument("--yaml-only", action="store_true", help="also time the table as a YAML-only test file")
     parser.add_argument("--quick", action="store_true", help="50 rows, one round: checks that the script runs")
+    parser.add_argument("--plugins", choices=[*PLUGIN_SETS, "both"], default="ours",
+                        help="ours: pytest-agentloom and pytest-xdist alone (default); installed: every plugin "
+                             "this environment autoloads; both: one after the other")
     args = parser.parse_args(argv)
     rows, rounds = (50, 1) if args.quick else (args.rows, args.rounds)
-    times = measure(rounds, rows, yaml_only=args.yaml_only, progress=lambda line: print(line, flush=True))
+    for plugins in PLUGIN_SETS if args.plugins == "both" else [args.plugins]:
+        print(f"== plugins: {plugins}", flush=True)
+        report(measure(rounds, rows, yaml_only=args.yaml_only, plugins=plugins,
+                       progress=lambda line: print(line, flush=True)), rounds, rows)
+
+
+def report(times: dict[str, list[tuple[float, float]]], rounds: int, rows: int) -> None:
+    """The medians of each run, then the ratios."""
     print(f"\nmedians of {rounds} round{'s' if rounds != 1 else ''} (seconds):")
     for label, values in times.items():
         print(f"  {label:18} wall {statistics.median(v[0] for v in values):7.2f}  "

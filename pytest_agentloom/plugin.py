@@ -70,7 +70,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     except ScenarioTableError as exc:
         problem = str(exc)
     else:
-        metafunc.parametrize("scenario", rows, ids=[row.id for row in rows], indirect=True)
+        # direct: each row is the test's ``scenario`` argument as it is, with no fixture to set up per row
+        metafunc.parametrize("scenario", rows, ids=[row.id for row in rows])
         return
     pytest.fail(problem, pytrace=False)
 
@@ -122,12 +123,6 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
-    yield
-    item.config.stash[SESSION_KEY].forget(item)
-
-
-@pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
@@ -141,6 +136,8 @@ def pytest_runtest_makereport(
     drift = item.config.stash[SESSION_KEY].drift
     if drift is not None:  # after the cassette's and replies' checks, which may fail the test
         drift.note_report(item, report)
+    if call.when == "teardown":  # after a failed teardown has kept the test's run records
+        item.config.stash[SESSION_KEY].forget(item)
     return report
 
 
@@ -215,9 +212,10 @@ def agentloom(
     """A per-test harness: ``load(path)``, ``run(workflow, state=, provider=, tools=, **config)``,
     ``scripted(...)`` and ``assert_snapshot(result)``. Runs use a virtual clock and a run id derived
     from the test id; files they write go under ``agentloom.tmp_path`` (the test's ``tmp_path`` when it
-    takes one, else a fresh folder of its own beside it: see :mod:`.testing.folders`).
+    takes one, else a fresh folder of its own beside it, made when first needed: see :mod:`.testing.folders`).
     """
-    return request.config.stash[SESSION_KEY].harness(request.node, folder_for_test(request), agentloom_tools)
+    folder, exists = folder_for_test(request)
+    return request.config.stash[SESSION_KEY].harness(request.node, folder, agentloom_tools, folder_exists=exists)
 
 
 @pytest.fixture
@@ -228,13 +226,11 @@ def scenario(request: pytest.FixtureRequest) -> Scenario:
     """
     from .testing.collect import SCENARIO_KEY
 
-    stashed = request.node.stash.get(SCENARIO_KEY, None)
-    if stashed is not None:
-        return stashed
-    if not hasattr(request, "param"):
+    stashed = request.node.stash.get(SCENARIO_KEY, None)  # a row of a YAML-only table file
+    if stashed is None:  # a marked test's rows are its direct parameters: this fixture is not asked for them
         pytest.fail("the 'scenario' fixture needs @pytest.mark.agentloom_scenarios('table.yaml') on the test.",
                     pytrace=False)
-    return request.param
+    return stashed
 
 
 def _relative_to(workflow: Any, test_dir: Path, table: str) -> str | None:

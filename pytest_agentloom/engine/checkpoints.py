@@ -31,7 +31,7 @@ from ..core.plain import to_plain
 from ..core.yaml_io import DEFAULT_LIMITS, read_text_capped
 from ..errors import CheckpointError, DataReadError
 from .model import Workflow
-from .records import iso_time, list_records, resolve_runs_dir
+from .records import HeldRecords, iso_time, list_records, resolve_runs_dir
 from .redaction import Redactor
 from .result import StepStatus
 
@@ -259,9 +259,12 @@ def list_checkpoints(folder: Path) -> list[dict[str, Any]]:
 
 
 def find_checkpoint(run_id: str, *, checkpoint_dir: str | Path | None = None,
-                    runs_dir: str | Path | bool | None = None, env: Mapping[str, str] | None = None) -> Path:
+                    runs_dir: str | Path | bool | HeldRecords | None = None,
+                    env: Mapping[str, str] | None = None) -> Path:
     """The checkpoint file of ``run_id``: in ``checkpoint_dir``, the default folder, or a run record's path."""
     check_run_id(run_id, "The run to find")
+    if isinstance(runs_dir, HeldRecords):
+        runs_dir.release()  # the records are searched on disk
     records = resolve_runs_dir(runs_dir, env)
     folders = [Path(checkpoint_dir).resolve()] if checkpoint_dir is not None else []
     folders.append(default_checkpoint_dir(records, env))

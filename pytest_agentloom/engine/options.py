@@ -21,6 +21,7 @@ from ..errors import UsageError
 from ..tools.builtins import run_tools
 from ..tools.registry import tools_by_name
 from .model import Workflow
+from .records import HeldRecords
 
 __all__ = ["Prepared", "ResumeOptions", "RunOptions", "check_options", "prepare"]
 
@@ -40,8 +41,8 @@ class RunOptions(TypedDict, total=False):
     run_id: str | RunIdSource | None
     #: turns checkpointing on (as ``config.checkpoint`` does), saving there
     checkpoint_dir: str | Path | None
-    #: where the run record goes (``False``: none)
-    runs_dir: str | Path | bool | None
+    #: where the run record goes (``False``: none; the ``agentloom`` fixture gives a :class:`~.records.HeldRecords`)
+    runs_dir: str | Path | bool | HeldRecords | None
     #: keys the redaction markers (the project's ``.agentloom/salt`` by default)
     redaction_salt: bytes | str | None
     #: dates checkpoints and records (``time.time`` by default)

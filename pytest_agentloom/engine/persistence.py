@@ -19,7 +19,7 @@ from pathlib import Path
 from ..core.files import write_json_atomic
 from .checkpoints import checkpoint_document, default_checkpoint_dir, workflow_file, workflow_hash
 from .model import Workflow
-from .records import build_record, resolve_runs_dir, write_record
+from .records import HeldRecords, build_record, resolve_runs_dir, write_record
 from .redaction import Redactor
 from .result import RunStatus, WorkflowResult
 from .run import ResumePoint, Run
@@ -39,6 +39,7 @@ class Persistence:
         checkpoint_every_layer: bool,
         runs_dir: Path | None,
         wall_clock: Callable[[], float],
+        held_records: HeldRecords | None = None,
         resume: ResumePoint | None = None,
     ) -> None:
         self.workflow = workflow
@@ -46,6 +47,7 @@ class Persistence:
         self._checkpoint_dir = checkpoint_dir
         self.checkpoint_every_layer = checkpoint_every_layer
         self.runs_dir = runs_dir
+        self.held_records = held_records  # the agentloom fixture's: records wait in memory until asked for
         self.wall_clock = wall_clock
         self.resume = resume
         self.hash = workflow_hash(workflow, redactor)
@@ -70,7 +72,7 @@ class Persistence:
         workflow: Workflow,
         *,
         checkpoint_dir: str | Path | None = None,
-        runs_dir: str | Path | bool | None = None,
+        runs_dir: str | Path | bool | HeldRecords | None = None,
         redaction_salt: bytes | str | None = None,
         wall_clock: Callable[[], float] | None = None,
         env: Mapping[str, str] | None = None,
@@ -90,6 +92,7 @@ class Persistence:
             workflow, redactor=Redactor.from_workflow(workflow, env=env, salt=redaction_salt),
             checkpoint_dir=folder, checkpoint_every_layer=every_layer, runs_dir=records,
             wall_clock=wall_clock or time.time, resume=resume,
+            held_records=runs_dir if isinstance(runs_dir, HeldRecords) else None,
         )
 
     # -- the run's hooks --------------------------------------------------------------------------------
@@ -117,13 +120,20 @@ class Persistence:
         public.unredacted_state = result.state  # in-process only; never serialised
         public.ran_workflow = self.workflow  # in-process only: what resuming this result may run
         if self.runs_dir is not None:
-            public.record_path = write_record(self.runs_dir, build_record(
-                public, workflow_hash=self.hash, workflow_file=workflow_file(self.workflow),
-                started_at=self.started_wall, duration=run.now(), steps_executed=run.trace.step_ids(),
-                checkpoint=_under(self.checkpoint_path, self.runs_dir) if self.checkpoint_path else None,
-                resumes=self.resume.resumes if self.resume else 0,
-            ))
+            self._write_record(run, public, self.runs_dir)
         return public
+
+    def _write_record(self, run: Run, public: WorkflowResult, folder: Path) -> None:
+        record = build_record(
+            public, workflow_hash=self.hash, workflow_file=workflow_file(self.workflow),
+            started_at=self.started_wall, duration=run.now(), steps_executed=run.trace.step_ids(),
+            checkpoint=_under(self.checkpoint_path, folder) if self.checkpoint_path else None,
+            resumes=self.resume.resumes if self.resume else 0,
+        )
+        if self.held_records is None:
+            public.record_path = write_record(folder, record)
+        else:
+            public.hold_record(self.held_records.add(record), self.held_records)
 
     def _keep_resumable(self, run: Run) -> None:
         """A resumed run that failed leaves its checkpoint resumable, so the same resume can be typed again

@@ -8,7 +8,8 @@ never holds the state, step outputs or prompts.
 Where records go, first match wins: ``runs_dir=`` given to the run (``False``
 turns records off), ``AGENTLOOM_RUNS_DIR``, else ``agentloom_runs/`` in the
 current directory. In pytest, the ``agentloom`` fixture puts them in the test's
-temporary folder. A record is ``<run id>.json``; a resumed run writes
+temporary folder, through :class:`HeldRecords`: held in memory until someone may
+read them. A record is ``<run id>.json``; a resumed run writes
 ``<run id>.resume-<n>.json`` next to it.
 """
 
@@ -31,9 +32,11 @@ if TYPE_CHECKING:
 __all__ = [
     "RECORD_FORMAT_VERSION",
     "RUNS_DIR_ENV",
+    "HeldRecords",
     "build_record",
     "iso_time",
     "list_records",
+    "record_name",
     "resolve_runs_dir",
     "write_record",
 ]
@@ -45,10 +48,52 @@ DEFAULT_RUNS_DIR = "agentloom_runs"
 WallClock = Callable[[], float]
 
 
-def resolve_runs_dir(runs_dir: str | Path | bool | None, env: Mapping[str, str] | None = None) -> Path | None:
+class HeldRecords:
+    """Run records kept in memory until someone may read them, then written into ``folder``.
+
+    The ``agentloom`` fixture's runs give their records to one. Most tests pass without
+    anyone looking at their run folder, and making that folder and writing a file into it
+    was a fifth of what a scenario-table row cost. So records wait here until
+    :meth:`release`: when the test reads the folder or a result's ``record_path``, or fails.
+    From then on each record is written as soon as its run ends. ``held=False`` writes
+    every record at once (a test that took pytest's ``tmp_path`` sees the folder anyway).
+    """
+
+    def __init__(self, folder: Path, *, held: bool = True) -> None:
+        self.folder = folder
+        self._held = held
+        self._pending: dict[Path, dict[str, Any]] = {}
+
+    def __repr__(self) -> str:
+        return f"<HeldRecords {str(self.folder)!r}: {len(self._pending)} held>"
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> HeldRecords:
+        return self  # a handle on files to be written, not a value: a copied result writes the same files
+
+    def add(self, record: dict[str, Any]) -> Path:
+        """Keep (or, once released, write) ``record``; return the path it has or will have."""
+        path = self.folder / record_name(record)
+        if self._held:
+            self._pending[path] = record
+        else:
+            write_json_atomic(path, record)
+        return path
+
+    def release(self) -> None:
+        """Write every record held so far, and each later one as soon as it comes."""
+        self._held = False
+        pending, self._pending = self._pending, {}
+        for path, record in pending.items():
+            write_json_atomic(path, record)
+
+
+def resolve_runs_dir(runs_dir: str | Path | bool | HeldRecords | None,
+                     env: Mapping[str, str] | None = None) -> Path | None:
     """The folder records go to, or ``None`` when records are off (``runs_dir=False``)."""
     if runs_dir is False:
         return None
+    if isinstance(runs_dir, HeldRecords):
+        return runs_dir.folder
     if runs_dir is not None and runs_dir is not True:
         return resolved(Path(runs_dir))  # a test's run folder: each new, under a folder already resolved
     environ = os.environ if env is None else env
@@ -103,10 +148,14 @@ def build_record(
     }
 
 
-def write_record(runs_dir: Path, record: dict[str, Any]) -> Path:
+def record_name(record: dict[str, Any]) -> str:
+    """``<run id>.json``, or ``<run id>.resume-<n>.json`` for the n-th resume, so each attempt keeps its own."""
     resumes = record.get("resumes") or 0
-    name = f"{record['run_id']}.json" if not resumes else f"{record['run_id']}.resume-{resumes}.json"
-    return write_json_atomic(runs_dir / name, record)
+    return f"{record['run_id']}.json" if not resumes else f"{record['run_id']}.resume-{resumes}.json"
+
+
+def write_record(runs_dir: Path, record: dict[str, Any]) -> Path:
+    return write_json_atomic(runs_dir / record_name(record), record)
 
 
 def list_records(runs_dir: Path) -> list[dict[str, Any]]:

@@ -12,10 +12,13 @@ import enum
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.plain import to_plain
 from .trace import Trace
+
+if TYPE_CHECKING:
+    from .records import HeldRecords
 
 __all__ = ["RunStatus", "StepResult", "StepStatus", "TerminationReason", "WorkflowResult"]
 
@@ -118,8 +121,9 @@ class WorkflowResult:
     #: the saved (redacted) checkpoint of a paused or checkpointed run, and its file
     checkpoint: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     checkpoint_path: Path | None = field(default=None, repr=False, compare=False)
-    #: the run record written for this run, if records are on
-    record_path: Path | None = field(default=None, repr=False, compare=False)
+    #: the run record of this run (see :attr:`record_path`), and what holds it back when it is not written yet
+    _record: Path | None = field(default=None, repr=False, compare=False)
+    _held_by: HeldRecords | None = field(default=None, repr=False, compare=False)
     #: the final state before redaction, for in-process use only: never printed, compared or serialised
     unredacted_state: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     #: the workflow that ran, for in-process use only: resuming this result uses it when the workflow has no
@@ -129,6 +133,26 @@ class WorkflowResult:
     resumed_from: WorkflowResult | None = field(default=None, repr=False, compare=False)
     #: what the run sent its provider, per step (set by the ``agentloom`` fixture; snapshots show it)
     sent_requests: dict[str, list[dict[str, Any]]] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def record_path(self) -> Path | None:
+        """The run record of this run, if records are on.
+
+        The ``agentloom`` fixture holds its runs' records back (:class:`~.records.HeldRecords`); reading
+        this writes them, so the file is there for whoever asks for its path.
+        """
+        if self._held_by is not None:
+            self._held_by.release()
+            self._held_by = None
+        return self._record
+
+    @record_path.setter
+    def record_path(self, path: Path | None) -> None:
+        self._record, self._held_by = path, None
+
+    def hold_record(self, path: Path, held_by: HeldRecords) -> None:
+        """Point at a record ``held_by`` has not written yet: it is written when :attr:`record_path` is read."""
+        self._record, self._held_by = path, held_by
 
     @property
     def ok(self) -> bool:

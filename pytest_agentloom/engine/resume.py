@@ -32,6 +32,7 @@ from .model import Workflow
 from .options import ResumeOptions, RunOptions, check_options, prepare
 from .persistence import Persistence
 from .reads import redacted_reads
+from .records import HeldRecords
 from .redaction import Redactor
 from .result import StepResult, StepStatus, WorkflowResult
 from .run import ResumePoint, Run
@@ -213,7 +214,8 @@ def _resume_point(checkpoint: dict[str, Any], workflow: Workflow, decision: str 
     return point, initial
 
 
-def _locate(checkpoint: Any, *, checkpoint_dir: str | Path | None, runs_dir: str | Path | bool | None,
+def _locate(checkpoint: Any, *, checkpoint_dir: str | Path | None,
+            runs_dir: str | Path | bool | HeldRecords | None,
             env: Mapping[str, str] | None) -> tuple[dict[str, Any], Path | None]:
     """The checkpoint document, and its file when it came from one."""
     if isinstance(checkpoint, WorkflowResult):

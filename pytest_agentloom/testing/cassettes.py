@@ -165,7 +165,8 @@ def _relative_test_path(test_file: str, rootdir: str) -> Path:
 
 @dataclass
 class TestCassette:
-    """The cassette of one test, opened at the first run that uses the default provider."""
+    """The cassette of one test, claimed (see :meth:`ReplaySettings.claim`) and opened at the first run that uses
+    the default provider or its tool recording."""
 
     __test__ = False
 
@@ -193,6 +194,9 @@ class TestCassette:
             from ..replay.cassette import CassetteConfig, CassetteSession
             from ..replay.matchers import DEFAULT_MATCH_ON
 
+            # claimed at first use: a test that never uses its cassette (a scripted table row) has no file
+            # that could clash with another test's, and finding the name cost each such test setup time
+            self.settings.claim(self.item)
             ignore, extra = self.matching
             config = CassetteConfig(
                 path=self.path, mode=self.settings.mode, test_id=self.item.nodeid,

@@ -7,12 +7,14 @@ table read about a million directory entries, as long as running its rows took.
 
 So the ``agentloom`` fixture takes the test's ``tmp_path`` when the test (or one of
 its fixtures) asks for ``tmp_path`` too, and ``agentloom.tmp_path == tmp_path``
-holds. Otherwise it makes ``<base temp>/agentloom/<test name>-<n>`` with one
-``mkdir``: a fresh folder per test in the same session base folder as
-``tmp_path``, kept and removed with it (``tmp_path_retention_count``, and the whole
-base folder after a passing session under ``tmp_path_retention_policy = failed``).
-Unlike ``tmp_path``, the folder of a test that passed is not removed while the
-session goes on; nothing in it is a file the user keeps.
+holds. Otherwise its folder is ``<base temp>/agentloom/<test name>-<n>``, a fresh
+name in the same session base folder as ``tmp_path``, kept and removed with it
+(``tmp_path_retention_count``, and the whole base folder after a passing session
+under ``tmp_path_retention_policy = failed``). That folder is not made here: it is
+made when something is written into it or the test reads ``agentloom.tmp_path``
+(see the harness), and most tests of a scenario table do neither. Unlike
+``tmp_path``, the folder of a test that passed is not removed while the session
+goes on; nothing in it is a file the user keeps.
 """
 
 from __future__ import annotations
@@ -33,16 +35,16 @@ _ODD = re.compile(r"\W")
 _BASE_KEY = pytest.StashKey[Path]()
 
 
-def folder_for_test(request: pytest.FixtureRequest) -> Path:
-    """The folder for this test's runs: its ``tmp_path`` if it takes one, else a folder of its own."""
+def folder_for_test(request: pytest.FixtureRequest) -> tuple[Path, bool]:
+    """The folder for this test's runs, and whether it exists yet: the test's ``tmp_path`` if it takes one,
+    else a name of its own, made when first needed."""
     if "tmp_path" in request.fixturenames:
         path: Path = request.getfixturevalue("tmp_path")
-        return path
+        return path, True
     base = request.config.stash.get(_BASE_KEY, None)
     if base is None:  # the session's base folder is the same for every test: found once (a fixture lookup)
         factory: pytest.TempPathFactory = request.getfixturevalue("tmp_path_factory")
         base = request.config.stash[_BASE_KEY] = factory.getbasetemp() / "agentloom"
+        base.mkdir(mode=0o700, exist_ok=True)  # owner-only, as pytest's own base folder
     name = _ODD.sub("_", request.node.name)[:_NAME_LENGTH]
-    folder = base / f"{name}-{next(_NUMBERS)}"
-    folder.mkdir(mode=0o700, parents=True)
-    return folder
+    return base / f"{name}-{next(_NUMBERS)}", False

@@ -16,6 +16,7 @@ from ..core.clock import VirtualClock, derived_run_id
 from ..core.files import resolved
 from ..engine.model import Workflow
 from ..engine.options import mock_provider
+from ..engine.records import HeldRecords
 from ..engine.resume import resume_workflow
 from ..engine.runner import arun_workflow, run_workflow
 from ..errors import MissingTemplateKeyWarning, UsageError, render_message
@@ -71,13 +72,14 @@ class AgentloomHarness:
         snapshot_options: SnapshotOptions | None = None,
         missing_template_keys: str = "warn",
         live: bool = False,
+        hold_records: bool = False,
     ) -> None:
         self.nodeid = nodeid
         self.test_dir = test_dir
-        #: A fresh folder for this test: everything the engine writes goes here, never the current directory.
-        self.tmp_path = tmp_path
-        #: Where run records and checkpoints of this test's runs go (the engine's working folder).
-        self.run_dir = tmp_path / "runs"
+        self._folder = tmp_path
+        self._folder_made = not hold_records
+        # run records wait in memory until someone may read them (see tmp_path); the engine writes the rest
+        self._records = HeldRecords(tmp_path / "runs", held=hold_records)
         self.snapshot_dir = snapshot_dir
         self.snapshot_name = snapshot_name
         self._snapshots = snapshots
@@ -101,6 +103,31 @@ class AgentloomHarness:
 
     def __repr__(self) -> str:
         return f"<AgentloomHarness {self.nodeid!r}>"
+
+    @property
+    def tmp_path(self) -> Path:
+        """A fresh folder for this test: everything its runs write goes here, never the current directory.
+
+        Unless the test took pytest's ``tmp_path`` (then it is that folder), it is made the first time it
+        is read or written to, and the run records of the runs so far are written into it then, each later
+        one at its run's end (:class:`~pytest_agentloom.engine.records.HeldRecords`): a test that never
+        looks, and passes, writes no records. A failing test's are written when it fails.
+        """
+        if not self._folder_made:
+            self._folder.mkdir(parents=True, exist_ok=True)
+            self._folder_made = True
+        self._records.release()
+        return self._folder
+
+    @property
+    def run_dir(self) -> Path:
+        """Where run records and checkpoints of this test's runs go (the engine's working folder), in
+        :attr:`tmp_path`; reading it writes the records held so far."""
+        return self.tmp_path / "runs"
+
+    def keep_records(self) -> None:
+        """Write the run records held so far (the test failed: someone will want to look)."""
+        self._records.release()
 
     # -- loading and running ------------------------------------------------------------------------------
 
@@ -191,7 +218,7 @@ class AgentloomHarness:
         clock = VirtualClock()
         return workflow, {
             "state": merged_state, "provider": SentRequests(provider), "tools": merged_tools, "clock": clock,
-            "run_id": derived_run_id(*parts), "runs_dir": self.run_dir, "wall_clock": virtual_wall_clock(clock),
+            "run_id": derived_run_id(*parts), "runs_dir": self._records, "wall_clock": virtual_wall_clock(clock),
         }, shared
 
     def _finish(self, result: WorkflowResult, workflow: Workflow, options: dict[str, Any],
@@ -277,7 +304,7 @@ class AgentloomHarness:
         sent = SentRequests(inner) if inner is not None else None
         resumed = resume_workflow(
             result, decision=approve, state=state, tools=inputs.get("tools"), workflow=inputs.get("workflow"),
-            provider=sent, clock=clock, runs_dir=self.run_dir, wall_clock=virtual_wall_clock(clock),
+            provider=sent, clock=clock, runs_dir=self._records, wall_clock=virtual_wall_clock(clock),
         )
         workflow = inputs.get("workflow")
         if self._observer is not None and isinstance(workflow, Workflow):
@@ -531,7 +558,7 @@ class AgentloomHarness:
         """Run options of a judge or embedding call: its own run id and virtual clock, nothing of the marker's."""
         self._side_runs += 1
         clock = VirtualClock()
-        return {"state": state, "provider": provider, "clock": clock, "runs_dir": self.run_dir,
+        return {"state": state, "provider": provider, "clock": clock, "runs_dir": self._records,
                 "run_id": derived_run_id(self.nodeid, kind, str(self._side_runs)),
                 "wall_clock": virtual_wall_clock(clock)}
 
@@ -602,7 +629,7 @@ def _hide_shared(result: WorkflowResult) -> None:
 
 def _check_overrides(overrides: Mapping[str, Any], nodeid: str) -> None:
     """Refuse a keyword of ``run()`` that is no ``config`` field, naming it and the closest field."""
-    if not overrides:  # most runs: nothing to look up
+    if not overrides:
         return
     from ..core.suggest import did_you_mean
     from ..engine.model import WorkflowConfig

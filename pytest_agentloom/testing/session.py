@@ -7,6 +7,7 @@ methods here. Nothing in this class needs a running test to be exercised.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,8 @@ class AgentloomSession:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+        self._known_settings: dict[str, tuple[Any, str]] = {}  # command line and ini: read once (see setting)
+        self._unmarked_snapshot_options: SnapshotOptions | None = None
         self.update_snapshots = bool(read_setting(config, "update_snapshots"))
         self.warn_unused = bool(read_setting(config, "warn_unused_snapshots"))
         self.scenario_glob = str(read_setting(config, "scenario_glob"))
@@ -77,17 +80,22 @@ class AgentloomSession:
         merged = known[1]
         return {**merged, "config": dict(merged["config"])}  # callers add to it and to its config
 
+    def setting(self, name: str, defaults: dict[str, Any]) -> Any:
+        """A setting of one test (command line, then its markers' ``defaults``, then ini), for the harness."""
+        return read_setting(self.config, name, defaults, known=self._known_settings)
+
     def snapshot_location(self, item: pytest.Item, defaults: dict[str, Any] | None = None) -> tuple[Path, str]:
         """This test's snapshot folder (``<dir>/<module>``) and file stem (``<test>[<param>]``)."""
         if defaults is None:
             defaults = self.defaults(item)
-        folder = Path(os.fspath(read_setting(self.config, "snapshot_dir", defaults)))
-        root = folder if folder.is_absolute() else item.path.parent / folder
-        self.snapshots.roots.add(str(root))
+        root, module_folder = _snapshot_folder(os.fspath(self.setting("snapshot_dir", defaults)),
+                                               item.path)
+        self.snapshots.roots.add(root)
         parts = item.nodeid.split("::")[1:]
-        return root / _module_name(item.path), sanitize(".".join(parts) or item.name)
+        return module_folder, sanitize(".".join(parts) or item.name)
 
-    def harness(self, item: pytest.Item, tmp_path: Path, tools: Any = None) -> AgentloomHarness:
+    def harness(self, item: pytest.Item, tmp_path: Path, tools: Any = None, *,
+                folder_exists: bool = True) -> AgentloomHarness:
         from ..tools.registry import tools_by_name
         from .harness import AgentloomHarness
 
@@ -99,15 +107,14 @@ class AgentloomSession:
         if self.drift is not None and self.drift.is_live(item.nodeid):  # the live side writes under DIR only
             replay, snapshots = self.drift.live_replay, self.drift.live_snapshots
             snapshot_dir = self.drift.snapshot_dir(snapshot_dir)
-        replay.claim(item)
         cassette = item.stash[CASSETTE_KEY] = TestCassette(replay, item, matching=self.matching(defaults),
                                                            repetition=item.stash.get(REPETITION_KEY, None))
         harness = item.stash[HARNESS_KEY] = AgentloomHarness(
             nodeid=item.nodeid, test_dir=item.path.parent, tmp_path=tmp_path, snapshot_dir=snapshot_dir,
             snapshot_name=snapshot_name, snapshots=snapshots, defaults=defaults, cassette=cassette,
             observer=self.observer(item.nodeid), snapshot_options=self.snapshot_options(defaults),
-            missing_template_keys=str(read_setting(self.config, "missing_template_keys", defaults)),
-            live=self.live,
+            missing_template_keys=str(self.setting("missing_template_keys", defaults)),
+            live=self.live, hold_records=not folder_exists,
         )
         return harness
 
@@ -138,22 +145,32 @@ class AgentloomSession:
             return None
 
     def snapshot_options(self, defaults: dict[str, Any]) -> SnapshotOptions:
-        """A test's snapshot defaults: marker, then ini (see :mod:`.settings`), with ``-vv`` for the diffs."""
+        """A test's snapshot defaults: marker, then ini (see :mod:`.settings`), with ``-vv`` for the diffs.
+
+        The same for every test whose markers set none of them (worked out once for those).
+        """
+        if any(key in defaults for key in _SNAPSHOT_KEYS):
+            return self._snapshot_options(defaults)
+        if self._unmarked_snapshot_options is None:
+            self._unmarked_snapshot_options = self._snapshot_options(defaults)
+        return self._unmarked_snapshot_options
+
+    def _snapshot_options(self, defaults: dict[str, Any]) -> SnapshotOptions:
         from .volatile import matchers_from_lines
 
-        matchers = read_setting(self.config, "snapshot_matchers", defaults)
+        matchers = self.setting("snapshot_matchers", defaults)
         if not isinstance(matchers, dict):
             matchers = matchers_from_lines(matchers, "ini agentloom_snapshot_matchers")
         return SnapshotOptions(
-            requests=bool(read_setting(self.config, "snapshot_requests", defaults)),
-            exclude=tuple(read_setting(self.config, "snapshot_exclude", defaults)), matchers=dict(matchers),
+            requests=bool(self.setting("snapshot_requests", defaults)),
+            exclude=tuple(self.setting("snapshot_exclude", defaults)), matchers=dict(matchers),
             verbose=self.config.get_verbosity(),
         )
 
     def matching(self, defaults: dict[str, Any]) -> tuple[tuple[str, ...], tuple[Any, ...]]:
         """A test's cassette matching additions: body paths to ignore and extra matchers (marker, then ini)."""
-        ignore = tuple(read_setting(self.config, "cassette_ignore", defaults))
-        return ignore, tuple(read_setting(self.config, "cassette_matchers", defaults))
+        ignore = tuple(self.setting("cassette_ignore", defaults))
+        return ignore, tuple(self.setting("cassette_matchers", defaults))
 
     def finish_replies(self, item: pytest.Item, report: pytest.TestReport) -> None:
         """After a test's call that passed: scripted replies no request used fail it (see the harness)."""
@@ -232,7 +249,11 @@ class AgentloomSession:
                 self.not_set_up.add(report.nodeid)
 
     def test_did_not_pass(self, item: pytest.Item) -> None:
-        """Keep the snapshots of a failed or skipped test out of the unused report."""
+        """Write a failed or skipped test's run records (held until then), keep its snapshots out of the
+        unused report."""
+        harness = item.stash.get(HARNESS_KEY, None)
+        if harness is not None:
+            harness.keep_records()
         try:
             folder, name = self.snapshot_location(item)
         except ValueError:
@@ -420,6 +441,19 @@ def _relative(path: Path) -> str:
 
 SESSION_KEY = pytest.StashKey[AgentloomSession]()
 CASSETTE_KEY = pytest.StashKey[TestCassette]()  # the cassette of a test that used the agentloom fixture
+#: the marker keywords :meth:`AgentloomSession.snapshot_options` reads
+_SNAPSHOT_KEYS = ("snapshot_matchers", "snapshot_requests", "snapshot_exclude")
+
+
+@functools.lru_cache(maxsize=1024)
+def _snapshot_folder(setting: str, test_file: Path) -> tuple[str, Path]:
+    """The snapshot root (as text) and the test module's folder in it, worked out once per test file and
+    setting: the rows of a table share both."""
+    folder = Path(setting)
+    root = folder if folder.is_absolute() else test_file.parent / folder
+    return str(root), root / _module_name(test_file)
+
+
 HARNESS_KEY = pytest.StashKey["AgentloomHarness"]()  # the agentloom fixture's object of a test that used it
 #: the markers merged by :meth:`AgentloomSession.defaults`, with the markers they were merged from
 DEFAULTS_KEY = pytest.StashKey[tuple[tuple[Any, ...], dict[str, Any]]]()

@@ -231,21 +231,36 @@ def add_options(parser: pytest.Parser) -> None:
             parser.addini(option.ini_key, option.help, type=option.kind, default=option.default)
 
 
-def read_setting(config: pytest.Config, name: str, marker: Mapping[str, Any] | None = None) -> Any:
+def read_setting(config: pytest.Config, name: str, marker: Mapping[str, Any] | None = None, *,
+                 known: dict[str, tuple[Any, str]] | None = None) -> Any:
     """The value of one setting: command line, then ``marker`` (if the option allows it), then ini."""
-    return read_setting_from(config, name, marker)[0]
+    return read_setting_from(config, name, marker, known=known)[0]
 
 
-def read_setting_from(config: pytest.Config, name: str, marker: Mapping[str, Any] | None = None) -> tuple[Any, str]:
+def read_setting_from(config: pytest.Config, name: str, marker: Mapping[str, Any] | None = None, *,
+                      known: dict[str, tuple[Any, str]] | None = None) -> tuple[Any, str]:
     """:func:`read_setting`, with where the value came from, as an error message names it: ``--agentloom-x``,
     ``@pytest.mark.agentloom(x=...)``, ``ini agentloom_x`` or ``default``.
+
+    ``known`` keeps what the command line and ini say (they do not change once tests run), so that the
+    settings every test reads cost a dict lookup each instead of an option and an ini lookup.
     """
     option = _BY_NAME[name]
+    outside = known.get(name) if known is not None else None
+    if outside is None:
+        outside = _outside_markers(config, option)
+        if known is not None:
+            known[name] = outside
+    if outside[1] == option.flag or marker is None or not option.marker or marker.get(name) is None:
+        return outside
+    return marker[name], f"@pytest.mark.agentloom({name}=...)"
+
+
+def _outside_markers(config: pytest.Config, option: Option) -> tuple[Any, str]:
+    """The command line's value, else the ini's, else the default; with where it came from."""
     value = config.getoption(option.dest, default=None) if option.cli else None
     if value is not None:
         return value, option.flag
-    if marker is not None and option.marker and marker.get(name) is not None:
-        return marker[name], f"@pytest.mark.agentloom({name}=...)"
     if option.ini:
         value = config.getini(option.ini_key)
         if value not in (None, ""):

@@ -135,3 +135,27 @@ def test_a_marker_added_by_a_fixture_before_the_harness_is_made_counts(triage: p
             assert session.defaults(request.node)["config"] == {}
     """)
     triage.runpytest_inprocess().assert_outcomes(passed=3)
+
+
+def test_settings_read_once_per_session_keep_their_precedence(pytester: pytest.Pytester) -> None:
+    """Command line, then a test's marker, then ini: the same answers with the session's cache of the first and
+    the last (the harness reads several settings per test), and each test's marker still counts."""
+    pytester.makeini("[pytest]\nagentloom_missing_template_keys = error\nagentloom_snapshot_dir = from_ini\n")
+    pytester.makeconftest("""
+        from pytest_agentloom.testing.session import SESSION_KEY
+
+        def pytest_sessionfinish(session):
+            agentloom = session.config.stash[SESSION_KEY]
+            seen = []
+            for marker in ({}, {"snapshot_dir": "from_marker", "missing_template_keys": "warn"}, {}):
+                keys = ("snapshot_dir", "missing_template_keys")
+                seen.append(" ".join(str(agentloom.setting(key, marker)) for key in keys))
+            (session.config.rootpath / "seen.txt").write_text("\\n".join(seen))
+    """)
+    pytester.makepyfile("def test_nothing(): pass")
+    pytester.runpytest_inprocess().assert_outcomes(passed=1)
+    assert (pytester.path / "seen.txt").read_text().split("\n") == [
+        "from_ini error", "from_marker warn", "from_ini error"]
+    pytester.runpytest_inprocess("--agentloom-snapshot-dir=from_cli").assert_outcomes(passed=1)
+    assert (pytester.path / "seen.txt").read_text().split("\n") == [
+        "from_cli error", "from_cli warn", "from_cli error"]

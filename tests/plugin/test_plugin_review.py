@@ -152,8 +152,14 @@ def test_marker_and_ini_give_default_exclude_and_matchers(pytester: pytest.Pytes
         def test_marker(agentloom):
             result = agentloom.run("draft.yaml", state={"ticket": "T-1"}, provider=agentloom.scripted(draft="ok"))
             agentloom.assert_snapshot(result)
+
+        def test_ini_again(agentloom):  # after a marked test: the unmarked tests' options are not the marker's
+            result = agentloom.run("draft.yaml", state={"ticket": "T-1"}, provider=agentloom.scripted(draft="ok"))
+            agentloom.assert_snapshot(result)
     """)
-    pytester.runpytest_inprocess("--agentloom-create-snapshots").assert_outcomes(passed=2)
+    pytester.runpytest_inprocess("-p", "no:randomly", "--agentloom-create-snapshots").assert_outcomes(passed=3)
+    folder = pytester.path / "__snapshots__/test_defaults"
+    assert (folder / "test_ini_again.yaml").read_text() == (folder / "test_ini.yaml").read_text()
     ini = yaml.safe_load((pytester.path / "__snapshots__/test_defaults/test_ini.yaml").read_text())
     assert ini["state"]["ticket"] == "<str matching /T-[0-9]+/>" and "requests" not in ini
     marker = yaml.safe_load((pytester.path / "__snapshots__/test_defaults/test_marker.yaml").read_text())

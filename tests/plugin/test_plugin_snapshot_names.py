@@ -72,3 +72,28 @@ def test_a_clash_between_xdist_workers_fails_the_run(triage: pytest.Pytester) ->
     # on one worker the second test fails; on two, the controller fails the run and names both tests
     assert "FileNameClashError" in result.stdout.str()
     assert "one/test_m.py::test_same" in result.stdout.str() and "two/test_m.py::test_same" in result.stdout.str()
+
+
+
+def test_only_tests_that_use_their_cassette_claim_its_file(triage: pytest.Pytester) -> None:
+    """A cassette (and tool tape) file is claimed at its first use: a scripted test has none that could clash."""
+    (triage.path / "conftest.py").write_text((triage.path / "conftest.py").read_text() + """
+from pytest_agentloom.testing.session import SESSION_KEY
+
+def pytest_sessionfinish(session):
+    owners = session.config.stash[SESSION_KEY].replay.owners
+    (session.config.rootpath / "owners.txt").write_text("\\n".join(sorted(owners.values())))
+""")
+    triage.makepyfile(test_claims="""
+        import pytest
+        from pytest_agentloom.errors import CassetteNotFoundError
+
+        def test_scripted(agentloom):
+            assert agentloom.run("flow.yaml", provider=agentloom.scripted(classify="q", reply="r")).ok
+
+        def test_replayed(agentloom):
+            with pytest.raises(CassetteNotFoundError):
+                agentloom.run("flow.yaml")
+    """)
+    triage.runpytest_inprocess("-p", "no:randomly").assert_outcomes(passed=2)
+    assert (triage.path / "owners.txt").read_text().split("\n") == ["test_claims.py::test_replayed"] * 2

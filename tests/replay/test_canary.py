@@ -95,6 +95,7 @@ def test_canary(agentloom):
     assert resumed.status == "success", resumed.steps
     print(resumed.to_json())
     agentloom.assert_snapshot(resumed)
+    assert resumed.record_path.is_file()  # held records are written once read: both are searched below
 """
 
 
