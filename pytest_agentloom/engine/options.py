@@ -62,12 +62,13 @@ class ResumeOptions(RunOptions, total=False):
 
 def check_options(options: Mapping[str, Any], allowed: type, where: str) -> None:
     """Refuse a keyword the ``allowed`` TypedDict doesn't list, and a ``state`` or ``provider`` of the wrong kind."""
-    known = list(allowed.__annotations__)  # a TypedDict's own keys and those it inherits, in order
+    known = allowed.__annotations__  # a TypedDict's own keys and those it inherits, in order
     for key in options:
         if key not in known:
-            hint = did_you_mean(key, known)
+            names = list(known)
+            hint = did_you_mean(key, names)
             raise UsageError(f"{where}() got an unexpected keyword argument '{key}'."
-                             + (f" How to fix: {hint}" if hint else f" It takes: {', '.join(known)}."))
+                             + (f" How to fix: {hint}" if hint else f" It takes: {', '.join(names)}."))
     state = options.get("state")
     if state is not None and not isinstance(state, Mapping):
         raise UsageError(f"state must map top-level state keys to values, got {type(state).__name__}")

@@ -93,6 +93,24 @@ def _own_patterns(workflow: Workflow) -> list[str]:
     return own
 
 
+_Parts = tuple[tuple[str, ...], Path | None, dict[str, str | None]]
+
+
+def _parts(workflow: Workflow, inherited: tuple[str, ...], from_env: tuple[str, ...]) -> _Parts:
+    """A redactor's patterns, the folder its salt is looked for from and the steps' outputs: worked out once
+    per workflow object (a workflow given another ``source`` starts a new memo), inherited and
+    environment patterns (see :meth:`Redactor.from_workflow`)."""
+    made: dict[tuple[tuple[str, ...], tuple[str, ...]], _Parts] = workflow.memoized("redactor_parts", dict)
+    key = (inherited, from_env)
+    parts = made.get(key)
+    if parts is None:
+        patterns = (*inherited, *_own_patterns(workflow), *from_env)
+        outputs = {step.id: step.output for step in workflow.steps}
+        source = workflow.source
+        parts = made[key] = (patterns, source.parent if source is not None else None, outputs)
+    return parts
+
+
 def _canonical(value: Any) -> str:
     """The text a value is hashed as: strings as themselves, anything else as canonical JSON."""
     if isinstance(value, str):
@@ -137,13 +155,23 @@ class Redactor:
         salt: bytes | str | None = None,
         inherited: Iterable[str] = (),
     ) -> Redactor:
-        """Patterns of ``workflow``'s ``state_schema``, the environment, and a parent's ``inherited`` ones."""
-        # the definition's part is the same for every run of this workflow object
-        own = workflow.memoized("redaction_patterns", lambda: _own_patterns(workflow))
-        start = workflow.source.parent if workflow.source is not None else None
-        outputs = workflow.memoized("step_outputs", lambda: {step.id: step.output for step in workflow.steps})
-        return cls([*inherited, *own, *env_patterns(env)], salt=salt, salt_start=start, step_outputs=outputs,
-                   env=env)
+        """Patterns of ``workflow``'s ``state_schema``, the environment, and a parent's ``inherited`` ones.
+
+        Every run builds one of these, and the harness another for the requests it notes, so what
+        comes from the definition (its patterns, its steps' outputs, the folder the salt is looked for
+        from: a workflow given another ``source`` starts a new memo) is worked out once per workflow
+        object and per set of environment patterns; what the environment holds (its patterns, its API
+        keys) is read again on every call, and each redactor reads its own salt, so nothing a variable
+        or the salt file changes is kept.
+        """
+        patterns, start, outputs = _parts(workflow, tuple(inherited), env_patterns(env))
+        return cls(patterns, salt=salt, salt_start=start, step_outputs=outputs, env=env)
+
+    @staticmethod
+    def patterns_of(workflow: Workflow, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+        """The patterns :meth:`from_workflow` would give ``workflow``'s redactor, without building it: with
+        none, nothing in a state is secret (:meth:`secret_values` is empty), so a caller may stop there."""
+        return _parts(workflow, (), env_patterns(env))[0]
 
     def child(self, workflow: Workflow) -> Redactor:
         """The redactor of a subworkflow: its own patterns plus every pattern of this (parent) run."""

@@ -25,7 +25,7 @@ from ..tools.registry import tools_by_name
 from .secrets import check_no_secrets, files_written, pending_writes
 from .sent import SentRequests, sent_data
 from .snapshots import SnapshotOptions, SnapshotSession, sanitize
-from .workflow_cache import load_cached, load_cached_for_run
+from .workflow_cache import load_cached, load_shared
 
 if TYPE_CHECKING:
     from ..core.types import Provider
@@ -178,25 +178,26 @@ class AgentloomHarness:
         ``only="step"`` runs that one step; ``start_at="step"`` runs it and the steps after it (see
         :func:`~.partial.partial_workflow`); give them the ``state`` they read.
         """
-        workflow, options = self._prepare(workflow_or_path, state, provider, tools, real_tools=real_tools, only=only,
-                                          start_at=start_at, **config_overrides)
+        workflow, options, shared = self._prepare(workflow_or_path, state, provider, tools, real_tools=real_tools,
+                                                  only=only, start_at=start_at, **config_overrides)
         before = self._fallbacks_so_far(options["provider"].inner)
-        return self._finish(run_workflow(workflow, **options), workflow, options, before)
+        return self._finish(run_workflow(workflow, **options), workflow, options, before, shared)
 
     async def arun(self, workflow_or_path: Workflow | str | Path | None = None,
                    state: Mapping[str, Any] | None = None, provider: Provider | None = None,
                    tools: Mapping[str, Callable[..., Any]] | list[Any] | None = None, **options: Any) -> WorkflowResult:
         """:meth:`run` for async tests, with the same arguments: ``result = await agentloom.arun("flow.yaml")``."""
-        workflow, prepared = self._prepare(workflow_or_path, state, provider, tools, **options)
+        workflow, prepared, shared = self._prepare(workflow_or_path, state, provider, tools, **options)
         before = self._fallbacks_so_far(prepared["provider"].inner)
-        return self._finish(await arun_workflow(workflow, **prepared), workflow, prepared, before)
+        return self._finish(await arun_workflow(workflow, **prepared), workflow, prepared, before, shared)
 
     def _prepare(self, workflow_or_path: Workflow | str | Path | None, state: Mapping[str, Any] | None,
                  provider: Provider | None, tools: Any, *, real_tools: bool | list[str] = False,
                  only: str | None = None, start_at: str | None = None,
-                 **config_overrides: Any) -> tuple[Workflow, dict[str, Any]]:
-        """The workflow and the options of one run (both ``run`` and ``arun``)."""
-        workflow = self._workflow(workflow_or_path)
+                 **config_overrides: Any) -> tuple[Workflow, dict[str, Any], bool]:
+        """The workflow and the options of one run (both ``run`` and ``arun``), and whether the workflow is
+        (or shares its parts with) the one the process's workflow cache keeps (see :meth:`_workflow`)."""
+        workflow, shared = self._workflow(workflow_or_path)
         if only is not None or start_at is not None:
             from .partial import partial_workflow
 
@@ -218,19 +219,22 @@ class AgentloomHarness:
         return workflow, {
             "state": merged_state, "provider": SentRequests(provider), "tools": merged_tools, "clock": clock,
             "run_id": derived_run_id(*parts), "runs_dir": self._records, "wall_clock": virtual_wall_clock(clock),
-        }
+        }, shared
 
     def _finish(self, result: WorkflowResult, workflow: Workflow, options: dict[str, Any],
-                fallbacks_before: int) -> WorkflowResult:
+                fallbacks_before: int, shared: bool = False) -> WorkflowResult:
         """Note what the run sent (for snapshots) and its coverage, report template keys it missed, remember
         it for resume."""
         __tracebackhide__ = True
+        if shared:
+            _hide_shared(result)
         sent: SentRequests = options["provider"]
         if self._observer is not None:
             self._observer(workflow, result, sent.inner, fallbacks_before)
         result.sent_requests = sent_data(sent.sent, workflow, result.unredacted_state)
         self.results.append(result)
-        self._run_inputs[result.run_id] = {"workflow": workflow, "provider": sent.inner, "tools": options["tools"]}
+        self._run_inputs[result.run_id] = {"workflow": workflow, "provider": sent.inner, "tools": options["tools"],
+                                           "shared": shared}
         self._report_missing_keys(result, workflow)
         return result
 
@@ -306,6 +310,8 @@ class AgentloomHarness:
         if self._observer is not None and isinstance(workflow, Workflow):
             self._observer(workflow, resumed, inner, fallbacks_before)
         resumed.resumed_from = result
+        if inputs.get("shared"):
+            _hide_shared(resumed)
         if sent is not None:
             resumed.sent_requests = sent_data(sent.sent, workflow, resumed.unredacted_state)
         self.results.append(resumed)
@@ -336,9 +342,15 @@ class AgentloomHarness:
                     for path, text in self._verdicts.pending}
         check_no_secrets(values, files, {**pending_writes(self._cassette), **verdicts, **printed})
 
-    def _workflow(self, workflow_or_path: Workflow | str | Path | None) -> Workflow:
+    def _workflow(self, workflow_or_path: Workflow | str | Path | None) -> tuple[Workflow, bool]:
+        """The workflow to run, and whether it is the one the process's workflow cache keeps for its file.
+
+        A workflow named by its path is not copied for the run (:func:`~.workflow_cache.load_shared`): the
+        engine never changes a workflow, and a copy per run was a tenth of a scenario-table row's time.
+        Nothing the test can reach may lead to it afterwards (:func:`_hide_shared`).
+        """
         if isinstance(workflow_or_path, Workflow):
-            return workflow_or_path
+            return workflow_or_path, False
         if workflow_or_path is None:
             workflow_or_path = self._defaults.get("workflow")
             if workflow_or_path is None:
@@ -352,7 +364,7 @@ class AgentloomHarness:
                 f"agentloom.run() takes a Workflow or a path, got {type(workflow_or_path).__name__}: "
                 f"{workflow_or_path!r}"
             )
-        return load_cached_for_run(self.path(workflow_or_path))  # no one can change it before it runs
+        return load_shared(self.path(workflow_or_path)), True
 
     def _default_provider(self, workflow: Workflow, state: Mapping[str, Any] | None = None) -> Provider:
         """The provider of a run that passed none: the real gateway wrapped in this test's cassette.
@@ -602,6 +614,17 @@ def _missing_key_text(workflow: Workflow, step_id: str | None, field: str) -> st
              "-W error::pytest_agentloom.MissingTemplateKeyWarning (or ini agentloom_missing_template_keys = "
              "error) makes this fail the test.",
     )
+
+
+def _hide_shared(result: WorkflowResult) -> None:
+    """Keep a shared cached workflow (see :meth:`AgentloomHarness._workflow`) out of the test's reach.
+
+    ``ran_workflow`` is what resuming a result runs when its workflow has no file; a cached workflow
+    always has one (resuming reloads it, and the fixture's ``resume`` keeps the workflow itself), so
+    the field is left empty rather than handing the test an object that every later run of the file
+    shares, where a change would reach them all.
+    """
+    result.ran_workflow = None
 
 
 def _check_overrides(overrides: Mapping[str, Any], nodeid: str) -> None:

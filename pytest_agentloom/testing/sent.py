@@ -89,6 +89,8 @@ def sent_data(sent: list[LLMRequest | EmbedRequest], workflow: Workflow | None =
         return data
     from ..engine.redaction import Redactor
 
+    if not Redactor.patterns_of(workflow):  # no pattern, no secret value in the state: nothing to replace
+        return data
     redactor = Redactor.from_workflow(workflow)
     secrets = redactor.secret_values(state)
     return redactor.scrub(data, secrets) if secrets else data  # type: ignore[no-any-return]

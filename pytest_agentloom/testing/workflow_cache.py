@@ -23,13 +23,14 @@ copy costs. A file that cannot be read drops the entry, and loading it again
 raises the loader's own error, naming the file, as without the cache. Failed loads
 are not kept.
 
-What a run works out once per workflow object (the definition's dump and hash, the
-run's shape: :meth:`~pytest_agentloom.engine.model.Workflow.memoized`) would be
-worked out again for every copy. A copy handed straight to a run
-(:meth:`WorkflowCache.load_for_run`, the harness's ``agentloom.run("flow.yaml")``)
-starts with what the previous such copy of the same file worked out; a copy handed
-to a test (:meth:`WorkflowCache.load`, which the test may change before running it)
-starts empty.
+The harness's ``agentloom.run("flow.yaml")`` takes no copy at all
+(:meth:`WorkflowCache.load_shared`): the engine never changes a workflow, and the
+harness hands the kept one to nothing the test can reach, so each row of a table
+neither unpickles its own copy nor works out again what a run works out once per
+workflow object (the definition's dump and hash, the run's shape:
+:meth:`~pytest_agentloom.engine.model.Workflow.memoized`). A copy handed to a test
+(:meth:`WorkflowCache.load`, which the test may change before running it) starts
+with an empty memo.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from ..engine.loader import load_workflow, load_workflow_read
 if TYPE_CHECKING:
     from ..engine.model import Workflow
 
-__all__ = ["WorkflowCache", "load_cached", "load_cached_for_run"]
+__all__ = ["WorkflowCache", "load_cached", "load_shared"]
 
 #: Entries kept per process; the least recently used goes first (a big suite's many small test workflows).
 MAX_ENTRIES = 256
@@ -63,7 +64,6 @@ class _Entry:
     workflow: Workflow
     texts: dict[Path, str]  # every file the workflow was built from -> the text it was built from
     pickled: bytes | None  # the workflow pickled, when it can be: unpickling is ~3x faster than a deep copy
-    donor: Workflow | None = None  # the last copy handed to a run: the next such copy takes its memo
     #: files whose text was found unchanged well after their last change -> their ``stat`` then
     settled: dict[Path, tuple[int, ...]] = field(default_factory=dict)
 
@@ -118,17 +118,13 @@ class WorkflowCache:
         entry = self._entry(path)
         return entry.copy() if isinstance(entry, _Entry) else entry
 
-    def load_for_run(self, path: str | Path) -> Workflow:
-        """As :meth:`load`, for a copy that goes straight to a run, unchanged: it starts with what the
-        previous copy handed to a run worked out for this definition (see the module's docs)."""
+    def load_shared(self, path: str | Path) -> Workflow:
+        """The workflow kept for ``path`` itself, not a copy: only for a run that nothing can change it
+        through (the engine never changes a workflow; the ``agentloom`` fixture hands it to nothing the test
+        can reach), where a copy per run was pure cost. What runs work out for it (:meth:`~pytest_agentloom.
+        engine.model.Workflow.memoized`) is kept on it for the next run; copies (:meth:`load`) start empty."""
         entry = self._entry(path)
-        if not isinstance(entry, _Entry):
-            return entry
-        copied = entry.copy()
-        if entry.donor is not None:
-            copied.adopt_memo(entry.donor)
-        entry.donor = copied
-        return copied
+        return entry.workflow if isinstance(entry, _Entry) else entry
 
     def _entry(self, path: str | Path) -> _Entry | Workflow:
         """The current entry of ``path`` (loading the file when there is none), or the workflow loaded
@@ -158,6 +154,6 @@ def load_cached(path: str | Path) -> Workflow:
     return _PROCESS_CACHE.load(path)
 
 
-def load_cached_for_run(path: str | Path) -> Workflow:
-    """:func:`load_cached` for a copy handed straight to a run (:meth:`WorkflowCache.load_for_run`)."""
-    return _PROCESS_CACHE.load_for_run(path)
+def load_shared(path: str | Path) -> Workflow:
+    """:meth:`WorkflowCache.load_shared` on the cache this test process shares: the kept workflow itself."""
+    return _PROCESS_CACHE.load_shared(path)

@@ -1,8 +1,9 @@
 """The four built-in tools: ``http_request``, ``shell_command``, ``file_read``, ``file_write``.
 
-Each is made for one run by :func:`builtin_tools`, bound to that run's
+Each is made by :func:`builtin_tools`, bound to a
 :class:`~pytest_agentloom.tools.sandbox.Sandbox`, and checks the sandbox
-before doing anything. What they return is scrubbed of the value of every
+before doing anything; :func:`run_tools` keeps them per workflow folder and
+sandbox settings, so runs of one workflow share them. What they return is scrubbed of the value of every
 ``*_API_KEY`` environment variable (:mod:`pytest_agentloom.core.api_keys`), and
 ``shell_command`` runs its program with a minimal environment
 (:meth:`~pytest_agentloom.tools.sandbox.Sandbox.command_env`). Blocking work (a subprocess, an HTTP request) runs off
@@ -12,6 +13,7 @@ the event loop, so concurrent tool calls of one reply don't wait on each other.
 from __future__ import annotations
 
 import shlex
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -30,11 +32,45 @@ _MAX_OUTPUT_CHARS = 100_000
 _SCHEMAS: dict[str, tuple[dict[str, Any], str]] = {}
 
 
-def run_tools(sandbox: SandboxConfig, base_dir: Path, tools: Mapping[str, Any] | None = None) -> ToolRegistry:
+#: folders of workflows -> built-in tools made for them, each with the sandbox settings they check (see _bound)
+_BOUND: OrderedDict[Path, list[tuple[SandboxConfig, ToolRegistry]]] = OrderedDict()
+#: folders kept, the least recently used going first; and sandbox settings kept per folder
+_MAX_FOLDERS = 64
+_MAX_PER_FOLDER = 8
+
+
+def run_tools(sandbox: SandboxConfig | None, base_dir: Path, tools: Mapping[str, Any] | None = None) -> ToolRegistry:
     """The tools of one run: the four built-ins bound to ``sandbox``, then ``tools``, which win on a name."""
-    registry = ToolRegistry(builtin_tools(Sandbox(sandbox, base_dir=base_dir)))
+    registry = ToolRegistry(_bound(sandbox or SandboxConfig(), base_dir))
     registry.update(tools or {})
     return registry
+
+
+def _bound(settings: SandboxConfig, base_dir: Path) -> ToolRegistry:
+    """The built-ins for ``settings`` in ``base_dir``: made once per folder and settings, not every run.
+
+    Making them (four closures and their :class:`Tool`) was a fixed cost of every run, while a
+    built-in holds nothing of a run: only its sandbox, which holds only the settings and the folder.
+    Each kept set checks a private copy of the settings it was made for, found again by comparing
+    values, so settings a test changes in place after a run (``workflow.config.sandbox.enabled =
+    False``) are never checked with the old values: they no longer compare equal, and new built-ins
+    are made for them.
+    """
+    made = _BOUND.get(base_dir)
+    if made is None:
+        made = _BOUND[base_dir] = []
+        while len(_BOUND) > _MAX_FOLDERS:
+            _BOUND.popitem(last=False)
+    else:
+        _BOUND.move_to_end(base_dir)
+    for kept, bound in made:
+        if type(kept) is type(settings) and kept.__dict__ == settings.__dict__:  # their values: pydantic's == minus
+            return bound  # the private and extra attributes a SandboxConfig has none of, in C
+    own = settings.model_copy(deep=True)
+    bound = ToolRegistry(builtin_tools(Sandbox(own, base_dir=base_dir)))  # never handed out: runs copy it
+    made.insert(0, (own, bound))
+    del made[_MAX_PER_FOLDER:]
+    return bound
 
 
 def _builtin(*, side_effects: bool = False) -> Callable[[Callable[..., Any]], Tool]:

@@ -170,8 +170,14 @@ class ToolRegistry(Mapping[str, Tool]):
         return made
 
     def update(self, tools: Iterable[Any] | Mapping[str, Any]) -> None:
-        """Register many: a mapping of name to tool, or an iterable of tools."""
-        if isinstance(tools, Mapping):
+        """Register many: a mapping of name to tool, or an iterable of tools.
+
+        Another registry's tools are taken as they are: each already is a :class:`Tool` under its own
+        name (every run starts from the kept registry of the built-ins).
+        """
+        if isinstance(tools, ToolRegistry):
+            self._tools.update(tools._tools)
+        elif isinstance(tools, Mapping):
             for key, value in tools.items():
                 self.register(value, name=str(key))
         elif isinstance(tools, (str, bytes)) or not isinstance(tools, Iterable):

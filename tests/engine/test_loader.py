@@ -79,6 +79,20 @@ def test_load_accepts_a_path_relative_to_the_cwd(tmp_path: Path, monkeypatch: py
     assert workflow.base_dir == (tmp_path / "sub").resolve()
 
 
+def test_the_base_folder_follows_the_file_and_without_one_the_current_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``base_dir`` follows ``source`` (which also drops what the workflow memoized)."""
+    workflow = parse_workflow("name: x\nsteps:\n  - {id: a, type: tool, tool_name: t}\n", source=tmp_path / "f.yaml")
+    assert workflow.base_dir == tmp_path
+    workflow.source = tmp_path / "moved" / "f.yaml"
+    assert workflow.base_dir == tmp_path / "moved"
+    workflow.source = None
+    monkeypatch.chdir(tmp_path.parent)
+    assert workflow.base_dir == Path.cwd()
+    monkeypatch.chdir(tmp_path)
+    assert workflow.base_dir == tmp_path.resolve()
+
+
 def test_missing_file_is_a_workflow_error(tmp_path: Path) -> None:
     with pytest.raises(WorkflowError, match="Workflow file not found") as info:
         load_workflow(tmp_path / "nope.yaml")

@@ -210,6 +210,29 @@ def test_child_redactor_inherits_the_parent_patterns():
     assert set(r.patterns) == {"api_key", "pin"}
 
 
+
+def test_redactors_of_one_workflow_follow_the_environment_the_salt_and_the_file_on_every_call(tmp_path):
+    """What ``from_workflow`` keeps per workflow (the definition's patterns and outputs) never hides a change."""
+    workflow = parse_workflow(
+        "name: w\nstate_schema: {api_key: {redact: true}}\nsteps: [{id: s, type: tool, tool_name: t, output: out}]\n"
+    )
+    first = Redactor.from_workflow(workflow, env={}, salt=SALT)
+    assert first.patterns == ("api_key",) and first.step_outputs == {"s": "out"} and first.api_keys == ()
+    again = Redactor.from_workflow(workflow, env={"AGENTLOOM_REDACT_STATE_KEYS": "*password*"}, salt=SALT)
+    assert again.patterns == ("api_key", "*password*")  # an environment pattern that came
+    keyed = Redactor.from_workflow(workflow, env={"ZZ_API_KEY": "sk-value-long-enough"}, salt=SALT)
+    assert keyed.patterns == ("api_key",) and keyed.api_keys == ("sk-value-long-enough",)  # it went; a key came
+    assert Redactor.from_workflow(workflow, env={}, salt=b"other").marker("x") != first.marker("x")
+    assert Redactor.from_workflow(workflow, env={}, inherited=["pin"], salt=SALT).patterns == ("pin", "api_key")
+    assert Redactor.from_workflow(workflow, env={}, salt=SALT).patterns == ("api_key",)
+    salted = [Redactor.from_workflow(workflow, env={SALT_ENV: salt}).marker("x") for salt in ("one", "two")]
+    assert salted == [make_marker("x", salt=b"one"), make_marker("x", salt=b"two")]  # each reads its own salt
+    workflow.source = tmp_path / "elsewhere" / "w.yaml"  # the salt is looked for from the file's folder
+    assert Redactor.from_workflow(workflow, env={})._salt_start == tmp_path / "elsewhere"
+    first.step_outputs["s"] = None
+    assert Redactor.from_workflow(workflow, env={}).step_outputs == {"s": "out"}  # a redactor's own copy
+
+
 # -- the salt -----------------------------------------------------------------------------------------------
 
 

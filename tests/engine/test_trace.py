@@ -56,3 +56,22 @@ def test_merge_takes_any_iterable_of_buffered_events() -> None:
     trace = Trace()
     trace.merge(iter([(1.5, "step_start", "a", None, {})]), start=1.0)
     assert len(trace) == 1 and [(e.time, e.kind) for e in trace] == [(0.5, "step_start")]
+
+
+def test_asking_for_one_kind_or_the_steps_that_ran_gives_the_same_as_a_made_trace_however_far_it_is_made() -> None:
+    """``events(kind)`` and ``step_ids()`` read pending events without making them, and agree with a made trace."""
+    trace = Trace()
+    trace.append(0.0, "run_start")
+    trace.merge([(1.0, "step_start", "a", None, {}), (1.5, "template_warning", "a", None, {"field": "prompt"})],
+                start=1.0)
+    assert trace.events("template_warning", step="a")[0].seq == 3  # a pending kind: numbered as when made
+    trace.merge([(2.0, "step_start", "b", None, {}), (2.5, "step_end", "b", 1, {})], start=1.0)
+    assert trace.events("tool_call") == [] and trace.step_ids() == ["a", "b"]  # "b" not made yet
+    assert trace._pending  # neither question made the events of step "b"
+    trace.append(3.0, "template_warning", "c", field="output")
+    trace.append(3.5, "step_start", "c")
+    warned = [(e.seq, e.step_id) for e in trace.events("template_warning")]
+    steps = trace.step_ids()
+    made = Trace(list(trace))
+    assert warned == [(e.seq, e.step_id) for e in made.events("template_warning")] == [(3, "a"), (6, "c")]
+    assert steps == made.step_ids() == ["a", "b", "c"] and trace.to_list() == made.to_list()

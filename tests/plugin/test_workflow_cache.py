@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -174,22 +175,22 @@ def _hash_of(workflow: Workflow) -> str:
     return workflow_hash(workflow, Redactor.from_workflow(workflow))
 
 
-def test_a_copy_for_a_run_starts_with_what_the_last_run_worked_out(files: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_shared_workflow_keeps_what_runs_worked_out_until_the_file_changes(files: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     import pytest_agentloom.engine.checkpoints as checkpoints
 
     cache = WorkflowCache()
-    first = cache.load_for_run(files)
+    first = cache.load_shared(files)
     expected = _hash_of(first)
     hashed: list[str] = []
     real = checkpoints._hash
     monkeypatch.setattr(checkpoints, "_hash", lambda *args: hashed.append("hashed") or real(*args))
-    second = cache.load_for_run(files)
-    assert second is not first and _hash_of(second) == expected and hashed == []  # taken from the first copy
+    second = cache.load_shared(files)
+    assert second is first and _hash_of(second) == expected and hashed == []  # the same object, hashed once
     assert _hash_of(cache.load(files)) == expected and hashed == ["hashed"]  # a test's own copy starts empty
     rewrite_keeping_stat(files, "Classify:", "Sort out:")  # a new definition: nothing is taken over
-    changed = cache.load_for_run(files)
-    assert _hash_of(changed) != expected and hashed == ["hashed", "hashed"]
+    changed = cache.load_shared(files)
+    assert changed is not first and _hash_of(changed) != expected and hashed == ["hashed", "hashed"]
 
 
 def test_the_workflow_hash_follows_the_api_keys_and_the_redaction_patterns(
@@ -198,7 +199,7 @@ def test_the_workflow_hash_follows_the_api_keys_and_the_redaction_patterns(
     monkeypatch.delenv("ZZ_HASH_API_KEY", raising=False)
     monkeypatch.delenv("AGENTLOOM_REDACT_STATE_KEYS", raising=False)
     monkeypatch.setenv("AGENTLOOM_REDACTION_SALT", "a-salt-for-this-test-only")
-    workflow = WorkflowCache().load_for_run(files)
+    workflow = WorkflowCache().load_shared(files)
     plain = _hash_of(workflow)
     monkeypatch.setenv("ZZ_HASH_API_KEY", "sk-secret-value-42")  # now scrubbed from the definition
     scrubbed = _hash_of(workflow)
@@ -264,3 +265,42 @@ def test_a_file_changed_moments_ago_is_read_on_every_use(files: Path, monkeypatc
     for _ in range(3):
         cache.load(files)
     assert reads.count("parent.yaml") == 3  # not settled: within SETTLED_NS of its last change
+
+
+SHARED = """\
+name: shared
+state: {items: [1, 2], meta: {tag: a}}
+steps:
+  - {id: grab, type: tool, tool_name: grab, tool_args: {items: [1, 2], meta: {tag: a}}, output: got}
+  - {id: ask, type: llm_call, model: gpt-4o-mini, depends_on: [grab], prompt: "Items: {state.items}", output: answer}
+"""
+
+
+def test_the_fixture_runs_the_kept_workflow_itself_and_nothing_a_run_or_test_holds_reaches_it(
+        agentloom: Any, tmp_path: Path) -> None:
+    """``agentloom.run(path)`` takes no copy: a tool that changes what it is given, config overrides, ``only=``
+    and a resumed run leave the kept workflow as the file says, and no result leads to it."""
+    from pytest_agentloom.testing.workflow_cache import load_shared
+
+    path = tmp_path / "shared.yaml"
+    path.write_text(SHARED)
+
+    def grab(items: list[int], meta: dict[str, str]) -> list[int]:
+        items.append(3)  # the run hands a tool its own copies: the file's tool_args never change
+        meta["tag"] = "changed"
+        return list(items)
+
+    def run(**options: Any) -> WorkflowResult:
+        return agentloom.run(path, provider=agentloom.scripted(ask="done"), tools={"grab": grab}, **options)
+
+    def answered(result: WorkflowResult) -> WorkflowResult:
+        result.state["items"].append("a test changes its result")  # the result's own copy of the state
+        return result
+
+    results = [answered(run()), run(), run(model="gpt-4o"), run(only="ask", state={"got": [9]})]
+    assert [r.state.get("got") for r in results] == [[1, 2, 3], [1, 2, 3], [1, 2, 3], [9]]
+    assert [r.state["items"] for r in results[1:]] == [[1, 2]] * 3
+    assert [r.ran_workflow for r in results] == [None] * 4
+    kept = load_shared(path)
+    assert kept.model_dump() == load_workflow(path).model_dump() and kept.config.model is None
+    assert agentloom.load(path) is not kept  # a test's own workflow is a copy, which it may change

@@ -143,3 +143,16 @@ def test_schema_for_a_pydantic_model_parameter_and_optional_parameters() -> None
     assert list(schema["properties"]) == ["address", "note"]
     assert schema["properties"]["address"]["properties"]["city"] == {"title": "City", "type": "string"}
     assert schema["required"] == ["address"]  # None is accepted, so 'note' may be left out
+
+
+def test_a_registry_made_from_another_takes_its_tools_as_they_are_and_changes_apart_from_it() -> None:
+    def lookup(city: str) -> str:
+        """Look a city up."""
+        return city
+
+    kept = ToolRegistry([lookup])
+    copy = ToolRegistry(kept)
+    assert copy["lookup"] is kept["lookup"] and list(copy) == ["lookup"]
+    copy.register(len, name="count")
+    copy.register(str.upper, name="lookup")
+    assert list(kept) == ["lookup"] and kept["lookup"].function is lookup

@@ -221,6 +221,29 @@ def test_a_tool_step_with_a_built_in_follows_the_workflows_sandbox(tmp_path: Pat
     assert "sandbox refused file_write: rule 'writable_paths'" in result.steps["outside"].error
 
 
+
+def test_the_built_ins_a_run_gets_follow_its_sandbox_and_folder_though_they_are_made_once(tmp_path: Path) -> None:
+    """``run_tools`` keeps the built-ins per folder and settings; a change of either is never missed."""
+    from pytest_agentloom.tools import run_tools
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    for folder in ("a", "b"):
+        (tmp_path / folder / "docs").mkdir()
+        (tmp_path / folder / "docs" / "n.txt").write_text(f"in {folder}")
+    settings = SandboxConfig(readable_paths=["docs"])
+    first, second = run_tools(settings, tmp_path / "a"), run_tools(settings, tmp_path / "a", {"mine": len})
+    assert first["file_read"] is second["file_read"] and "mine" not in first  # made once; each run its registry
+    assert call(dict(first), "file_read", path="docs/n.txt") == "in a"
+    assert call(dict(run_tools(settings, tmp_path / "b")), "file_read", path="docs/n.txt") == "in b"
+    settings.readable_paths.clear()  # changed in place after the first runs: the old settings are not checked
+    assert refusal(dict(run_tools(settings, tmp_path / "a")), "file_read", path="docs/n.txt").rule == "readable_paths"
+    settings.enabled = False
+    assert call(dict(run_tools(settings, tmp_path / "a")), "file_write", path="w.txt", content="x")["bytes"] == 1
+    assert run_tools(SandboxConfig(readable_paths=["docs"]), tmp_path / "a")["file_read"] is first["file_read"]
+    assert run_tools(None, tmp_path / "a")["file_read"] is run_tools(SandboxConfig(), tmp_path / "a")["file_read"]
+
+
 # -- commands: what they run, with what environment --------------------------------------------------------
 
 

@@ -314,6 +314,7 @@ def test_fixture_pauses_inspects_checkpoint_resumes_and_snapshots_the_ending(age
     ended.assert_status("success")
     ended.assert_steps("gate", "route", "ship" if approve else "stop")
     assert ended.state["_approval"] == {"gate": "approved" if approve else "rejected"}
+    assert paused.ran_workflow is None and ended.ran_workflow is None  # the file's shared workflow: out of reach
     agentloom.assert_snapshot(ended)
     agentloom.assert_no_secrets(FIXTURE_CANARY)
 

@@ -1,0 +1,35 @@
+"""What a run sent, as snapshots show it: secret values of the state replaced by their markers."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_agentloom.core.types import LLMRequest, Message
+from pytest_agentloom.engine.loader import parse_workflow
+from pytest_agentloom.engine.redaction import PATTERNS_ENV, make_marker
+from pytest_agentloom.engine.salt import SALT_ENV
+from pytest_agentloom.testing.sent import sent_data
+
+FLOW = "name: w\nstate: {token: ''}\nSCHEMA\nsteps: [{id: s, type: llm_call, model: m, prompt: 'Use {state.token}'}]\n"
+SECRET = "tok-secret-123"
+
+
+def sent_text(schema: str = "") -> str:
+    workflow = parse_workflow(FLOW.replace("SCHEMA", schema))
+    request = LLMRequest(step_id="s", model="m", messages=(Message(role="user", content=f"Use {SECRET}"),))
+    data = sent_data([request], workflow, {"token": SECRET})
+    assert data is not None
+    return str(data["s"][0]["messages"][0]["content"])
+
+
+def test_the_requests_hide_the_values_of_redacted_keys_whichever_way_the_key_is_named_and_only_then(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(SALT_ENV, "a-salt-for-this-test")
+    monkeypatch.delenv(PATTERNS_ENV, raising=False)
+    marked = f"Use {make_marker(SECRET, salt=b'a-salt-for-this-test')}"
+    assert sent_text() == f"Use {SECRET}"  # no pattern: nothing is secret
+    assert sent_text("state_schema: {token: {redact: true}}") == marked
+    monkeypatch.setenv(PATTERNS_ENV, "tok*")  # a pattern of the environment, seen as soon as it is set
+    assert sent_text() == marked
+    monkeypatch.delenv(PATTERNS_ENV)
+    assert sent_text() == f"Use {SECRET}"
