@@ -15,11 +15,12 @@ import functools
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from ..core.files import write_json_atomic
 from .checkpoints import checkpoint_document, default_checkpoint_dir, workflow_file, workflow_hash
 from .model import Workflow
-from .records import HeldRecords, build_record, resolve_runs_dir, write_record
+from .records import HeldRecords, build_record, record_name, resolve_runs_dir, write_record
 from .redaction import Redactor
 from .result import RunStatus, WorkflowResult
 from .run import ResumePoint, Run
@@ -120,20 +121,32 @@ class Persistence:
         public.unredacted_state = result.state  # in-process only; never serialised
         public.ran_workflow = self.workflow  # in-process only: what resuming this result may run
         if self.runs_dir is not None:
-            self._write_record(run, public, self.runs_dir)
+            self._write_record(run, result, public, self.runs_dir)
         return public
 
-    def _write_record(self, run: Run, public: WorkflowResult, folder: Path) -> None:
-        record = build_record(
-            public, workflow_hash=self.hash, workflow_file=workflow_file(self.workflow),
-            started_at=self.started_wall, duration=run.now(), steps_executed=run.trace.step_ids(),
-            checkpoint=_under(self.checkpoint_path, folder) if self.checkpoint_path else None,
-            resumes=self.resume.resumes if self.resume else 0,
-        )
+    def _write_record(self, run: Run, result: WorkflowResult, public: WorkflowResult, folder: Path) -> None:
+        """Write the run's record, or hand it to the :class:`HeldRecords` to build and write when released.
+
+        The record reads only ids and counters, which ``result`` (the run's own, never handed out) and the
+        public result share; a held one is built from ``result``, so a test changing what it got back
+        changes nothing in it.
+        """
+        resumes = self.resume.resumes if self.resume else 0
+        checkpoint, duration = self.checkpoint_path, run.now()
+
+        def record() -> dict[str, Any]:
+            return build_record(
+                result, workflow_hash=self.hash, workflow_file=workflow_file(self.workflow),
+                started_at=self.started_wall, duration=duration, steps_executed=run.trace.step_ids(),
+                checkpoint=_under(checkpoint, folder) if checkpoint else None, resumes=resumes,
+            )
+
         if self.held_records is None:
-            public.record_path = write_record(folder, record)
-        else:
-            public.hold_record(self.held_records.add(record), self.held_records)
+            public.record_path = write_record(folder, record())
+            return
+        name = record_name(run.run_id, resumes)
+        self.held_records.add(name, record)
+        public.hold_record(name, self.held_records)
 
     def _keep_resumable(self, run: Run) -> None:
         """A resumed run that failed leaves its checkpoint resumable, so the same resume can be typed again

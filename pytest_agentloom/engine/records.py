@@ -62,7 +62,7 @@ class HeldRecords:
     def __init__(self, folder: Path, *, held: bool = True) -> None:
         self.folder = folder
         self._held = held
-        self._pending: dict[Path, dict[str, Any]] = {}
+        self._pending: list[tuple[str, Callable[[], dict[str, Any]]]] = []
 
     def __repr__(self) -> str:
         return f"<HeldRecords {str(self.folder)!r}: {len(self._pending)} held>"
@@ -70,21 +70,22 @@ class HeldRecords:
     def __deepcopy__(self, memo: dict[int, Any]) -> HeldRecords:
         return self  # a handle on files to be written, not a value: a copied result writes the same files
 
-    def add(self, record: dict[str, Any]) -> Path:
-        """Keep (or, once released, write) ``record``; return the path it has or will have."""
-        path = self.folder / record_name(record)
+    def add(self, name: str, make: Callable[[], dict[str, Any]]) -> None:
+        """Keep the record ``make`` builds, to be written as ``name`` (once released: write it now).
+
+        A held record is not even built until it is written: most never are.
+        """
         if self._held:
-            self._pending[path] = record
+            self._pending.append((name, make))
         else:
-            write_json_atomic(path, record)
-        return path
+            write_json_atomic(self.folder / name, make())
 
     def release(self) -> None:
         """Write every record held so far, and each later one as soon as it comes."""
         self._held = False
-        pending, self._pending = self._pending, {}
-        for path, record in pending.items():
-            write_json_atomic(path, record)
+        pending, self._pending = self._pending, []
+        for name, make in pending:
+            write_json_atomic(self.folder / name, make())
 
 
 def resolve_runs_dir(runs_dir: str | Path | bool | HeldRecords | None,
@@ -148,14 +149,13 @@ def build_record(
     }
 
 
-def record_name(record: dict[str, Any]) -> str:
+def record_name(run_id: str, resumes: int) -> str:
     """``<run id>.json``, or ``<run id>.resume-<n>.json`` for the n-th resume, so each attempt keeps its own."""
-    resumes = record.get("resumes") or 0
-    return f"{record['run_id']}.json" if not resumes else f"{record['run_id']}.resume-{resumes}.json"
+    return f"{run_id}.json" if not resumes else f"{run_id}.resume-{resumes}.json"
 
 
 def write_record(runs_dir: Path, record: dict[str, Any]) -> Path:
-    return write_json_atomic(runs_dir / record_name(record), record)
+    return write_json_atomic(runs_dir / record_name(record["run_id"], record.get("resumes") or 0), record)
 
 
 def list_records(runs_dir: Path) -> list[dict[str, Any]]:

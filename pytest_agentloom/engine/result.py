@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -124,6 +125,7 @@ class WorkflowResult:
     #: the run record of this run (see :attr:`record_path`), and what holds it back when it is not written yet
     _record: Path | None = field(default=None, repr=False, compare=False)
     _held_by: HeldRecords | None = field(default=None, repr=False, compare=False)
+    _held_name: str = field(default="", repr=False, compare=False)
     #: the final state before redaction, for in-process use only: never printed, compared or serialised
     unredacted_state: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     #: the workflow that ran, for in-process use only: resuming this result uses it when the workflow has no
@@ -131,8 +133,8 @@ class WorkflowResult:
     ran_workflow: Any = field(default=None, repr=False, compare=False)
     #: the paused run this one resumed (set by the ``agentloom`` fixture's ``resume``), so checks can see both
     resumed_from: WorkflowResult | None = field(default=None, repr=False, compare=False)
-    #: what the run sent its provider, per step (set by the ``agentloom`` fixture; snapshots show it)
-    sent_requests: dict[str, list[dict[str, Any]]] | None = field(default=None, repr=False, compare=False)
+    #: what the run sent its provider (see :attr:`sent_requests`), or the function that works it out
+    _sent: Any = field(default=None, repr=False, compare=False)
 
     @property
     def record_path(self) -> Path | None:
@@ -143,16 +145,31 @@ class WorkflowResult:
         """
         if self._held_by is not None:
             self._held_by.release()
-            self._held_by = None
+            self._record, self._held_by = self._held_by.folder / self._held_name, None
         return self._record
 
     @record_path.setter
     def record_path(self, path: Path | None) -> None:
         self._record, self._held_by = path, None
 
-    def hold_record(self, path: Path, held_by: HeldRecords) -> None:
-        """Point at a record ``held_by`` has not written yet: it is written when :attr:`record_path` is read."""
-        self._record, self._held_by = path, held_by
+    @property
+    def sent_requests(self) -> dict[str, list[dict[str, Any]]] | None:
+        """What the run sent its provider, per step (set by the ``agentloom`` fixture; snapshots show it).
+
+        The fixture hands over a function, called the first time this is read: only a test that takes a
+        snapshot needs these, and working them out for every run was a twentieth of a table row.
+        """
+        if callable(self._sent):
+            self._sent = self._sent()
+        return self._sent  # type: ignore[no-any-return]
+
+    @sent_requests.setter
+    def sent_requests(self, value: dict[str, list[dict[str, Any]]] | Callable[[], Any] | None) -> None:
+        self._sent = value
+
+    def hold_record(self, name: str, held_by: HeldRecords) -> None:
+        """Point at the record ``held_by`` holds as ``name``: it is written when :attr:`record_path` is read."""
+        self._held_name, self._held_by = name, held_by
 
     @property
     def ok(self) -> bool:

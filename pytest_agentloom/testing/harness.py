@@ -7,6 +7,7 @@ for byte. Files the engine writes go under :attr:`AgentloomHarness.tmp_path`.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from .cassettes import TestCassette
     from .judge import JudgeAsk, Verdict
     from .review import Observer
+    from .verdicts import VerdictBook
 
 __all__ = ["TEST_EPOCH", "AgentloomHarness", "virtual_wall_clock"]
 
@@ -95,14 +97,21 @@ class AgentloomHarness:
         self._scripted: list[Scripted] = []  # checked for unused replies when the test passed
         self._side_runs = 0  # judge and embedding calls, each a one-step run of its own
         self._judges = 0  # unnamed judge calls, which number their verdict snapshots
-        from .verdicts import VerdictBook
-
-        self._verdicts = VerdictBook(snapshots, nodeid)
+        self._verdict_book: VerdictBook | None = None  # made at the first judge call (see _verdicts)
         #: Every result this harness returned, in order.
         self.results: list[WorkflowResult] = []
 
     def __repr__(self) -> str:
         return f"<AgentloomHarness {self.nodeid!r}>"
+
+    @property
+    def _verdicts(self) -> VerdictBook:
+        """The verdict snapshots of this test's judge calls; made at the first, as few tests judge."""
+        if self._verdict_book is None:
+            from .verdicts import VerdictBook
+
+            self._verdict_book = VerdictBook(self._snapshots, self.nodeid)
+        return self._verdict_book
 
     @property
     def tmp_path(self) -> Path:
@@ -231,7 +240,7 @@ class AgentloomHarness:
         sent: SentRequests = options["provider"]
         if self._observer is not None:
             self._observer(workflow, result, sent.inner, fallbacks_before)
-        result.sent_requests = sent_data(sent.sent, workflow, result.unredacted_state)
+        result.sent_requests = functools.partial(sent_data, sent.sent, workflow, result.unredacted_state)
         self.results.append(result)
         self._run_inputs[result.run_id] = {"workflow": workflow, "provider": sent.inner, "tools": options["tools"],
                                            "shared": shared}
@@ -313,7 +322,7 @@ class AgentloomHarness:
         if inputs.get("shared"):
             _hide_shared(resumed)
         if sent is not None:
-            resumed.sent_requests = sent_data(sent.sent, workflow, resumed.unredacted_state)
+            resumed.sent_requests = functools.partial(sent_data, sent.sent, workflow, resumed.unredacted_state)
         self.results.append(resumed)
         self._run_inputs[resumed.run_id] = inputs
         if workflow is not None:
@@ -338,8 +347,8 @@ class AgentloomHarness:
         printed = {f"result {i + 1} ({r.run_id}) as printed": f"{r!r}\n{r.to_json(indent=2)}"
                    for i, r in enumerate(self.results)}
         files = files_written(self.tmp_path, self.snapshot_dir, self.snapshot_name, self._cassette)
-        verdicts = {f"{path} (verdict snapshot, written when the test ends)": text
-                    for path, text in self._verdicts.pending}
+        pending = self._verdict_book.pending if self._verdict_book is not None else []
+        verdicts = {f"{path} (verdict snapshot, written when the test ends)": text for path, text in pending}
         check_no_secrets(values, files, {**pending_writes(self._cassette), **verdicts, **printed})
 
     def _workflow(self, workflow_or_path: Workflow | str | Path | None) -> tuple[Workflow, bool]:
@@ -469,7 +478,8 @@ class AgentloomHarness:
 
     def finish_verdicts(self, passed: bool) -> None:
         """At the end of the test: write the verdicts a recording refreshed, when the test passed."""
-        self._verdicts.flush(passed)
+        if self._verdict_book is not None:
+            self._verdict_book.flush(passed)
 
     def embedding_distance(self, value: Any, reference: Any, *, model: str, step: str | None = None,
                            provider: Provider | None = None) -> float:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from pytest_agentloom.engine.records import HeldRecords
+from pytest_agentloom.engine.records import HeldRecords, record_name
 
 SCRIPT = "{'classify': 'question', 'reply': 'hi'}"
 
@@ -111,24 +112,34 @@ def test_a_checkpoint_is_written_where_it_belongs_whether_or_not_records_are_hel
 # -- HeldRecords itself ---------------------------------------------------------------------------------------
 
 
-def record(run_id: str, resumes: int = 0) -> dict[str, object]:
-    return {"run_id": run_id, "resumes": resumes, "status": "success"}
+def record(run_id: str, resumes: int = 0) -> tuple[str, Callable[[], dict[str, object]]]:
+    """A record's name and the function that builds it (counting its calls in ``BUILT``)."""
+    def build() -> dict[str, object]:
+        BUILT.append(run_id)
+        return {"run_id": run_id, "resumes": resumes, "status": "success"}
+
+    return record_name(run_id, resumes), build
 
 
-def test_held_records_are_written_on_release_and_each_later_one_at_once(tmp_path: Path) -> None:
+BUILT: list[str] = []
+
+
+def test_held_records_are_built_and_written_on_release_and_each_later_one_at_once(tmp_path: Path) -> None:
+    BUILT.clear()
     held = HeldRecords(tmp_path / "runs")
-    first = held.add(record("a"))
-    resumed = held.add(record("a", resumes=1))
-    assert (first.name, resumed.name) == ("a.json", "a.resume-1.json")
-    assert not (tmp_path / "runs").exists()
+    held.add(*record("a"))
+    held.add(*record("a", resumes=1))
+    assert not (tmp_path / "runs").exists() and BUILT == []  # not even built while held
     held.release()
-    assert json.loads(first.read_text())["run_id"] == "a" and resumed.is_file()
-    later = held.add(record("b"))
-    assert later.is_file()
+    assert json.loads((tmp_path / "runs" / "a.json").read_text())["run_id"] == "a"
+    assert (tmp_path / "runs" / "a.resume-1.json").is_file()
+    held.add(*record("b"))
+    assert (tmp_path / "runs" / "b.json").is_file() and BUILT == ["a", "a", "b"]
 
 
 def test_unheld_records_are_written_at_once_and_a_copy_shares_the_holder(tmp_path: Path) -> None:
-    assert HeldRecords(tmp_path, held=False).add(record("now")).is_file()
+    HeldRecords(tmp_path, held=False).add(*record("now"))
+    assert (tmp_path / "now.json").is_file()
     held = HeldRecords(tmp_path / "later")
     assert copy.deepcopy(held) is held  # a copied result must not write a second, diverging set
 
@@ -138,7 +149,22 @@ def test_finding_a_checkpoint_by_run_id_writes_held_records_first(tmp_path: Path
     from pytest_agentloom.errors import CheckpointError
 
     held = HeldRecords(tmp_path / "runs")
-    held.add(record("r1"))
+    held.add(*record("r1"))
     with pytest.raises(CheckpointError):
         find_checkpoint("r1", runs_dir=held, env={})
     assert (tmp_path / "runs" / "r1.json").is_file()
+
+
+def test_a_held_record_tells_the_run_as_it_ended_whatever_the_test_did_with_its_result(
+    triage: pytest.Pytester,
+) -> None:
+    run(triage, f"""
+        import json
+
+        def test_changes_its_result(agentloom):
+            result = agentloom.run("flow.yaml", provider=agentloom.scripted({SCRIPT}))
+            ran = sorted(result.steps)
+            result.status, result.steps = "failed", {{}}
+            record = json.loads(result.record_path.read_text())
+            assert record["status"] == "success" and sorted(record["step_status"]) == ran
+    """, passed=1)

@@ -33,3 +33,22 @@ def test_the_requests_hide_the_values_of_redacted_keys_whichever_way_the_key_is_
     assert sent_text() == marked
     monkeypatch.delenv(PATTERNS_ENV)
     assert sent_text() == f"Use {SECRET}"
+
+
+def test_a_result_works_out_what_its_run_sent_when_first_asked_and_once() -> None:
+    from pytest_agentloom.engine.runner import run_workflow
+    from pytest_agentloom.providers.scripted import Scripted
+
+    workflow = parse_workflow("name: w\nsteps:\n  - {id: a, type: llm_call, prompt: hi, output: x}\n")
+    result = run_workflow(workflow, provider=Scripted({"a": "yo"}), runs_dir=False)
+    assert result.sent_requests is None  # a run the fixture did not make: nothing noted
+    calls: list[int] = []
+
+    def work_out() -> dict[str, list[dict[str, object]]]:
+        calls.append(1)
+        return {"a": [{"model": "m"}]}
+
+    result.sent_requests = work_out
+    assert calls == []
+    assert result.sent_requests == result.sent_requests == {"a": [{"model": "m"}]}
+    assert calls == [1]
