@@ -53,7 +53,7 @@ STEP_ID_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class RetryPolicy(_Strict):

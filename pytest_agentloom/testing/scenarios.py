@@ -37,6 +37,7 @@ read, so a bad table fails collection naming the file, the row and the field.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 from collections.abc import Mapping, Sequence
@@ -457,16 +458,22 @@ def _check_config(config: dict[str, Any], fail: Any) -> None:
         raise fail(f"invalid value for 'config.{key}': {first['msg']}", f"config.{key}") from None
 
 
-def _check_expect(expect: dict[str, Any], fail: Any) -> None:
+@functools.cache
+def _expected_values() -> tuple[dict[str, list[str]], list[str]]:
+    """The values ``expect.status``/``expect.reason`` and ``expect.steps.<id>`` may take (listed once, not per row)."""
     from ..engine.result import RunStatus, StepStatus, TerminationReason
 
     choices = {"status": [s.value for s in RunStatus], "reason": [r.value for r in TerminationReason]}
+    return choices, [s.value for s in StepStatus]
+
+
+def _check_expect(expect: dict[str, Any], fail: Any) -> None:
+    choices, step_values = _expected_values()
     for key, allowed in choices.items():
         if key in expect and expect[key] not in allowed:
             hint = did_you_mean(str(expect[key]), allowed)
             raise fail(f"'expect.{key}' must be one of {', '.join(allowed)} (got {expect[key]!r})", f"expect.{key}",
                        hint)
-    step_values = [s.value for s in StepStatus]
     for step_id, status in (expect.get("steps") or {}).items():
         if status not in step_values:
             raise fail(f"'expect.steps.{step_id}' must be one of {', '.join(step_values)} (got {status!r})",
