@@ -157,7 +157,7 @@ class WorkflowResult:
         """What the run sent its provider, per step (set by the ``agentloom`` fixture; snapshots show it).
 
         The fixture hands over a function, called the first time this is read: only a test that takes a
-        snapshot needs these, and working them out for every run was a twentieth of a table row.
+        snapshot needs these, so a run whose test never asks does not work them out.
         """
         if callable(self._sent):
             self._sent = self._sent()
