@@ -20,7 +20,7 @@ from typing import Any
 from ..core.files import write_json_atomic
 from .checkpoints import checkpoint_document, default_checkpoint_dir, workflow_file, workflow_hash
 from .model import Workflow
-from .records import HeldRecords, build_record, record_name, resolve_runs_dir, write_record
+from .records import HeldRecords, build_record, record_name, resolve_runs_dir
 from .redaction import Redactor
 from .result import RunStatus, WorkflowResult
 from .run import ResumePoint, Run
@@ -141,10 +141,10 @@ class Persistence:
                 checkpoint=_under(checkpoint, folder) if checkpoint else None, resumes=resumes,
             )
 
-        if self.held_records is None:
-            public.record_path = write_record(folder, record())
-            return
         name = record_name(run.run_id, resumes)
+        if self.held_records is None:
+            public.record_path = write_json_atomic(folder / name, record())
+            return
         self.held_records.add(name, record)
         public.hold_record(name, self.held_records)
 

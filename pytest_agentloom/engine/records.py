@@ -38,7 +38,6 @@ __all__ = [
     "list_records",
     "record_name",
     "resolve_runs_dir",
-    "write_record",
 ]
 
 RECORD_FORMAT_VERSION = 1
@@ -152,10 +151,6 @@ def build_record(
 def record_name(run_id: str, resumes: int) -> str:
     """``<run id>.json``, or ``<run id>.resume-<n>.json`` for the n-th resume, so each attempt keeps its own."""
     return f"{run_id}.json" if not resumes else f"{run_id}.resume-{resumes}.json"
-
-
-def write_record(runs_dir: Path, record: dict[str, Any]) -> Path:
-    return write_json_atomic(runs_dir / record_name(record["run_id"], record.get("resumes") or 0), record)
 
 
 def list_records(runs_dir: Path) -> list[dict[str, Any]]:
