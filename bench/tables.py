@@ -33,12 +33,22 @@ three times under ``-n 2`` (controller and two workers), so the more plugins loa
 the harder ``-n 2`` finds it to win and the easier the table's ratio to trivial
 tests gets: a table's figures are only comparable within one plugin set.
 
+``--break-even`` adds suites of tests that each spin the CPU for a fixed time
+(0.5 to 4 ms) beyond a trivial test, serial and ``-n 2``: where their ``-n 2``
+ratio crosses 1 is the work per test from which ``-n 2`` pays on this machine,
+printed beside what the table's rows cost beyond a trivial test and what they
+may cost at most while the table stays within 2x of trivial tests (a trivial
+test's own cost). When the first is above the second, no table can meet both
+targets on this machine: a table cheap enough for the first is too cheap for
+``-n 2`` to pay.
+
 Run from the repository root::
 
     python bench/tables.py                # 3 rounds, 1,000 rows
     python bench/tables.py --rounds 5 --rows 1000 --yaml-only
     python bench/tables.py --quick        # 50 rows, one round: checks that the script runs
     python bench/tables.py --plugins both # with our two plugins alone, then with every installed one
+    python bench/tables.py --break-even   # also where -n 2 starts to pay on this machine
 
 ``compare_rows(rounds)`` returns the same figures as rows for ``bench/compare.py``.
 """
@@ -46,6 +56,7 @@ Run from the repository root::
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import resource
 import statistics
@@ -100,6 +111,21 @@ def test_trivial(number):
     assert number >= 0
 """
 
+SPIN_TEST = """\
+import time
+
+import pytest
+
+@pytest.mark.parametrize("number", range({rows}))
+def test_spin(number):
+    end = time.perf_counter() + {seconds!r}
+    while time.perf_counter() < end:
+        pass
+"""
+
+#: ``--break-even``: the CPU time each test of a spinning suite spends beyond a trivial test, in milliseconds
+SPIN_MS = (0.5, 1.0, 2.0, 4.0)
+
 
 def table_rows(rows: int, *, with_workflow: bool = False) -> str:
     """The table as YAML: each row its own ticket, script and expectations (all met)."""
@@ -120,12 +146,15 @@ def table_rows(rows: int, *, with_workflow: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def make_suite(root: Path, rows: int, *, yaml_only: bool = False) -> dict[str, Path]:
-    """Write the three suites (each its own folder, so each run collects one); return their folders."""
+def make_suite(root: Path, rows: int, *, yaml_only: bool = False, spin_ms: tuple[float, ...] = ()) -> dict[str, Path]:
+    """Write the suites (each its own folder, so each run collects one); return their folders."""
     suites = {"trivial": root / "trivial", "table": root / "table"}
+    suites.update({_spin_suite(ms): root / _spin_suite(ms).replace(" ", "_") for ms in spin_ms})
     for folder in suites.values():
         folder.mkdir()
         (folder / "pytest.ini").write_text("[pytest]\n")
+    for ms in spin_ms:
+        (suites[_spin_suite(ms)] / "test_spin.py").write_text(SPIN_TEST.format(rows=rows, seconds=ms / 1000))
     (suites["trivial"] / "test_trivial.py").write_text(TRIVIAL_TEST.format(rows=rows))
     (suites["table"] / "flow.yaml").write_text(WORKFLOW)
     (suites["table"] / "cases.yaml").write_text(table_rows(rows))
@@ -176,6 +205,10 @@ def pytest_run(folder: Path, rows: int, *extra: str, plugins: str = "ours") -> t
     return elapsed, cpu
 
 
+def _spin_suite(ms: float) -> str:
+    return f"spin {ms:g} ms"
+
+
 #: What one round times: a label, the suite's folder, and pytest's extra arguments.
 RUNS = (
     ("trivial serial", "trivial", ()),
@@ -203,13 +236,20 @@ YAML_ONLY_RATIOS = (
 )
 
 
+def spin_runs(spin_ms: tuple[float, ...]) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """The ``--break-even`` runs: each spinning suite serial and ``-n 2``."""
+    return tuple((f"{_spin_suite(ms)} {how}", _spin_suite(ms), extra)
+                 for ms in spin_ms for how, extra in (("serial", ()), ("-n 2", ("-n", "2"))))
+
+
 def measure(rounds: int, rows: int = 1000, *, yaml_only: bool = False, plugins: str = "ours",
+            spin_ms: tuple[float, ...] = (),
             progress: Callable[[str], None] | None = None) -> dict[str, list[tuple[float, float]]]:
     """Every run's (wall, CPU) times, ``rounds`` of each, the order rotating from round to round."""
-    runs = RUNS + (YAML_ONLY_RUNS if yaml_only else ())
+    runs = RUNS + (YAML_ONLY_RUNS if yaml_only else ()) + spin_runs(spin_ms)
     times: dict[str, list[tuple[float, float]]] = {label: [] for label, _, _ in runs}
     with tempfile.TemporaryDirectory(prefix="agentloom-tables-") as folder:
-        suites = make_suite(Path(folder), rows, yaml_only=yaml_only)
+        suites = make_suite(Path(folder), rows, yaml_only=yaml_only, spin_ms=spin_ms)
         for suite in suites:  # warm-up: bytecode caches, the file system cache
             pytest_run(suites[suite], rows, plugins=plugins)
         for number in range(rounds):
@@ -218,7 +258,7 @@ def measure(rounds: int, rows: int = 1000, *, yaml_only: bool = False, plugins: 
                 times[label].append(pytest_run(suites[suite], rows, *extra, plugins=plugins))
                 if progress is not None:
                     wall, cpu = times[label][-1]
-                    progress(f"round {number + 1}/{rounds}: {label:18} {wall:7.2f} s wall {cpu:7.2f} s CPU")
+                    progress(f"round {number + 1}/{rounds}: {label:20} {wall:7.2f} s wall {cpu:7.2f} s CPU")
     return times
 
 
@@ -238,6 +278,35 @@ def ratio_rows(times: dict[str, list[tuple[float, float]]], rows: int) -> list[d
     return rows_out
 
 
+def break_even(times: dict[str, list[tuple[float, float]]], rows: int, spin_ms: tuple[float, ...]) -> dict[str, Any]:
+    """Where ``-n 2`` starts to pay, against what the table's rows cost (see the module's docstring).
+
+    ``points`` are (the milliseconds a suite spins per test, what each of its tests costs serially beyond a
+    trivial test in milliseconds, its median ``-n 2`` / serial wall ratio), the trivial tests first (0 ms).
+    The cost beyond a trivial test is measured as the table's is, (suite - trivial tests) / rows, so the two
+    compare; ``pays_from_ms`` is that cost where the ratio crosses 1 (linear between the points around it),
+    ``None`` when it does not cross within the points (``pays_below`` then tells on which side).
+    """
+    def ratio(parallel: str, serial: str) -> float:
+        return statistics.median(p[0] / s[0] for p, s in zip(times[parallel], times[serial], strict=True))
+
+    def extra_ms(serial: str) -> float:
+        return (statistics.median(run[0] for run in times[serial]) - trivial) / rows * 1000
+
+    trivial = statistics.median(run[0] for run in times["trivial serial"])
+    points = [(0.0, 0.0, ratio("trivial -n 2", "trivial serial"))]
+    for ms in spin_ms:
+        suite = _spin_suite(ms)
+        points.append((ms, extra_ms(f"{suite} serial"), ratio(f"{suite} -n 2", f"{suite} serial")))
+    pays_from = None
+    for (_, low, low_ratio), (_, high, high_ratio) in itertools.pairwise(points):
+        if low_ratio >= 1 > high_ratio:
+            pays_from = low + (low_ratio - 1) * (high - low) / (low_ratio - high_ratio)
+            break
+    return {"points": points, "pays_from_ms": pays_from, "pays_below": points[0][2] < 1,
+            "table_extra_ms": extra_ms("table serial"), "table_cap_ms": trivial / rows * 1000}
+
+
 def compare_rows(rounds: int) -> list[dict[str, Any]]:
     """The 1,000-row table's ratios with each plugin set, for ``bench/compare.py``: ``ratio`` is ours /
     baseline (below 1 is faster)."""
@@ -254,27 +323,49 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rows", type=int, default=1000, help="rows of the table and trivial tests (default 1000)")
     parser.add_argument("--yaml-only", action="store_true", help="also time the table as a YAML-only test file")
     parser.add_argument("--quick", action="store_true", help="50 rows, one round: checks that the script runs")
+    parser.add_argument("--break-even", action="store_true",
+                        help="also time tests spinning 0.5-4 ms serial and -n 2: where -n 2 starts to pay")
     parser.add_argument("--plugins", choices=[*PLUGIN_SETS, "both"], default="ours",
                         help="ours: pytest-agentloom and pytest-xdist alone (default); installed: every plugin "
                              "this environment autoloads; both: one after the other")
     args = parser.parse_args(argv)
     rows, rounds = (50, 1) if args.quick else (args.rows, args.rounds)
+    spin_ms = SPIN_MS if args.break_even else ()
     for plugins in PLUGIN_SETS if args.plugins == "both" else [args.plugins]:
         print(f"== plugins: {plugins}", flush=True)
-        report(measure(rounds, rows, yaml_only=args.yaml_only, plugins=plugins,
-                       progress=lambda line: print(line, flush=True)), rounds, rows)
+        times = measure(rounds, rows, yaml_only=args.yaml_only, plugins=plugins, spin_ms=spin_ms,
+                        progress=lambda line: print(line, flush=True))
+        report(times, rounds, rows)
+        if spin_ms:
+            report_break_even(break_even(times, rows, spin_ms))
 
 
 def report(times: dict[str, list[tuple[float, float]]], rounds: int, rows: int) -> None:
     """The medians of each run, then the ratios."""
     print(f"\nmedians of {rounds} round{'s' if rounds != 1 else ''} (seconds):")
     for label, values in times.items():
-        print(f"  {label:18} wall {statistics.median(v[0] for v in values):7.2f}  "
+        print(f"  {label:20} wall {statistics.median(v[0] for v in values):7.2f}  "
               f"CPU {statistics.median(v[1] for v in values):7.2f}")
     print("\nratios (median of the per-round ratios; below 1 means the first is faster):")
     for row in ratio_rows(times, rows):
         print(f"  {row['case']:68} wall {row['ours_s']:6.2f} / {row['baseline_s']:6.2f} = {row['ratio']:.2f}"
               f"   CPU {row['ours_cpu_s']:6.2f} / {row['baseline_cpu_s']:6.2f} = {row['cpu_ratio']:.2f}")
+
+
+def report_break_even(found: dict[str, Any]) -> None:
+    """The ``-n 2`` ratio at each amount of work per test, where it crosses 1, and the table's rows beside it."""
+    print("\n-n 2 vs serial by work per test (wall, median of the per-round ratios):")
+    print("  spins   costs beyond a trivial test   -n 2 / serial")
+    for ms, extra, ratio in found["points"]:
+        print(f"  {ms:3g} ms   {extra:5.2f} ms{'':21}{ratio:.2f}")
+    if found["pays_from_ms"] is not None:
+        pays = f"for tests costing from about {found['pays_from_ms']:.2f} ms beyond a trivial test"
+    else:
+        pays = "at every point measured" if found["pays_below"] else "at none of the points measured"
+    print(f"  -n 2 pays on this machine {pays};")
+    print(f"  the table's rows cost {found['table_extra_ms']:.2f} ms beyond a trivial test (its fixed costs "
+          f"included), and may cost at most {found['table_cap_ms']:.2f} ms for the table to stay within 2x of "
+          "trivial tests.")
 
 
 if __name__ == "__main__":
