@@ -341,3 +341,19 @@ def test_a_succeeded_steps_result_carries_every_field_of_its_outcome() -> None:
         started_at=0.0, ended_at=1.5, reasoning_content="because", time_to_first_token=1.5,
     )
     assert step.cost_usd > 0
+
+
+@pytest.mark.parametrize(("model", "priced_as"), [
+    ("gpt-4o", "gpt-4o"),
+    ("gpt-4o-2024-08-06", "gpt-4o"),  # a dated version: the longest name before a '-'
+    ("gpt-4o-mini-2024-07-18", "gpt-4o-mini"),  # not the shorter gpt-4o
+    ("claude-3-5-sonnet@20240620", "claude-3-5-sonnet"),  # Vertex AI's '@' form
+    ("gpt-4o-", "gpt-4o"),
+    ("gpt-4omni", None),  # a prefix that the name does not go on from with '-' or '@'
+    ("-gpt-4o", None),
+    ("", None),
+])
+def test_price_for_matches_the_longest_known_name_before_a_separator(model: str, priced_as: str | None) -> None:
+    from pytest_agentloom.engine.pricing import PRICES, price_for
+
+    assert price_for(model) is (PRICES[priced_as] if priced_as is not None else None)
