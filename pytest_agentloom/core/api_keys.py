@@ -35,8 +35,12 @@ def api_keys_from_env(env: Mapping[str, str] | None = None) -> list[str]:
 
 
 def _api_keys(environ: Mapping[str, str]) -> list[str]:
-    names = [name for name in environ if is_api_key_name(name)]  # values only where needed
-    found = {value for name in names if len(value := environ[name]) >= MIN_KEY_LENGTH}
+    return _key_values(environ, [name for name in environ if is_api_key_name(name)])  # values only where needed
+
+
+def _key_values(environ: Mapping[str, str], names: Iterable[str]) -> list[str]:
+    """The values of ``names`` in ``environ`` long enough to be keys, each once, longest first."""
+    found = {value for name in names if len(value := environ.get(name, "")) >= MIN_KEY_LENGTH}
     return sorted(found, key=lambda value: (-len(value), value))
 
 
@@ -61,8 +65,7 @@ def _process_api_keys() -> list[str]:
     known = _NAMES
     if known is None or raw.keys() != known[0]:
         known = _NAMES = (set(raw), [name for name in os.environ if is_api_key_name(name)])
-    found = {value for name in known[1] if len(value := os.environ.get(name, "")) >= MIN_KEY_LENGTH}
-    return sorted(found, key=lambda value: (-len(value), value))
+    return _key_values(os.environ, known[1])
 
 
 def scrub_api_keys(text: str, env: Mapping[str, str] | None = None) -> str:
