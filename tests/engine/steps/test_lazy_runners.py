@@ -95,8 +95,8 @@ def test_step_types_whose_runners_are_imported_late_run_as_before() -> None:
               steps: [{{id: inner_double, type: tool, tool_name: double, tool_args: {{n: 5}}, output: ten}}]
             output: inner
         ''')
-        result = run_workflow(flow, provider=Scripted({{"shaped": '{{"ok": true}}'}}), tools={{"double": lambda n: 2 * n}},
-                              clock=VirtualClock(), runs_dir=False)
+        result = run_workflow(flow, provider=Scripted({{"shaped": '{{"ok": true}}'}}),
+                              tools={{"double": lambda n: 2 * n}}, clock=VirtualClock(), runs_dir=False)
         print(before)
         print(result.status.value, {{k: v.status.value for k, v in result.steps.items()}})
         print(result.state["doubled"], result.state["shaped"], result.state["inner"]["ten"])
