@@ -3,9 +3,10 @@
 The engine speaks only these types; every provider (scripted, SDK-backed,
 replayed) translates them to and from its own wire format. They are frozen so
 a request recorded by a scripted provider cannot change after the fact.
-"""
 
-from __future__ import annotations
+No ``from __future__ import annotations`` here (see :mod:`pytest_agentloom.engine.model`):
+pydantic would evaluate each string annotation again when it creates the class.
+"""
 
 import contextvars
 from base64 import b64encode as _b64encode
@@ -76,7 +77,7 @@ class Attachment(_Frozen):
         return shown
 
 
-def refuse_attachments(request: LLMRequest, provider: str, *, images: bool = True, image_urls: bool = False,
+def refuse_attachments(request: "LLMRequest", provider: str, *, images: bool = True, image_urls: bool = False,
                        pdf: bool = False, audio: tuple[str, ...] = ()) -> None:
     """Raise :class:`AttachmentRefused` when ``provider`` can't take one of the request's attachments."""
     for message in request.messages:
@@ -159,7 +160,7 @@ class Usage(_Frozen):
         counts = {"cached_input_tokens": self.cached_input_tokens, "cache_write_tokens": self.cache_write_tokens}
         return {name: value for name, value in counts.items() if value}
 
-    def __add__(self, other: Usage) -> Usage:
+    def __add__(self, other: "Usage") -> "Usage":
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,

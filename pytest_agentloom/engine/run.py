@@ -58,7 +58,7 @@ from .redaction import Redactor
 from .result import RunStatus, StepResult, StepStatus, TerminationReason, WorkflowResult
 from .slots import StepSlots
 from .steps.base import Awaiting, ChildRun, PauseOutcome, PendingApproval, StepContext, StepOutcome, ToolFunction
-from .steps.runners import STEP_RUNNERS
+from .steps.runners import STEP_RUNNERS, load_runners
 from .trace import Trace
 
 __all__ = ["ChildHooks", "ResumePoint", "Run", "RunHooks"]
@@ -136,6 +136,7 @@ class _Shape:
         steps: dict[str, AnyStep] = {}
         for step in reversed(workflow.steps):
             steps[step.id] = step
+        load_runners(workflow.steps)  # before the first step runs, so an import error fails the run up front
         return cls(graph, routers_of, [step.id for step in workflow.steps], steps, ReadySet(graph))
 
 

@@ -156,10 +156,10 @@ class AgentloomSession:
         return self._unmarked_snapshot_options
 
     def _snapshot_options(self, defaults: dict[str, Any]) -> SnapshotOptions:
-        from .volatile import matchers_from_lines
-
         matchers = self.setting("snapshot_matchers", defaults)
-        if not isinstance(matchers, dict):
+        if not isinstance(matchers, dict) and matchers:  # ini lines (none: no matchers, and no import for them)
+            from .volatile import matchers_from_lines
+
             matchers = matchers_from_lines(matchers, "ini agentloom_snapshot_matchers")
         return SnapshotOptions(
             requests=bool(self.setting("snapshot_requests", defaults)),

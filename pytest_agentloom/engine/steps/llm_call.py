@@ -4,6 +4,10 @@ One attempt is a plain call, a whole tool loop (:mod:`.tool_loop`) or a
 structured reply with its re-asks (:mod:`.structured`); the attempts are
 driven by :func:`.retry.call_with_retries`. Conversations, attachments and
 streaming are handled around the attempts.
+
+The tool loop, structured replies and attachments are imported only for a workflow
+that has a step using them (:func:`prepare`, which the run calls before its first
+step): most ``llm_call`` steps make one plain call and never need them.
 """
 
 from __future__ import annotations
@@ -14,7 +18,6 @@ from collections.abc import Awaitable, Callable
 from ...core.clock import Clock
 from ...core.types import LLMRequest, LLMResponse, Message, text_listener
 from ...errors import ModelRefused, StepError
-from ..attachments import resolve_attachments
 from ..conversation import Turn, close_turn, open_turn
 from ..model import LLMCallStep, RetryPolicy
 from ..pricing import cost_of
@@ -22,10 +25,18 @@ from ..templates import render
 from .base import StepContext, StepOutcome
 from .refusal import CallModel, is_refusal, refusal_error, refusals_raise
 from .retry import call_with_retries
-from .structured import resolve_shape, run_structured
-from .tool_loop import run_tool_loop, step_tools
 
-__all__ = ["run_llm_call"]
+__all__ = ["prepare", "run_llm_call"]
+
+
+def prepare(step: LLMCallStep) -> None:
+    """Import the helpers ``step`` will need, so that a broken install fails before the run's first step."""
+    if step.tools or step.response_schema is not None:  # as _attempt_call imports them
+        from . import structured  # noqa: F401
+    if step.tools:
+        from . import tool_loop  # noqa: F401
+    if step.attachments:
+        from .. import attachments  # noqa: F401
 
 
 async def run_llm_call(step: LLMCallStep, ctx: StepContext) -> StepOutcome:
@@ -103,7 +114,11 @@ def _attempt_call(step: LLMCallStep, ctx: StepContext, request: LLMRequest,
     if not step.tools and step.response_schema is None:  # the usual step: one call per attempt
         return functools.partial(_plain_call, ctx, provider.complete, request)
     call_model = refusals_raise(ctx, provider.complete)
+    from .structured import resolve_shape, run_structured  # imported here: a plain step never needs them
+
     if step.tools:  # tool calling: the whole loop is one attempt, and a retry runs it again
+        from .tool_loop import run_tool_loop, step_tools
+
         specs, reachable = step_tools(step, ctx.tools)
         tool_request = request.model_copy(update={"tools": specs, "stream": False})
         if step.response_schema is not None:
@@ -180,6 +195,8 @@ def _build_request(step: LLMCallStep, ctx: StepContext, model: str,
 
 async def _attach(step: LLMCallStep, ctx: StepContext, request: LLMRequest) -> LLMRequest:
     """The step's attachments on the request's last user turn (the one its prompt made); the trace gets summaries."""
+    from ..attachments import resolve_attachments
+
     items = await resolve_attachments(step, ctx)
     ctx.event("attachments", items=[item.summary() for item in items])
     messages = list(request.messages)

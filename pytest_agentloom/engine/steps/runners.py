@@ -5,29 +5,116 @@ Every runner has the same shape: it reads the state through its
 :class:`~.base.PauseOutcome`) or raises a :class:`~pytest_agentloom.errors.StepError`.
 Helpers shared by several types live beside them: :mod:`.retry` (the retry
 table of model calls), :mod:`.tool_loop`, :mod:`.structured`, :mod:`.agent_loop`.
+
+A runner's module is imported the first time a workflow that has a step of its type
+is prepared to run (:func:`load_runners`, called before the run's first step), not
+when the engine is imported (likewise the tool loop, structured replies and attachments
+of ``llm_call``): a process that runs only ``llm_call`` steps (a scenario
+table) never pays for the agent loop, the approval gate's webhook, subworkflows or
+embeddings. Since a run loads the runners of all its step types before it starts,
+a runner that cannot be imported fails the run up front, never halfway through it.
 """
 
 from __future__ import annotations
 
-from ..model import AgentStep, ApprovalGateStep, EmbedStep, LLMCallStep, RouterStep, SubworkflowStep, ToolStep
-from .agent import run_agent
-from .approval_gate import run_approval_gate
-from .base import StepRunner
-from .embed import run_embed
-from .llm_call import run_llm_call
-from .router import run_router
-from .subworkflow import run_subworkflow
-from .tool import run_tool
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
-__all__ = ["STEP_RUNNERS"]
+from ..model import AgentStep, AnyStep, ApprovalGateStep, EmbedStep, LLMCallStep, RouterStep, SubworkflowStep, ToolStep
+from .base import StepRunner
+
+__all__ = ["STEP_RUNNERS", "load_runners"]
+
+
+# One small function per type, each importing its module where it is called: plain ``from`` imports,
+# so import-linter still sees (and checks) every edge of the layers.
+
+def _llm_call() -> StepRunner:
+    from .llm_call import run_llm_call
+    return run_llm_call
+
+
+def _tool() -> StepRunner:
+    from .tool import run_tool
+    return run_tool
+
+
+def _router() -> StepRunner:
+    from .router import run_router
+    return run_router
+
+
+def _embed() -> StepRunner:
+    from .embed import run_embed
+    return run_embed
+
+
+def _approval_gate() -> StepRunner:
+    from .approval_gate import run_approval_gate
+    return run_approval_gate
+
+
+def _agent() -> StepRunner:
+    from .agent import run_agent
+    return run_agent
+
+
+def _subworkflow() -> StepRunner:
+    from .subworkflow import run_subworkflow
+    return run_subworkflow
+
+
+_IMPORTERS: dict[type, Callable[[], StepRunner]] = {
+    LLMCallStep: _llm_call,
+    ToolStep: _tool,
+    RouterStep: _router,
+    EmbedStep: _embed,
+    ApprovalGateStep: _approval_gate,
+    AgentStep: _agent,
+    SubworkflowStep: _subworkflow,
+}
+
+
+class _RunnerTable(Mapping[type, StepRunner]):
+    """Step type -> runner, each runner imported on its first lookup and kept.
+
+    A read-only mapping over every step type (iterating it imports them all); a lookup of a
+    type already loaded is one dictionary lookup.
+    """
+
+    def __init__(self, importers: Mapping[type, Callable[[], StepRunner]]) -> None:
+        self._importers = importers
+        self._loaded: dict[type, StepRunner] = {}
+
+    def __getitem__(self, kind: type) -> StepRunner:
+        try:
+            return self._loaded[kind]
+        except KeyError:
+            runner = self._loaded[kind] = self._importers[kind]()  # KeyError for a type that has no runner
+            return runner
+
+    def __iter__(self) -> Iterator[type]:
+        return iter(self._importers)
+
+    def __len__(self) -> int:
+        return len(self._importers)
+
 
 #: The runner of each step type.
-STEP_RUNNERS: dict[type, StepRunner] = {
-    LLMCallStep: run_llm_call,
-    ToolStep: run_tool,
-    RouterStep: run_router,
-    EmbedStep: run_embed,
-    ApprovalGateStep: run_approval_gate,
-    AgentStep: run_agent,
-    SubworkflowStep: run_subworkflow,
-}
+STEP_RUNNERS: Mapping[type, StepRunner] = _RunnerTable(_IMPORTERS)
+
+
+def load_runners(steps: Iterable[AnyStep]) -> None:
+    """Import what these steps need to run: the run calls it with its workflow's steps before the first one runs.
+
+    A step of a type without a runner (a ``Workflow`` built in Python with a type of its own) is left for
+    the run to fail on when it reaches it, as it always did.
+    """
+    for step in steps:
+        kind = type(step)
+        if kind not in _IMPORTERS:
+            continue
+        STEP_RUNNERS[kind]
+        if isinstance(step, LLMCallStep):
+            from .llm_call import prepare
+
+            prepare(step)
