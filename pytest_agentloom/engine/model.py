@@ -502,9 +502,16 @@ class Workflow(_Strict):
 
     @property
     def base_dir(self) -> Path:
-        """The folder relative paths in this workflow are resolved against."""
+        """The folder relative paths in this workflow are resolved against.
+
+        Kept per workflow (moving it to another ``source`` drops the memo): every run looks its
+        built-in tools up by this folder, and a new ``Path`` each time is hashed again each time.
+        Without a file it is the working directory, which may change between runs, so never kept.
+        """
         source = self.source
-        return source.parent if source is not None else Path.cwd()
+        if source is None:
+            return Path.cwd()
+        return self.memoized("base_dir", lambda: source.parent)
 
     def resolve_path(self, value: str | Path) -> Path:
         """A path from the workflow, made absolute against the workflow file's folder."""
