@@ -9,6 +9,8 @@ the step and the field.
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -432,6 +434,13 @@ _T = TypeVar("_T")
 _MEMO_OWNER = "\0owner"  # the memo's key for the id of the workflow it belongs to
 
 
+@functools.lru_cache(maxsize=16)
+def _folder(name: str) -> Path:
+    """One ``Path`` per folder name, kept: runs of a workflow without a file look their built-in tools up by
+    the working directory, and the same ``Path`` object hashes once where a new one hashes every time."""
+    return Path(name)
+
+
 class Workflow(_Strict):
     """A whole workflow file. ``source`` is where it was loaded from, if anywhere."""
 
@@ -510,7 +519,7 @@ class Workflow(_Strict):
         """
         source = self.source
         if source is None:
-            return Path.cwd()
+            return _folder(os.getcwd())  # read on every call: the working directory may change between runs
         return self.memoized("base_dir", lambda: source.parent)
 
     def resolve_path(self, value: str | Path) -> Path:
@@ -541,7 +550,8 @@ class Workflow(_Strict):
         first run only. The engine never changes a workflow, and a copy (``model_copy``,
         :meth:`with_config`) starts afresh, since the memo remembers which object it is of.
         """
-        memo = self._private("_memo")
+        private = self.__pydantic_private__  # what _private() reads, without a call: runs ask several times each
+        memo = private["_memo"] if private is not None and "_memo" in private else self._private("_memo")
         if memo.get(_MEMO_OWNER) != id(self):
             memo = {_MEMO_OWNER: id(self)}
             self._set_private("_memo", memo)

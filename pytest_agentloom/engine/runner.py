@@ -100,8 +100,15 @@ def state_json(workflow: Workflow, overrides: Mapping[str, Any]) -> str:
 
     A sorted JSON object is its sorted members joined, so each top-level key of the file's
     ``state:`` is encoded once per workflow and only the ``overrides`` are encoded per run.
-    Keys that are not all strings take the plain way (``to_plain`` makes them strings).
+    Keys that are not all strings take the plain way (``to_plain`` makes them strings). Without
+    overrides the text is the same for every run, and kept whole.
     """
+    if not overrides:
+        return workflow.memoized("state_json_whole", lambda: _state_json(workflow, {}))
+    return _state_json(workflow, overrides)
+
+
+def _state_json(workflow: Workflow, overrides: Mapping[str, Any]) -> str:
     if not all(isinstance(key, str) for key in (*workflow.state, *overrides)):
         return json.dumps(to_plain({**workflow.state, **overrides}), sort_keys=True)
     members = dict(workflow.memoized("state_json", lambda: {key: _member(value)

@@ -61,6 +61,15 @@ def test_the_derived_run_id_is_the_hash_of_the_definition_and_the_state_for_ever
     assert run(other).run_id != run(workflow).run_id
 
 
+def test_the_kept_state_json_of_a_run_without_state_is_the_workflows_own_and_a_copy_keeps_its_own() -> None:
+    workflow = flow()
+    assert state_json(workflow, {}) == json.dumps({"topic": "tides"}) == state_json(workflow, {})
+    other = workflow.model_copy(update={"state": {"topic": "waves"}})  # a copy starts with an empty memo
+    assert state_json(other, {}) == json.dumps({"topic": "waves"})
+    expected = derived_run_id(definition(other), json.dumps({"topic": "waves"}))
+    assert run(other).run_id == expected != run(workflow).run_id
+
+
 # --------------------------------------------------------------------------- copying results
 
 
