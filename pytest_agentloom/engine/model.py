@@ -436,9 +436,15 @@ _MEMO_OWNER = "\0owner"  # the memo's key for the id of the workflow it belongs 
 
 @functools.lru_cache(maxsize=16)
 def _folder(name: str) -> Path:
-    """One ``Path`` per folder name, kept: runs of a workflow without a file look their built-in tools up by
-    the working directory, and the same ``Path`` object hashes once where a new one hashes every time."""
+    """One ``Path`` per folder name, kept: the same ``Path`` object hashes once, a new one every time."""
     return Path(name)
+
+
+@functools.lru_cache(maxsize=64)
+def _parent(source: Path) -> Path:
+    """The folder of a workflow file, one ``Path`` per file (as :func:`_folder`): kept here, not on the
+    workflow, so a workflow moved to another file finds its new folder, and the workflow is unchanged."""
+    return source.parent
 
 
 class Workflow(_Strict):
@@ -513,14 +519,12 @@ class Workflow(_Strict):
     def base_dir(self) -> Path:
         """The folder relative paths in this workflow are resolved against.
 
-        Kept per workflow (moving it to another ``source`` drops the memo): every run looks its
+        The same ``Path`` object for the same folder (see :func:`_folder`): every run looks its
         built-in tools up by this folder, and a new ``Path`` each time is hashed again each time.
-        Without a file it is the working directory, which may change between runs, so never kept.
+        Without a file it is the working directory, read on every call: it may change between runs.
         """
         source = self.source
-        if source is None:
-            return _folder(os.getcwd())  # read on every call: the working directory may change between runs
-        return self.memoized("base_dir", lambda: source.parent)
+        return _folder(os.getcwd()) if source is None else _parent(source)
 
     def resolve_path(self, value: str | Path) -> Path:
         """A path from the workflow, made absolute against the workflow file's folder."""

@@ -84,7 +84,7 @@ def _run_id(source: str | RunIdSource | None, workflow: Workflow, overrides: Map
     return f"run-{digest.hexdigest()[:12]}"
 
 
-def _definition_digest(workflow: Workflow) -> hashlib._Hash:
+def _definition_digest(workflow: Workflow) -> Any:  # a hashlib digest (its type has no public name)
     """The SHA-256 of ``definition + separator``: ``derived_run_id(definition, state)``, its first part hashed.
 
     A run id hashes the whole definition, the same for every run of the workflow; a copy of this
