@@ -168,7 +168,11 @@ def random_run_id() -> str:
     return f"run-{uuid.uuid4().hex[:12]}"
 
 
+#: What joins the parts of a derived run id before they are hashed.
+RUN_ID_SEPARATOR = "\x1f"
+
+
 def derived_run_id(*parts: str) -> str:
     """A run id that is a pure function of its parts (workflow hash, inputs, test id)."""
-    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+    digest = hashlib.sha256(RUN_ID_SEPARATOR.join(parts).encode("utf-8")).hexdigest()
     return f"run-{digest[:12]}"

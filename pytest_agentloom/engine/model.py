@@ -13,6 +13,8 @@ models cost about 40% more at every import of the engine. Only the few names use
 they are defined are written as strings.
 """
 
+import functools
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -436,6 +438,19 @@ _T = TypeVar("_T")
 _MEMO_OWNER = "\0owner"  # the memo's key for the id of the workflow it belongs to
 
 
+@functools.lru_cache(maxsize=16)
+def _folder(name: str) -> Path:
+    """One ``Path`` per folder name, kept: the same ``Path`` object hashes once, a new one every time."""
+    return Path(name)
+
+
+@functools.lru_cache(maxsize=64)
+def _parent(source: Path) -> Path:
+    """The folder of a workflow file, one ``Path`` per file (as :func:`_folder`): kept here, not on the
+    workflow, so a workflow moved to another file finds its new folder, and the workflow is unchanged."""
+    return source.parent
+
+
 class Workflow(_Strict):
     """A whole workflow file. ``source`` is where it was loaded from, if anywhere."""
 
@@ -506,9 +521,14 @@ class Workflow(_Strict):
 
     @property
     def base_dir(self) -> Path:
-        """The folder relative paths in this workflow are resolved against."""
+        """The folder relative paths in this workflow are resolved against.
+
+        The same ``Path`` object for the same folder (see :func:`_folder`): every run looks its
+        built-in tools up by this folder, and a new ``Path`` each time is hashed again each time.
+        Without a file it is the working directory, read on every call: it may change between runs.
+        """
         source = self.source
-        return source.parent if source is not None else Path.cwd()
+        return _folder(os.getcwd()) if source is None else _parent(source)
 
     def resolve_path(self, value: str | Path) -> Path:
         """A path from the workflow, made absolute against the workflow file's folder."""
@@ -538,7 +558,8 @@ class Workflow(_Strict):
         first run only. The engine never changes a workflow, and a copy (``model_copy``,
         :meth:`with_config`) starts afresh, since the memo remembers which object it is of.
         """
-        memo = self._private("_memo")
+        private = self.__pydantic_private__  # what _private() reads, without a call: runs ask several times each
+        memo = private["_memo"] if private is not None and "_memo" in private else self._private("_memo")
         if memo.get(_MEMO_OWNER) != id(self):
             memo = {_MEMO_OWNER: id(self)}
             self._set_private("_memo", memo)

@@ -116,7 +116,7 @@ class Persistence:
         elif result.status is RunStatus.PAUSED or self.checkpoint_every_layer or self.resume is not None:
             self._save(run, status=result.status.value)  # a resumed run marks its checkpoint as settled
         public = self.redactor.redact_result(result, self.redactor.secret_values(run.state))
-        public.checkpoint = copy.deepcopy(self.checkpoint)
+        public.checkpoint = copy.deepcopy(self.checkpoint) if self.checkpoint is not None else None
         public.checkpoint_path = self.checkpoint_path
         public.unredacted_state = result.state  # in-process only; never serialised
         public.ran_workflow = self.workflow  # in-process only: what resuming this result may run

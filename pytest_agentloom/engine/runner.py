@@ -8,12 +8,13 @@ run itself is :mod:`.run`; continuing a paused one is :mod:`.resume`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Unpack
 
-from ..core.clock import RunIdSource, derived_run_id, is_valid_run_id
+from ..core.clock import RUN_ID_SEPARATOR, RunIdSource, is_valid_run_id
 from ..core.plain import to_plain
 from ..errors import UsageError
 from .loader import load_workflow
@@ -30,7 +31,7 @@ __all__ = ["arun_workflow", "run_workflow"]
 def run_workflow(workflow: Workflow | str | Path, **options: Unpack[RunOptions]) -> WorkflowResult:
     """Run a workflow to the end and return its result (see :func:`arun_workflow`)."""
     check_options(options, RunOptions, "run_workflow")
-    return run_sync(arun_workflow(workflow, **options))
+    return run_sync(_run(workflow, options))
 
 
 async def arun_workflow(workflow: Workflow | str | Path, **options: Unpack[RunOptions]) -> WorkflowResult:
@@ -49,6 +50,11 @@ async def arun_workflow(workflow: Workflow | str | Path, **options: Unpack[RunOp
     Every option is listed in :class:`~.options.RunOptions`.
     """
     check_options(options, RunOptions, "arun_workflow")
+    return await _run(workflow, options)
+
+
+async def _run(workflow: Workflow | str | Path, options: RunOptions) -> WorkflowResult:
+    """:func:`arun_workflow` once its options were checked (:func:`run_workflow` checked them already)."""
     loaded = workflow if isinstance(workflow, Workflow) else load_workflow(workflow)
     inputs = prepare(loaded, loaded.state, options)
     hooks = Persistence.for_run(
@@ -73,9 +79,20 @@ def _run_id(source: str | RunIdSource | None, workflow: Workflow, overrides: Map
                              "digits, '.', '_' and '-' (no '..', no '/'), up to 128 characters.\n"
                              "How to fix: pass an id such as 'nightly-2024-05-01'.")
         return given
-    definition = workflow.memoized(
-        "run_id_definition", lambda: json.dumps(workflow.model_dump(mode="json"), sort_keys=True, default=str))
-    return derived_run_id(definition, state_json(workflow, overrides))
+    digest = workflow.memoized("run_id_prefix", lambda: _definition_digest(workflow)).copy()
+    digest.update(state_json(workflow, overrides).encode("utf-8"))
+    return f"run-{digest.hexdigest()[:12]}"
+
+
+def _definition_digest(workflow: Workflow) -> Any:  # a hashlib digest (its type has no public name)
+    """The SHA-256 of ``definition + separator``: ``derived_run_id(definition, state)``, its first part hashed.
+
+    A run id hashes the whole definition, the same for every run of the workflow; a copy of this
+    digest, fed the initial state, gives the same id while hashing only the state (tests check that
+    it is ``derived_run_id``'s).
+    """
+    definition = json.dumps(workflow.model_dump(mode="json"), sort_keys=True, default=str)
+    return hashlib.sha256(f"{definition}{RUN_ID_SEPARATOR}".encode())
 
 
 def state_json(workflow: Workflow, overrides: Mapping[str, Any]) -> str:
@@ -83,8 +100,15 @@ def state_json(workflow: Workflow, overrides: Mapping[str, Any]) -> str:
 
     A sorted JSON object is its sorted members joined, so each top-level key of the file's
     ``state:`` is encoded once per workflow and only the ``overrides`` are encoded per run.
-    Keys that are not all strings take the plain way (``to_plain`` makes them strings).
+    Keys that are not all strings take the plain way (``to_plain`` makes them strings). Without
+    overrides the text is the same for every run, and kept whole.
     """
+    if not overrides:
+        return workflow.memoized("state_json_whole", lambda: _state_json(workflow, {}))
+    return _state_json(workflow, overrides)
+
+
+def _state_json(workflow: Workflow, overrides: Mapping[str, Any]) -> str:
     if not all(isinstance(key, str) for key in (*workflow.state, *overrides)):
         return json.dumps(to_plain({**workflow.state, **overrides}), sort_keys=True)
     members = dict(workflow.memoized("state_json", lambda: {key: _member(value)

@@ -34,6 +34,7 @@ import contextvars
 import os
 import signal
 import threading
+import weakref
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -138,7 +139,7 @@ def _tidy(loop: asyncio.AbstractEventLoop) -> None:
     without calling it: after that call a loop warns about every async generator started on it.
     The loop's set of live generators has no public name (``_asyncgens``, in every 3.11+ loop).
     """
-    left = asyncio.all_tasks(loop)
+    left = asyncio.all_tasks(loop) if _other_tasks_may_live() else ()
     if left:
         for task in left:
             task.cancel()
@@ -148,6 +149,18 @@ def _tidy(loop: asyncio.AbstractEventLoop) -> None:
         generators = list(live)
         live.clear()
         loop.run_until_complete(_close_all(generators))
+
+
+def _other_tasks_may_live() -> bool:
+    """Whether a task besides the call's own (done, and still held by it) may be alive, in any loop.
+
+    ``asyncio.all_tasks`` copies the set of live tasks of every loop and filters it, on every call;
+    most runs make no task of their own, and the set then holds only the call's. Python 3.11 keeps
+    that set as ``asyncio.tasks._all_tasks``, a ``WeakSet`` (later versions keep tasks otherwise:
+    there the answer is always yes, and ``all_tasks`` looks).
+    """
+    live = getattr(asyncio.tasks, "_all_tasks", None)
+    return not isinstance(live, weakref.WeakSet) or len(live) > 1
 
 
 async def _close_all(generators: list[Any]) -> None:
