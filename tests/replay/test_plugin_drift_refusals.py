@@ -7,6 +7,7 @@ import pytest
 
 from tests.replay.drift_project import committed, drift, fake_recording, plan_bug, record
 from tests.replay.helpers import CANARY_KEY, Project
+from tests.servers.fake_llm import text
 
 
 @pytest.mark.parametrize("flag", ["--agentloom-update-snapshots", "--agentloom-create-snapshots",
@@ -113,8 +114,11 @@ def test_under_xdist_both_sides_of_every_test_meet_in_the_report(project: Projec
         copy.parent.mkdir(parents=True, exist_ok=True)
         copy.write_bytes((project.path / path).read_bytes())
     before = committed(project)
-    for _ in range(2):  # two workers, any order: the same replies for both tests
-        plan_bug(project, category="question")
+    # Two workers take the server's replies in whatever order their calls arrive: a classify call may get the
+    # reply planned for the other test's last call. Every reply is the same, so every order gives both tests
+    # the same run (the question route: classify, then reply).
+    for _ in range(4):
+        project.server.plan("openai", text('{"category": "question"}', input_tokens=10, output_tokens=3))
     result = drift(project, "-n", "2", "-p", "xdist")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines([
