@@ -37,6 +37,10 @@ class AgentloomSession:
         self.config = config
         self._known_settings: dict[str, tuple[Any, str]] = {}  # command line and ini: read once (see setting)
         self._unmarked_snapshot_options: SnapshotOptions | None = None
+        #: merged markers by the ids of the marks merged, with those marks (see merged_markers)
+        self._merged: dict[tuple[int, ...], tuple[tuple[Any, ...], dict[str, Any]]] = {}
+        #: whether a parent node's tests see an override of ``agentloom_tools``, by its id (see tools_overridden)
+        self._tools_overridden: dict[int, tuple[Any, bool]] = {}
         self.update_snapshots = bool(read_setting(config, "update_snapshots"))
         self.warn_unused = bool(read_setting(config, "warn_unused_snapshots"))
         self.scenario_glob = str(read_setting(config, "scenario_glob"))
@@ -67,18 +71,27 @@ class AgentloomSession:
     # -- per test -----------------------------------------------------------------------------------------
 
     def defaults(self, item: pytest.Item) -> dict[str, Any]:
-        """The merged ``agentloom`` markers of ``item`` (raises MarkerError on a bad argument), the caller's own.
-
-        Setup checks them and the fixture uses them: merged once while the item's markers are the
-        same objects (a fixture may add one with ``add_marker``, which merges them again).
-        """
-        marks = tuple(item.iter_markers("agentloom"))
-        known = item.stash.get(DEFAULTS_KEY, None)
-        if known is None or len(known[0]) != len(marks) or any(
-                was is not mark for was, mark in zip(known[0], marks, strict=True)):
-            known = item.stash[DEFAULTS_KEY] = (marks, marker_defaults(marks, where=item.nodeid))
-        merged = known[1]
+        """The merged ``agentloom`` markers of ``item`` (raises MarkerError on a bad argument), the caller's own."""
+        merged = self.merged_markers(item)
         return {**merged, "config": dict(merged["config"])}  # callers add to it and to its config
+
+    def merged_markers(self, item: pytest.Item) -> dict[str, Any]:
+        """The merged ``agentloom`` markers of ``item``, shared: callers must not change it (see :meth:`defaults`).
+
+        Setup checks them and the fixture uses them, for every row of a table, whose rows share their
+        function's mark objects: so the merge is kept per *sequence of mark objects* (the key holds their
+        ids, the entry holds the marks themselves, so no id is reused while it is kept). A row's own marks
+        (``pytest.param(marks=...)``) or a mark a fixture adds (``add_marker``) make another sequence,
+        merged on its own. A bad marker raises each time, naming the test it is on.
+        """
+        marks = agentloom_marks(item)
+        key = tuple(map(id, marks))
+        known = self._merged.get(key)
+        if known is None:
+            if len(self._merged) >= _MAX_MERGED:
+                self._merged.clear()
+            known = self._merged[key] = (marks, marker_defaults(marks, where=item.nodeid))
+        return known[1]
 
     def setting(self, name: str, defaults: dict[str, Any]) -> Any:
         """A setting of one test (command line, then its markers' ``defaults``, then ini), for the harness."""
@@ -117,6 +130,19 @@ class AgentloomSession:
             live=self.live, hold_records=not folder_exists,
         )
         return harness
+
+    def tools_overridden(self, request: pytest.FixtureRequest) -> bool:
+        """Whether the ``agentloom_tools`` fixture closest to this test is not the plugin's own (which gives none).
+
+        Fixtures visible to a test depend on the folders, module and class it is in, so the answer is kept
+        per parent node (every row of a table shares it). It reads pytest's fixture registry, which is not
+        public API: if that fails, the answer is "overridden", and the fixture is set up as pytest would.
+        """
+        parent = request.node.parent
+        known = self._tools_overridden.get(id(parent))
+        if known is None or known[0] is not parent:
+            known = self._tools_overridden[id(parent)] = (parent, _tools_overridden(request))
+        return known[1]
 
     def observer(self, nodeid: str) -> Observer | None:
         """What the harness tells of each finished run: workflow coverage, in a live session the repetitions'
@@ -171,6 +197,33 @@ class AgentloomSession:
         """A test's cassette matching additions: body paths to ignore and extra matchers (marker, then ini)."""
         ignore = tuple(self.setting("cassette_ignore", defaults))
         return ignore, tuple(self.setting("cassette_matchers", defaults))
+
+    def after_report(self, item: pytest.Item, when: str, report: pytest.TestReport) -> None:
+        """Each phase's report (setup, call, teardown) of every test, in order: what the
+        ``pytest_runtest_makereport`` wrapper does after pytest made it.
+
+        The call's report gets the cassette's and the replies' checks (which may fail it); a failed or skipped
+        phase keeps the test's records and snapshots; the drift check notes the report after those checks;
+        teardown drops the harness. Most phases need none of it but the bookkeeping: a cassette that no run
+        opened has nothing to finish (unless a judge call left verdicts to write), a harness that watched no
+        scripted provider has no unused replies; this runs three times for each row of a table.
+        """
+        self.note_report(report)
+        stash = item.stash
+        harness = stash.get(HARNESS_KEY, None)
+        if when == "call":
+            cassette = stash.get(CASSETTE_KEY, None)
+            if cassette is not None and (cassette.session is not None
+                                         or (harness is not None and harness.has_verdict_book)):
+                self.finish_cassette(item, report)  # nothing to finish for a cassette no run opened
+            if harness is not None and harness.has_scripted:
+                self.finish_replies(item, report)
+        if report.outcome != "passed":  # failed or skipped
+            self.test_did_not_pass(item)
+        if self.drift is not None:  # after the cassette's and replies' checks, which may fail the test
+            self.drift.note_report(item, report)
+        if when == "teardown":  # after a failed teardown has kept the test's run records
+            self.forget(item)
 
     def finish_replies(self, item: pytest.Item, report: pytest.TestReport) -> None:
         """After a test's call that passed: scripted replies no request used fail it (see the harness)."""
@@ -455,5 +508,31 @@ def _snapshot_folder(setting: str, test_file: Path) -> tuple[str, Path]:
 
 
 HARNESS_KEY = pytest.StashKey["AgentloomHarness"]()  # the agentloom fixture's object of a test that used it
-#: the markers merged by :meth:`AgentloomSession.defaults`, with the markers they were merged from
-DEFAULTS_KEY = pytest.StashKey[tuple[tuple[Any, ...], dict[str, Any]]]()
+#: how many merged marker sequences a session keeps (one per marked test function, in most suites)
+_MAX_MERGED = 4096
+
+
+def _tools_overridden(request: pytest.FixtureRequest) -> bool:
+    """Whether the closest ``agentloom_tools`` definition visible to the test comes from outside the plugin."""
+    try:
+        definitions = request._fixturemanager.getfixturedefs("agentloom_tools", request.node)
+        closest = definitions[-1].func if definitions else None
+    except Exception:  # a pytest whose private API differs: set the fixture up, as pytest would
+        return True
+    return getattr(closest, "__module__", None) != "pytest_agentloom.plugin"
+
+
+def agentloom_marks(item: pytest.Item) -> tuple[Any, ...]:
+    """``tuple(item.iter_markers("agentloom"))``: the test's own marks first, then its class's, module's...
+
+    Walked by hand: pytest's generator builds the node chain and yields through two generators, which
+    cost more than the merge it feeds, per row of a table, twice.
+    """
+    marks: list[Any] = []
+    node: Any = item
+    while node is not None:
+        for mark in node.own_markers:
+            if mark.name == "agentloom":
+                marks.append(mark)
+        node = node.parent
+    return tuple(marks)
