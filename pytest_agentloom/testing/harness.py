@@ -152,7 +152,7 @@ class AgentloomHarness:
 
     def path(self, path: str | Path) -> Path:
         """``path`` made absolute against the test file's folder."""
-        candidate = Path(path).expanduser()
+        candidate = (path if isinstance(path, Path) else Path(path)).expanduser()
         return candidate if candidate.is_absolute() else resolved(self.test_dir / candidate)
 
     def load(self, path: str | Path) -> Workflow:

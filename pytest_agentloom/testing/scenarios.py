@@ -84,6 +84,8 @@ class Scenario:
     config: dict[str, Any] = field(default_factory=dict)
     expect: dict[str, Any] = field(default_factory=dict)
     resume: dict[str, Any] | None = None
+    #: ``workflow`` and the path it names, once worked out (see workflow_path)
+    _workflow_path: tuple[str, Path] | None = field(default=None, init=False, compare=False)
 
     def __repr__(self) -> str:
         return f"<Scenario {self.id!r} {self.location}>"
@@ -102,12 +104,23 @@ class Scenario:
         """A scripted provider built from the row's ``script``; ``None`` when the row has no script."""
         if self.script is None:
             return None
+        if _plain_script(self.script):  # text replies are read as they are: nothing to convert
+            return Scripted(self.script)
         return Scripted.from_data(self.script)
+
+    def workflow_path(self) -> Path | None:
+        """The row's workflow, relative to the table's folder; worked out once per row's ``workflow`` value
+        (the rows of a table are their test's parameters, and a test may run its row more than once)."""
+        if self.workflow is None:
+            return None
+        known = self._workflow_path
+        if known is None or known[0] != self.workflow:
+            known = self._workflow_path = (self.workflow, self.source.parent / self.workflow)
+        return known[1]
 
     def run(self, agentloom: AgentloomHarness) -> WorkflowResult:
         """Run the row's workflow (relative to the table's folder) with its state, script and config."""
-        workflow = self.source.parent / self.workflow if self.workflow is not None else None
-        result = agentloom.run(workflow, state=self.state, provider=self.provider(), **self.config)
+        result = agentloom.run(self.workflow_path(), state=self.state, provider=self.provider(), **self.config)
         if self.resume is None or result.status.value != "paused":
             return result
         script = self.resume.get("script") or {}
@@ -141,6 +154,17 @@ class Scenario:
         lines.append("Trace:")
         lines += [f"  {event.line()}" for event in _relevant(result)]
         raise AssertionError("\n".join(lines))
+
+
+def _plain_script(script: Mapping[Any, Any]) -> bool:
+    """Whether every reply of ``script`` is text (alone or in a list) under a text step id: the script is then
+    what :func:`~pytest_agentloom.providers.script_data.replies_from_data` would make of it."""
+    for step_id, value in script.items():
+        if type(step_id) is not str:
+            return False
+        if type(value) is not str and not (type(value) is list and all(type(item) is str for item in value)):
+            return False
+    return True
 
 
 def _relevant(result: WorkflowResult) -> list[Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +39,7 @@ class AgentloomSession:
         self._known_settings: dict[str, tuple[Any, str]] = {}  # command line and ini: read once (see setting)
         self._unmarked_snapshot_options: SnapshotOptions | None = None
         #: merged markers by the ids of the marks merged, with those marks (see merged_markers)
-        self._merged: dict[tuple[int, ...], tuple[tuple[Any, ...], dict[str, Any]]] = {}
+        self._merged: dict[tuple[int, ...], _Marked] = {}
         #: whether a parent node's tests see an override of ``agentloom_tools``, by its id (see tools_overridden)
         self._tools_overridden: dict[int, tuple[Any, bool]] = {}
         self.update_snapshots = bool(read_setting(config, "update_snapshots"))
@@ -62,6 +63,8 @@ class AgentloomSession:
         self.drift = _drift(config, self.replay)  # --agentloom-drift: each recorded test replayed, then live
         #: what each test's repetitions did, in a live session (see :mod:`.repetitions`)
         self.repetitions = RepetitionLog() if self.live else None
+        #: whether anything observes the harness's runs (see observer); none does in most sessions
+        self._observed = any(log is not None for log in (self.review, self.repetitions, self.drift))
 
     @property
     def live(self) -> bool:
@@ -76,7 +79,11 @@ class AgentloomSession:
         return {**merged, "config": dict(merged["config"])}  # callers add to it and to its config
 
     def merged_markers(self, item: pytest.Item) -> dict[str, Any]:
-        """The merged ``agentloom`` markers of ``item``, shared: callers must not change it (see :meth:`defaults`).
+        """The merged ``agentloom`` markers of ``item``, shared: callers must not change it (see :meth:`defaults`)."""
+        return self._marked(item).merged
+
+    def _marked(self, item: pytest.Item) -> _Marked:
+        """The merge of ``item``'s ``agentloom`` markers, and the settings the harness reads from it.
 
         Setup checks them and the fixture uses them, for every row of a table, whose rows share their
         function's mark objects: so the merge is kept per *sequence of mark objects* (the key holds their
@@ -90,19 +97,31 @@ class AgentloomSession:
         if known is None:
             if len(self._merged) >= _MAX_MERGED:
                 self._merged.clear()
-            known = self._merged[key] = (marks, marker_defaults(marks, where=item.nodeid))
-        return known[1]
+            known = self._merged[key] = _Marked(marks, marker_defaults(marks, where=item.nodeid))
+        return known
+
+    def _settings(self, marked: _Marked) -> _MarkedSettings:
+        """What a harness reads from the markers and the command line or ini, worked out once per merge (the
+        command line and ini do not change while tests run; see :meth:`setting`)."""
+        if marked.settings is None:
+            merged = marked.merged
+            marked.settings = _MarkedSettings(
+                snapshot_dir=os.fspath(self.setting("snapshot_dir", merged)), matching=self.matching(merged),
+                snapshot_options=self.snapshot_options(merged),
+                missing_template_keys=str(self.setting("missing_template_keys", merged)),
+            )
+        return marked.settings
 
     def setting(self, name: str, defaults: dict[str, Any]) -> Any:
         """A setting of one test (command line, then its markers' ``defaults``, then ini), for the harness."""
         return read_setting(self.config, name, defaults, known=self._known_settings)
 
-    def snapshot_location(self, item: pytest.Item, defaults: dict[str, Any] | None = None) -> tuple[Path, str]:
+    def snapshot_location(self, item: pytest.Item) -> tuple[Path, str]:
         """This test's snapshot folder (``<dir>/<module>``) and file stem (``<test>[<param>]``)."""
-        if defaults is None:
-            defaults = self.defaults(item)
-        root, module_folder = _snapshot_folder(os.fspath(self.setting("snapshot_dir", defaults)),
-                                               item.path)
+        return self._snapshot_location(item, self._settings(self._marked(item)).snapshot_dir)
+
+    def _snapshot_location(self, item: pytest.Item, setting: str) -> tuple[Path, str]:
+        root, module_folder = _snapshot_folder(setting, item.path)
         self.snapshots.roots.add(root)
         parts = item.nodeid.split("::")[1:]
         return module_folder, sanitize(".".join(parts) or item.name)
@@ -112,21 +131,23 @@ class AgentloomSession:
         from ..tools.registry import tools_by_name
         from .harness import AgentloomHarness
 
-        defaults = self.defaults(item)
+        marked = self._marked(item)
+        settings = self._settings(marked)
+        defaults = {**marked.merged, "config": dict(marked.merged["config"])}  # the harness's own
         if tools:
             defaults["tools"] = {**tools_by_name(tools), **defaults.get("tools", {})}
-        snapshot_dir, snapshot_name = self.snapshot_location(item, defaults)
+        snapshot_dir, snapshot_name = self._snapshot_location(item, settings.snapshot_dir)
         replay, snapshots = self.replay, self.snapshots
         if self.drift is not None and self.drift.is_live(item.nodeid):  # the live side writes under DIR only
             replay, snapshots = self.drift.live_replay, self.drift.live_snapshots
             snapshot_dir = self.drift.snapshot_dir(snapshot_dir)
-        cassette = item.stash[CASSETTE_KEY] = TestCassette(replay, item, matching=self.matching(defaults),
+        cassette = item.stash[CASSETTE_KEY] = TestCassette(replay, item, matching=settings.matching,
                                                            repetition=item.stash.get(REPETITION_KEY, None))
         harness = item.stash[HARNESS_KEY] = AgentloomHarness(
             nodeid=item.nodeid, test_dir=item.path.parent, tmp_path=tmp_path, snapshot_dir=snapshot_dir,
             snapshot_name=snapshot_name, snapshots=snapshots, defaults=defaults, cassette=cassette,
-            observer=self.observer(item.nodeid), snapshot_options=self.snapshot_options(defaults),
-            missing_template_keys=str(self.setting("missing_template_keys", defaults)),
+            observer=self.observer(item.nodeid) if self._observed else None,
+            snapshot_options=settings.snapshot_options, missing_template_keys=settings.missing_template_keys,
             live=self.live, hold_records=not folder_exists,
         )
         return harness
@@ -508,6 +529,25 @@ def _snapshot_folder(setting: str, test_file: Path) -> tuple[str, Path]:
 
 
 HARNESS_KEY = pytest.StashKey["AgentloomHarness"]()  # the agentloom fixture's object of a test that used it
+@dataclass
+class _Marked:
+    """The merge of one sequence of ``agentloom`` marks (kept with them: see ``AgentloomSession._marked``)."""
+
+    marks: tuple[Any, ...]
+    merged: dict[str, Any]
+    settings: _MarkedSettings | None = None
+
+
+@dataclass(frozen=True)
+class _MarkedSettings:
+    """The settings a harness reads that depend on the markers only (and the command line and ini)."""
+
+    snapshot_dir: str
+    matching: tuple[tuple[str, ...], tuple[Any, ...]]
+    snapshot_options: SnapshotOptions
+    missing_template_keys: str
+
+
 #: how many merged marker sequences a session keeps (one per marked test function, in most suites)
 _MAX_MERGED = 4096
 

@@ -130,7 +130,7 @@ class WorkflowCache:
         """The current entry of ``path`` (loading the file when there is none), or the workflow loaded
         without the cache when ``path`` cannot even be resolved."""
         try:
-            key = resolved(Path(path))
+            key = resolved(path if isinstance(path, Path) else Path(path))
         except (OSError, ValueError, RuntimeError):  # a NUL, a symlink loop: the loader names the problem
             return load_workflow(path)
         entry = self._entries.get(key)

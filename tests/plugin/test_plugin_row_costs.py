@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 SCRIPTED = 'provider=agentloom.scripted(classify="question", reply="ok")'
@@ -165,6 +167,57 @@ def test_report_fast_path_still_fails_unused_replies_and_keeps_failed_records(tr
     result = triage.runpytest_inprocess("-p", "no:randomly")
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines(["*step 'extra': 1 of 1 scripted reply never used*"])
-    from pathlib import Path
-
     assert list(Path((triage.path / "records.txt").read_text()).glob("*.json"))
+
+
+def test_settings_read_from_the_markers_follow_each_merge(triage: pytest.Pytester) -> None:
+    """The snapshot folder, the missing-key mode and the cassette matching are worked out once per merge of
+    marks: a test or a row with a marker of its own gets its own, the others the ini's."""
+    triage.makeini("[pytest]\nagentloom_snapshot_dir = from_ini\n")
+    triage.makepyfile(test_settings="""
+        import pytest
+
+        def test_unmarked(agentloom):
+            assert agentloom.snapshot_dir.parent.name == "from_ini"
+            assert agentloom._missing_keys == "warn"
+
+        @pytest.mark.agentloom(snapshot_dir="from_marker", missing_template_keys="error",
+                               cassette_ignore=["metadata.id"])
+        def test_marked(agentloom):
+            assert agentloom.snapshot_dir.parent.name == "from_marker"
+            assert agentloom._missing_keys == "error"
+            assert agentloom._cassette.matching[0] == ("metadata.id",)
+
+        @pytest.mark.parametrize("row", ["plain", pytest.param("own", marks=pytest.mark.agentloom(
+            snapshot_dir="from_row"))])
+        def test_rows(agentloom, row):
+            assert agentloom.snapshot_dir.parent.name == ("from_row" if row == "own" else "from_ini")
+            assert agentloom._cassette.matching[0] == ()
+    """)
+    triage.runpytest_inprocess("-p", "no:randomly").assert_outcomes(passed=4)
+    triage.runpytest_inprocess("-p", "no:randomly", "--agentloom-snapshot-dir=from_cli", "-k", "unmarked",
+                               ).assert_outcomes(failed=1)
+
+
+def test_a_rows_workflow_path_follows_its_workflow(tmp_path: Path) -> None:
+    from pytest_agentloom.testing.scenarios import Scenario
+
+    row = Scenario(id="r", source=tmp_path / "tables" / "cases.yaml", line=1, workflow="flow.yaml")
+    assert row.workflow_path() == tmp_path / "tables" / "flow.yaml"
+    assert row.workflow_path() is row.workflow_path()
+    row.workflow = "../other.yaml"
+    assert row.workflow_path() == tmp_path / "tables" / "../other.yaml"
+    row.workflow = None
+    assert row.workflow_path() is None
+
+
+def test_a_rows_text_script_gives_the_replies_from_data_would() -> None:
+    from pytest_agentloom.providers.scripted import Scripted
+    from pytest_agentloom.testing.scenarios import Scenario
+
+    for script in ({"a": "x", "b": ["y", "z"]}, {"a": {"text": "x", "input_tokens": 3}, "b": ["y"]}, {"a": []}):
+        row = Scenario(id="r", source=Path("t.yaml"), line=1, script=script)
+        made, expected = row.provider(), Scripted.from_data(script)
+        assert made is not None
+        assert made._script == expected._script
+        assert made.unused() == expected.unused()
