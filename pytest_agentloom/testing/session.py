@@ -97,7 +97,10 @@ class AgentloomSession:
         if known is None:
             if len(self._merged) >= _MAX_MERGED:
                 self._merged.clear()
-            known = self._merged[key] = _Marked(marks, marker_defaults(marks, where=item.nodeid))
+            # no marks, nothing to merge: and merging would import the engine's models for a session of
+            # tests that never use the plugin
+            merged = marker_defaults(marks, where=item.nodeid) if marks else {"config": {}}
+            known = self._merged[key] = _Marked(marks, merged)
         return known
 
     def _settings(self, marked: _Marked) -> _MarkedSettings:
