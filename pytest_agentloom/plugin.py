@@ -204,11 +204,12 @@ def agentloom(request: pytest.FixtureRequest) -> AgentloomHarness:
     Tools given to every run come from the ``agentloom_tools`` fixture.
     """
     agentloom = request.config.stash[SESSION_KEY]
-    folder, exists = folder_for_test(request)
-    return agentloom.harness(request.node, folder, _tools(request, agentloom), folder_exists=exists)
+    names = request.fixturenames  # a new list at each call: asked once
+    folder, exists = folder_for_test(request, names)
+    return agentloom.harness(request.node, folder, _tools(request, agentloom, names), folder_exists=exists)
 
 
-def _tools(request: pytest.FixtureRequest, agentloom: AgentloomSession) -> Any:
+def _tools(request: pytest.FixtureRequest, agentloom: AgentloomSession, names: list[str]) -> Any:
     """The value of the ``agentloom_tools`` fixture for this test, without setting it up when nothing overrides
     the plugin's own (which gives no tools).
 
@@ -217,7 +218,7 @@ def _tools(request: pytest.FixtureRequest, agentloom: AgentloomSession) -> Any:
     (or a fixture of it) takes ``agentloom_tools``, or a ``conftest.py``, module or class overrides it, pytest
     gives its value as before.
     """
-    if "agentloom_tools" in request.fixturenames or agentloom.tools_overridden(request):
+    if "agentloom_tools" in names or agentloom.tools_overridden(request):
         return request.getfixturevalue("agentloom_tools")
     return None
 

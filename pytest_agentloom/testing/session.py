@@ -131,13 +131,12 @@ class AgentloomSession:
 
     def harness(self, item: pytest.Item, tmp_path: Path, tools: Any = None, *,
                 folder_exists: bool = True) -> AgentloomHarness:
-        from ..tools.registry import tools_by_name
-        from .harness import AgentloomHarness
-
         marked = self._marked(item)
         settings = self._settings(marked)
         defaults = {**marked.merged, "config": dict(marked.merged["config"])}  # the harness's own
         if tools:
+            from ..tools.registry import tools_by_name
+
             defaults["tools"] = {**tools_by_name(tools), **defaults.get("tools", {})}
         snapshot_dir, snapshot_name = self._snapshot_location(item, settings.snapshot_dir)
         replay, snapshots = self.replay, self.snapshots
@@ -146,7 +145,7 @@ class AgentloomSession:
             snapshot_dir = self.drift.snapshot_dir(snapshot_dir)
         cassette = item.stash[CASSETTE_KEY] = TestCassette(replay, item, matching=settings.matching,
                                                            repetition=item.stash.get(REPETITION_KEY, None))
-        harness = item.stash[HARNESS_KEY] = AgentloomHarness(
+        harness = item.stash[HARNESS_KEY] = _harness_type()(
             nodeid=item.nodeid, test_dir=item.path.parent, tmp_path=tmp_path, snapshot_dir=snapshot_dir,
             snapshot_name=snapshot_name, snapshots=snapshots, defaults=defaults, cassette=cassette,
             observer=self.observer(item.nodeid) if self._observed else None,
@@ -553,6 +552,15 @@ class _MarkedSettings:
 
 #: how many merged marker sequences a session keeps (one per marked test function, in most suites)
 _MAX_MERGED = 4096
+
+
+@functools.cache
+def _harness_type() -> type[AgentloomHarness]:
+    """The harness class, imported at the first test that takes the fixture (it imports the engine), and
+    found at the others without an import statement (which costs a test more than this call)."""
+    from .harness import AgentloomHarness
+
+    return AgentloomHarness
 
 
 def _tools_overridden(request: pytest.FixtureRequest) -> bool:
