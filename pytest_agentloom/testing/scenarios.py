@@ -84,8 +84,6 @@ class Scenario:
     config: dict[str, Any] = field(default_factory=dict)
     expect: dict[str, Any] = field(default_factory=dict)
     resume: dict[str, Any] | None = None
-    #: ``workflow`` and the path it names, once worked out (see workflow_path)
-    _workflow_path: tuple[str, Path] | None = field(default=None, init=False, compare=False)
 
     def __repr__(self) -> str:
         return f"<Scenario {self.id!r} {self.location}>"
@@ -109,14 +107,8 @@ class Scenario:
         return Scripted.from_data(self.script)
 
     def workflow_path(self) -> Path | None:
-        """The row's workflow, relative to the table's folder; worked out once per row's ``workflow`` value
-        (the rows of a table are their test's parameters, and a test may run its row more than once)."""
-        if self.workflow is None:
-            return None
-        known = self._workflow_path
-        if known is None or known[0] != self.workflow:
-            known = self._workflow_path = (self.workflow, self.source.parent / self.workflow)
-        return known[1]
+        """The row's workflow, relative to the table's folder (``None`` when the row names none)."""
+        return None if self.workflow is None else _workflow_path(self.source, self.workflow)
 
     def run(self, agentloom: AgentloomHarness) -> WorkflowResult:
         """Run the row's workflow (relative to the table's folder) with its state, script and config."""
@@ -154,6 +146,13 @@ class Scenario:
         lines.append("Trace:")
         lines += [f"  {event.line()}" for event in _relevant(result)]
         raise AssertionError("\n".join(lines))
+
+
+@functools.lru_cache(maxsize=1024)
+def _workflow_path(table: Path, workflow: str) -> Path:
+    """``workflow`` relative to ``table``'s folder: one object for every row of a table that names the same file,
+    so that what a path works out about itself (its text, its hash) is worked out once, not per row."""
+    return table.parent / workflow
 
 
 def _plain_script(script: Mapping[Any, Any]) -> bool:
@@ -457,7 +456,10 @@ def _unknown(data: Mapping[str, Any], allowed: tuple[str, ...], prefix: str, fai
 
 
 def _check_script(script: Any, where: str, fail: Any) -> None:
-    """A row's script, read as ``--script`` files are (:meth:`Scripted.from_data`); a bad reply fails its row."""
+    """A row's script, read as ``--script`` files are (:meth:`Scripted.from_data`); a bad reply fails its row.
+    Text replies are always good: read once per row of a table at collection, they are not read twice."""
+    if isinstance(script, Mapping) and _plain_script(script):
+        return
     try:
         replies_from_data(script, where=where)
     except ScriptDataError as exc:

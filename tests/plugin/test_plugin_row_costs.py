@@ -202,9 +202,11 @@ def test_settings_read_from_the_markers_follow_each_merge(triage: pytest.Pyteste
 def test_a_rows_workflow_path_follows_its_workflow(tmp_path: Path) -> None:
     from pytest_agentloom.testing.scenarios import Scenario
 
-    row = Scenario(id="r", source=tmp_path / "tables" / "cases.yaml", line=1, workflow="flow.yaml")
+    table = tmp_path / "tables" / "cases.yaml"
+    row = Scenario(id="r", source=table, line=1, workflow="flow.yaml")
+    neighbour = Scenario(id="n", source=table, line=2, workflow="flow.yaml")
     assert row.workflow_path() == tmp_path / "tables" / "flow.yaml"
-    assert row.workflow_path() is row.workflow_path()
+    assert row.workflow_path() is neighbour.workflow_path()  # one path object for the rows of a table
     row.workflow = "../other.yaml"
     assert row.workflow_path() == tmp_path / "tables" / "../other.yaml"
     row.workflow = None
