@@ -112,14 +112,14 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    if item.get_closest_marker("agentloom") is not None:
-        try:
-            item.config.stash[SESSION_KEY].defaults(item)
-        except MarkerError as exc:
-            message = str(exc)
-        else:
-            return
-        pytest.fail(message, pytrace=False)
+    agentloom = item.config.stash[SESSION_KEY]
+    try:
+        agentloom.merged_markers(item)  # a test with no agentloom marker merges nothing: {"config": {}}
+    except MarkerError as exc:
+        message = str(exc)
+    else:
+        return
+    pytest.fail(message, pytrace=False)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -127,17 +127,7 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
-    item.config.stash[SESSION_KEY].note_report(report)
-    if call.when == "call":
-        item.config.stash[SESSION_KEY].finish_cassette(item, report)
-        item.config.stash[SESSION_KEY].finish_replies(item, report)
-    if report.failed or report.skipped:
-        item.config.stash[SESSION_KEY].test_did_not_pass(item)
-    drift = item.config.stash[SESSION_KEY].drift
-    if drift is not None:  # after the cassette's and replies' checks, which may fail the test
-        drift.note_report(item, report)
-    if call.when == "teardown":  # after a failed teardown has kept the test's run records
-        item.config.stash[SESSION_KEY].forget(item)
+    item.config.stash[SESSION_KEY].after_report(item, call.when, report)
     return report
 
 
@@ -206,16 +196,31 @@ def agentloom_tools() -> dict[str, Callable[..., Any]] | list[Any]:
 
 
 @pytest.fixture
-def agentloom(
-    request: pytest.FixtureRequest, agentloom_tools: dict[str, Callable[..., Any]] | list[Any]
-) -> AgentloomHarness:
+def agentloom(request: pytest.FixtureRequest) -> AgentloomHarness:
     """A per-test harness: ``load(path)``, ``run(workflow, state=, provider=, tools=, **config)``,
     ``scripted(...)`` and ``assert_snapshot(result)``. Runs use a virtual clock and a run id derived
     from the test id; files they write go under ``agentloom.tmp_path`` (the test's ``tmp_path`` when it
     takes one, else a fresh folder of its own beside it, made when first needed: see :mod:`.testing.folders`).
+    Tools given to every run come from the ``agentloom_tools`` fixture.
     """
-    folder, exists = folder_for_test(request)
-    return request.config.stash[SESSION_KEY].harness(request.node, folder, agentloom_tools, folder_exists=exists)
+    agentloom = request.config.stash[SESSION_KEY]
+    names = request.fixturenames  # a new list at each call: asked once
+    folder, exists = folder_for_test(request, names)
+    return agentloom.harness(request.node, folder, _tools(request, agentloom, names), folder_exists=exists)
+
+
+def _tools(request: pytest.FixtureRequest, agentloom: AgentloomSession, names: list[str]) -> Any:
+    """The value of the ``agentloom_tools`` fixture for this test, without setting it up when nothing overrides
+    the plugin's own (which gives no tools).
+
+    ``agentloom`` asks for it by name rather than as an argument: a fixture pytest sets up and tears down costs
+    a test about as much as the harness itself, and in a table of 1,000 rows that is every row. When the test
+    (or a fixture of it) takes ``agentloom_tools``, or a ``conftest.py``, module or class overrides it, pytest
+    gives its value as before.
+    """
+    if "agentloom_tools" in names or agentloom.tools_overridden(request):
+        return request.getfixturevalue("agentloom_tools")
+    return None
 
 
 @pytest.fixture

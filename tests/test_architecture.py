@@ -220,6 +220,10 @@ FOREIGN = {
     "_replace",  # namedtuple._replace (urllib's SplitResult)
     "_before_record_request",  # vcrpy's filter chain, applied to the requests replay/cassette.py inserts itself
     "_pool",  # httpx's transport's httpcore pool: core/addresses.py gives it a backend that connects where it checked
+    # pytest's fixture registry (not public API): testing/session.py asks it whether a conftest, module or class
+    # overrides agentloom_tools, so that the plugin's own (no tools) is not set up per test; if asking fails,
+    # the fixture is set up as pytest would
+    "_fixturemanager",
 }
 
 

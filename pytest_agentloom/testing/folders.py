@@ -35,10 +35,11 @@ _ODD = re.compile(r"\W")
 _BASE_KEY = pytest.StashKey[Path]()
 
 
-def folder_for_test(request: pytest.FixtureRequest) -> tuple[Path, bool]:
+def folder_for_test(request: pytest.FixtureRequest, fixturenames: list[str] | None = None) -> tuple[Path, bool]:
     """The folder for this test's runs, and whether it exists yet: the test's ``tmp_path`` if it takes one,
-    else a name of its own, made when first needed."""
-    if "tmp_path" in request.fixturenames:
+    else a name of its own, made when first needed. ``fixturenames``: ``request.fixturenames``, when the
+    caller has it already."""
+    if "tmp_path" in (request.fixturenames if fixturenames is None else fixturenames):
         path: Path = request.getfixturevalue("tmp_path")
         return path, True
     base = request.config.stash.get(_BASE_KEY, None)

@@ -134,6 +134,16 @@ class AgentloomHarness:
         :attr:`tmp_path`; reading it writes the records held so far."""
         return self.tmp_path / "runs"
 
+    @property
+    def has_verdict_book(self) -> bool:
+        """Whether a judge call made this test's verdict book (which may have verdicts to write at its end)."""
+        return self._verdict_book is not None
+
+    @property
+    def has_scripted(self) -> bool:
+        """Whether a scripted provider of this test is watched for replies no request used."""
+        return bool(self._scripted)
+
     def keep_records(self) -> None:
         """Write the run records held so far (the test failed: someone will want to look)."""
         self._records.release()
@@ -142,7 +152,7 @@ class AgentloomHarness:
 
     def path(self, path: str | Path) -> Path:
         """``path`` made absolute against the test file's folder."""
-        candidate = Path(path).expanduser()
+        candidate = (path if isinstance(path, Path) else Path(path)).expanduser()
         return candidate if candidate.is_absolute() else resolved(self.test_dir / candidate)
 
     def load(self, path: str | Path) -> Workflow:
@@ -269,8 +279,6 @@ class AgentloomHarness:
 
     def unused_replies_message(self) -> str | None:
         """Why this test fails although it passed: scripted replies that no request used (or ``None``)."""
-        from ..errors import UnusedRepliesError
-
         lines = []
         for provider in self._scripted:
             if getattr(provider, "allow_unused", False):
@@ -281,6 +289,8 @@ class AgentloomHarness:
                              "never used")
         if not lines:
             return None
+        from ..errors import UnusedRepliesError
+
         return str(UnusedRepliesError(render_message(
             f"Test {self.nodeid} passed, but its scripted provider kept replies that no request used: "
             "the workflow did less than the script says.", details=lines,

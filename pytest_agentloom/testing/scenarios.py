@@ -102,12 +102,17 @@ class Scenario:
         """A scripted provider built from the row's ``script``; ``None`` when the row has no script."""
         if self.script is None:
             return None
+        if _plain_script(self.script):  # text replies are read as they are: nothing to convert
+            return Scripted(self.script)
         return Scripted.from_data(self.script)
+
+    def workflow_path(self) -> Path | None:
+        """The row's workflow, relative to the table's folder (``None`` when the row names none)."""
+        return None if self.workflow is None else _workflow_path(self.source, self.workflow)
 
     def run(self, agentloom: AgentloomHarness) -> WorkflowResult:
         """Run the row's workflow (relative to the table's folder) with its state, script and config."""
-        workflow = self.source.parent / self.workflow if self.workflow is not None else None
-        result = agentloom.run(workflow, state=self.state, provider=self.provider(), **self.config)
+        result = agentloom.run(self.workflow_path(), state=self.state, provider=self.provider(), **self.config)
         if self.resume is None or result.status.value != "paused":
             return result
         script = self.resume.get("script") or {}
@@ -141,6 +146,24 @@ class Scenario:
         lines.append("Trace:")
         lines += [f"  {event.line()}" for event in _relevant(result)]
         raise AssertionError("\n".join(lines))
+
+
+@functools.lru_cache(maxsize=1024)
+def _workflow_path(table: Path, workflow: str) -> Path:
+    """``workflow`` relative to ``table``'s folder: one object for every row of a table that names the same file,
+    so that what a path works out about itself (its text, its hash) is worked out once, not per row."""
+    return table.parent / workflow
+
+
+def _plain_script(script: Mapping[Any, Any]) -> bool:
+    """Whether every reply of ``script`` is text (alone or in a list) under a text step id: the script is then
+    what :func:`~pytest_agentloom.providers.script_data.replies_from_data` would make of it."""
+    for step_id, value in script.items():
+        if type(step_id) is not str:
+            return False
+        if type(value) is not str and not (type(value) is list and all(type(item) is str for item in value)):
+            return False
+    return True
 
 
 def _relevant(result: WorkflowResult) -> list[Any]:
@@ -433,7 +456,10 @@ def _unknown(data: Mapping[str, Any], allowed: tuple[str, ...], prefix: str, fai
 
 
 def _check_script(script: Any, where: str, fail: Any) -> None:
-    """A row's script, read as ``--script`` files are (:meth:`Scripted.from_data`); a bad reply fails its row."""
+    """A row's script, read as ``--script`` files are (:meth:`Scripted.from_data`); a bad reply fails its row.
+    Text replies are always good: read once per row of a table at collection, they are not read twice."""
+    if isinstance(script, Mapping) and _plain_script(script):
+        return
     try:
         replies_from_data(script, where=where)
     except ScriptDataError as exc:

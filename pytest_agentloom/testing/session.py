@@ -9,6 +9,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +38,10 @@ class AgentloomSession:
         self.config = config
         self._known_settings: dict[str, tuple[Any, str]] = {}  # command line and ini: read once (see setting)
         self._unmarked_snapshot_options: SnapshotOptions | None = None
+        #: merged markers by the ids of the marks merged, with those marks (see merged_markers)
+        self._merged: dict[tuple[int, ...], _Marked] = {}
+        #: whether a parent node's tests see an override of ``agentloom_tools``, by its id (see tools_overridden)
+        self._tools_overridden: dict[int, tuple[Any, bool]] = {}
         self.update_snapshots = bool(read_setting(config, "update_snapshots"))
         self.warn_unused = bool(read_setting(config, "warn_unused_snapshots"))
         self.scenario_glob = str(read_setting(config, "scenario_glob"))
@@ -58,6 +63,8 @@ class AgentloomSession:
         self.drift = _drift(config, self.replay)  # --agentloom-drift: each recorded test replayed, then live
         #: what each test's repetitions did, in a live session (see :mod:`.repetitions`)
         self.repetitions = RepetitionLog() if self.live else None
+        #: whether anything observes the harness's runs (see observer); none does in most sessions
+        self._observed = any(log is not None for log in (self.review, self.repetitions, self.drift))
 
     @property
     def live(self) -> bool:
@@ -67,56 +74,98 @@ class AgentloomSession:
     # -- per test -----------------------------------------------------------------------------------------
 
     def defaults(self, item: pytest.Item) -> dict[str, Any]:
-        """The merged ``agentloom`` markers of ``item`` (raises MarkerError on a bad argument), the caller's own.
-
-        Setup checks them and the fixture uses them: merged once while the item's markers are the
-        same objects (a fixture may add one with ``add_marker``, which merges them again).
-        """
-        marks = tuple(item.iter_markers("agentloom"))
-        known = item.stash.get(DEFAULTS_KEY, None)
-        if known is None or len(known[0]) != len(marks) or any(
-                was is not mark for was, mark in zip(known[0], marks, strict=True)):
-            known = item.stash[DEFAULTS_KEY] = (marks, marker_defaults(marks, where=item.nodeid))
-        merged = known[1]
+        """The merged ``agentloom`` markers of ``item`` (raises MarkerError on a bad argument), the caller's own."""
+        merged = self.merged_markers(item)
         return {**merged, "config": dict(merged["config"])}  # callers add to it and to its config
+
+    def merged_markers(self, item: pytest.Item) -> dict[str, Any]:
+        """The merged ``agentloom`` markers of ``item``, shared: callers must not change it (see :meth:`defaults`)."""
+        return self._marked(item).merged
+
+    def _marked(self, item: pytest.Item) -> _Marked:
+        """The merge of ``item``'s ``agentloom`` markers, and the settings the harness reads from it.
+
+        Setup checks them and the fixture uses them, for every row of a table, whose rows share their
+        function's mark objects: so the merge is kept per *sequence of mark objects* (the key holds their
+        ids, the entry holds the marks themselves, so no id is reused while it is kept). A row's own marks
+        (``pytest.param(marks=...)``) or a mark a fixture adds (``add_marker``) make another sequence,
+        merged on its own. A bad marker raises each time, naming the test it is on.
+        """
+        marks = agentloom_marks(item)
+        key = tuple(map(id, marks))
+        known = self._merged.get(key)
+        if known is None:
+            if len(self._merged) >= _MAX_MERGED:
+                self._merged.clear()
+            # no marks, nothing to merge: and merging would import the engine's models for a session of
+            # tests that never use the plugin
+            merged = marker_defaults(marks, where=item.nodeid) if marks else {"config": {}}
+            known = self._merged[key] = _Marked(marks, merged)
+        return known
+
+    def _settings(self, marked: _Marked) -> _MarkedSettings:
+        """What a harness reads from the markers and the command line or ini, worked out once per merge (the
+        command line and ini do not change while tests run; see :meth:`setting`)."""
+        if marked.settings is None:
+            merged = marked.merged
+            marked.settings = _MarkedSettings(
+                snapshot_dir=os.fspath(self.setting("snapshot_dir", merged)), matching=self.matching(merged),
+                snapshot_options=self.snapshot_options(merged),
+                missing_template_keys=str(self.setting("missing_template_keys", merged)),
+            )
+        return marked.settings
 
     def setting(self, name: str, defaults: dict[str, Any]) -> Any:
         """A setting of one test (command line, then its markers' ``defaults``, then ini), for the harness."""
         return read_setting(self.config, name, defaults, known=self._known_settings)
 
-    def snapshot_location(self, item: pytest.Item, defaults: dict[str, Any] | None = None) -> tuple[Path, str]:
+    def snapshot_location(self, item: pytest.Item) -> tuple[Path, str]:
         """This test's snapshot folder (``<dir>/<module>``) and file stem (``<test>[<param>]``)."""
-        if defaults is None:
-            defaults = self.defaults(item)
-        root, module_folder = _snapshot_folder(os.fspath(self.setting("snapshot_dir", defaults)),
-                                               item.path)
+        return self._snapshot_location(item, self._settings(self._marked(item)).snapshot_dir)
+
+    def _snapshot_location(self, item: pytest.Item, setting: str) -> tuple[Path, str]:
+        root, module_folder = _snapshot_folder(setting, item.path)
         self.snapshots.roots.add(root)
         parts = item.nodeid.split("::")[1:]
         return module_folder, sanitize(".".join(parts) or item.name)
 
     def harness(self, item: pytest.Item, tmp_path: Path, tools: Any = None, *,
                 folder_exists: bool = True) -> AgentloomHarness:
-        from ..tools.registry import tools_by_name
-        from .harness import AgentloomHarness
-
-        defaults = self.defaults(item)
+        marked = self._marked(item)
+        settings = self._settings(marked)
+        defaults = {**marked.merged, "config": dict(marked.merged["config"])}  # the harness's own
         if tools:
+            from ..tools.registry import tools_by_name
+
             defaults["tools"] = {**tools_by_name(tools), **defaults.get("tools", {})}
-        snapshot_dir, snapshot_name = self.snapshot_location(item, defaults)
+        snapshot_dir, snapshot_name = self._snapshot_location(item, settings.snapshot_dir)
         replay, snapshots = self.replay, self.snapshots
         if self.drift is not None and self.drift.is_live(item.nodeid):  # the live side writes under DIR only
             replay, snapshots = self.drift.live_replay, self.drift.live_snapshots
             snapshot_dir = self.drift.snapshot_dir(snapshot_dir)
-        cassette = item.stash[CASSETTE_KEY] = TestCassette(replay, item, matching=self.matching(defaults),
+        cassette = item.stash[CASSETTE_KEY] = TestCassette(replay, item, matching=settings.matching,
                                                            repetition=item.stash.get(REPETITION_KEY, None))
-        harness = item.stash[HARNESS_KEY] = AgentloomHarness(
+        harness = item.stash[HARNESS_KEY] = _harness_type()(
             nodeid=item.nodeid, test_dir=item.path.parent, tmp_path=tmp_path, snapshot_dir=snapshot_dir,
             snapshot_name=snapshot_name, snapshots=snapshots, defaults=defaults, cassette=cassette,
-            observer=self.observer(item.nodeid), snapshot_options=self.snapshot_options(defaults),
-            missing_template_keys=str(self.setting("missing_template_keys", defaults)),
+            observer=self.observer(item.nodeid) if self._observed else None,
+            snapshot_options=settings.snapshot_options, missing_template_keys=settings.missing_template_keys,
             live=self.live, hold_records=not folder_exists,
         )
         return harness
+
+    def tools_overridden(self, request: pytest.FixtureRequest) -> bool:
+        """Whether the ``agentloom_tools`` fixture closest to this test is not the plugin's own (which gives none).
+
+        Fixtures visible to a test depend on the folders, module and class it is in, so the answer is kept
+        per parent node (every row of a table shares it). It reads pytest's fixture registry, which is not
+        public API: if that fails, the answer is "overridden", and the fixture is set up as pytest would.
+        """
+        parent = request.node.parent
+        known = self._tools_overridden.get(id(parent))
+        if known is None or known[0] is not parent:
+            known = self._tools_overridden[id(parent)] = (parent, _tools_overridden(request))
+        return known[1]
 
     def observer(self, nodeid: str) -> Observer | None:
         """What the harness tells of each finished run: workflow coverage, in a live session the repetitions'
@@ -171,6 +220,33 @@ class AgentloomSession:
         """A test's cassette matching additions: body paths to ignore and extra matchers (marker, then ini)."""
         ignore = tuple(self.setting("cassette_ignore", defaults))
         return ignore, tuple(self.setting("cassette_matchers", defaults))
+
+    def after_report(self, item: pytest.Item, when: str, report: pytest.TestReport) -> None:
+        """Each phase's report (setup, call, teardown) of every test, in order: what the
+        ``pytest_runtest_makereport`` wrapper does after pytest made it.
+
+        The call's report gets the cassette's and the replies' checks (which may fail it); a failed or skipped
+        phase keeps the test's records and snapshots; the drift check notes the report after those checks;
+        teardown drops the harness. Most phases need none of it but the bookkeeping: a cassette that no run
+        opened has nothing to finish (unless a judge call left verdicts to write), a harness that watched no
+        scripted provider has no unused replies; this runs three times for each row of a table.
+        """
+        self.note_report(report)
+        stash = item.stash
+        harness = stash.get(HARNESS_KEY, None)
+        if when == "call":
+            cassette = stash.get(CASSETTE_KEY, None)
+            if cassette is not None and (cassette.session is not None
+                                         or (harness is not None and harness.has_verdict_book)):
+                self.finish_cassette(item, report)  # nothing to finish for a cassette no run opened
+            if harness is not None and harness.has_scripted:
+                self.finish_replies(item, report)
+        if report.outcome != "passed":  # failed or skipped
+            self.test_did_not_pass(item)
+        if self.drift is not None:  # after the cassette's and replies' checks, which may fail the test
+            self.drift.note_report(item, report)
+        if when == "teardown":  # after a failed teardown has kept the test's run records
+            self.forget(item)
 
     def finish_replies(self, item: pytest.Item, report: pytest.TestReport) -> None:
         """After a test's call that passed: scripted replies no request used fail it (see the harness)."""
@@ -455,5 +531,59 @@ def _snapshot_folder(setting: str, test_file: Path) -> tuple[str, Path]:
 
 
 HARNESS_KEY = pytest.StashKey["AgentloomHarness"]()  # the agentloom fixture's object of a test that used it
-#: the markers merged by :meth:`AgentloomSession.defaults`, with the markers they were merged from
-DEFAULTS_KEY = pytest.StashKey[tuple[tuple[Any, ...], dict[str, Any]]]()
+@dataclass
+class _Marked:
+    """The merge of one sequence of ``agentloom`` marks (kept with them: see ``AgentloomSession._marked``)."""
+
+    marks: tuple[Any, ...]
+    merged: dict[str, Any]
+    settings: _MarkedSettings | None = None
+
+
+@dataclass(frozen=True)
+class _MarkedSettings:
+    """The settings a harness reads that depend on the markers only (and the command line and ini)."""
+
+    snapshot_dir: str
+    matching: tuple[tuple[str, ...], tuple[Any, ...]]
+    snapshot_options: SnapshotOptions
+    missing_template_keys: str
+
+
+#: how many merged marker sequences a session keeps (one per marked test function, in most suites)
+_MAX_MERGED = 4096
+
+
+@functools.cache
+def _harness_type() -> type[AgentloomHarness]:
+    """The harness class, imported at the first test that takes the fixture (it imports the engine), and
+    found at the others without an import statement (which costs a test more than this call)."""
+    from .harness import AgentloomHarness
+
+    return AgentloomHarness
+
+
+def _tools_overridden(request: pytest.FixtureRequest) -> bool:
+    """Whether the closest ``agentloom_tools`` definition visible to the test comes from outside the plugin."""
+    try:
+        definitions = request._fixturemanager.getfixturedefs("agentloom_tools", request.node)
+        closest = definitions[-1].func if definitions else None
+    except Exception:  # a pytest whose private API differs: set the fixture up, as pytest would
+        return True
+    return getattr(closest, "__module__", None) != "pytest_agentloom.plugin"
+
+
+def agentloom_marks(item: pytest.Item) -> tuple[Any, ...]:
+    """``tuple(item.iter_markers("agentloom"))``: the test's own marks first, then its class's, module's...
+
+    Walked by hand: pytest's generator builds the node chain and yields through two generators, which
+    cost more than the merge it feeds, per row of a table, twice.
+    """
+    marks: list[Any] = []
+    node: Any = item
+    while node is not None:
+        for mark in node.own_markers:
+            if mark.name == "agentloom":
+                marks.append(mark)
+        node = node.parent
+    return tuple(marks)

@@ -15,3 +15,19 @@ def test_loading_the_plugin_imports_no_sdk(pytester: pytest.Pytester) -> None:
     """)
     result = pytester.runpytest_subprocess("-p", "agentloom", "-p", "no:anyio")
     result.assert_outcomes(passed=1)
+
+
+def test_tests_without_the_plugin_import_no_engine_model(pytester: pytest.Pytester) -> None:
+    """The setup hook merges the agentloom markers of every test: a test with none merges nothing, and the
+    engine's models (pydantic) stay unimported."""
+    pytester.makepyfile(test_plain="""
+        import sys
+
+        def test_plain():
+            pass
+
+        def test_after():
+            assert "pytest_agentloom.engine.model" not in sys.modules
+    """)
+    result = pytester.runpytest_subprocess("-p", "agentloom", "-p", "no:randomly", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)

@@ -304,3 +304,17 @@ def test_the_fixture_runs_the_kept_workflow_itself_and_nothing_a_run_or_test_hol
     kept = load_shared(path)
     assert kept.model_dump() == load_workflow(path).model_dump() and kept.config.model is None
     assert agentloom.load(path) is not kept  # a test's own workflow is a copy, which it may change
+
+
+def test_a_path_made_a_symbolic_link_since_is_followed(tmp_path: Path) -> None:
+    """The cache keys an entry by the resolved path and trusts a path found canonical while it is no symbolic
+    link: one made a link to another file since gives that file's workflow."""
+    (tmp_path / "flow.yaml").write_text("name: first\nsteps:\n  - {id: a, type: llm_call, prompt: x, output: a}\n")
+    (tmp_path / "other.yaml").write_text("name: other\nsteps:\n  - {id: b, type: llm_call, prompt: y, output: b}\n")
+    cache = WorkflowCache()
+    assert cache.load_shared(tmp_path / "flow.yaml").name == "first"
+    assert cache.load_shared(tmp_path / "flow.yaml").name == "first"  # the canonical path's way
+    (tmp_path / "flow.yaml").unlink()
+    (tmp_path / "flow.yaml").symlink_to(tmp_path / "other.yaml")
+    assert cache.load_shared(tmp_path / "flow.yaml").name == "other"
+    assert cache.load_shared(tmp_path / "other.yaml") is cache.load_shared(tmp_path / "flow.yaml")
