@@ -17,6 +17,7 @@ a runner that cannot be imported fails the run up front, never halfway through i
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from ..model import AgentStep, AnyStep, ApprovalGateStep, EmbedStep, LLMCallStep, RouterStep, SubworkflowStep, ToolStep
@@ -25,53 +26,27 @@ from .base import StepRunner
 __all__ = ["STEP_RUNNERS", "load_runners"]
 
 
-# One small function per type, each importing its module where it is called: plain ``from`` imports,
-# so import-linter still sees (and checks) every edge of the layers.
-
-def _llm_call() -> StepRunner:
-    from .llm_call import run_llm_call
-    return run_llm_call
-
-
-def _tool() -> StepRunner:
-    from .tool import run_tool
-    return run_tool
-
-
-def _router() -> StepRunner:
-    from .router import run_router
-    return run_router
-
-
-def _embed() -> StepRunner:
-    from .embed import run_embed
-    return run_embed
-
-
-def _approval_gate() -> StepRunner:
-    from .approval_gate import run_approval_gate
-    return run_approval_gate
-
-
-def _agent() -> StepRunner:
-    from .agent import run_agent
-    return run_agent
-
-
-def _subworkflow() -> StepRunner:
-    from .subworkflow import run_subworkflow
-    return run_subworkflow
-
-
-_IMPORTERS: dict[type, Callable[[], StepRunner]] = {
-    LLMCallStep: _llm_call,
-    ToolStep: _tool,
-    RouterStep: _router,
-    EmbedStep: _embed,
-    ApprovalGateStep: _approval_gate,
-    AgentStep: _agent,
-    SubworkflowStep: _subworkflow,
+#: Where each step type's runner is: a module of this package, and the function in it.
+_RUNNER_AT: dict[type, tuple[str, str]] = {
+    LLMCallStep: ("llm_call", "run_llm_call"),
+    ToolStep: ("tool", "run_tool"),
+    RouterStep: ("router", "run_router"),
+    EmbedStep: ("embed", "run_embed"),
+    ApprovalGateStep: ("approval_gate", "run_approval_gate"),
+    AgentStep: ("agent", "run_agent"),
+    SubworkflowStep: ("subworkflow", "run_subworkflow"),
 }
+
+
+def _importer(module: str, function: str) -> Callable[[], StepRunner]:
+    """What imports one runner (as the provider registry imports a provider's class: by name, when needed)."""
+    def load() -> StepRunner:
+        runner: StepRunner = getattr(importlib.import_module(f"{__package__}.{module}"), function)
+        return runner
+    return load
+
+
+_IMPORTERS: dict[type, Callable[[], StepRunner]] = {kind: _importer(*at) for kind, at in _RUNNER_AT.items()}
 
 
 class _RunnerTable(Mapping[type, StepRunner]):
