@@ -75,8 +75,7 @@ class AgentloomSession:
 
     def defaults(self, item: pytest.Item) -> dict[str, Any]:
         """The merged ``agentloom`` markers of ``item`` (raises MarkerError on a bad argument), the caller's own."""
-        merged = self.merged_markers(item)
-        return {**merged, "config": dict(merged["config"])}  # callers add to it and to its config
+        return _own_copy(self.merged_markers(item))
 
     def merged_markers(self, item: pytest.Item) -> dict[str, Any]:
         """The merged ``agentloom`` markers of ``item``, shared: callers must not change it (see :meth:`defaults`)."""
@@ -133,7 +132,7 @@ class AgentloomSession:
                 folder_exists: bool = True) -> AgentloomHarness:
         marked = self._marked(item)
         settings = self._settings(marked)
-        defaults = {**marked.merged, "config": dict(marked.merged["config"])}  # the harness's own
+        defaults = _own_copy(marked.merged)
         if tools:
             from ..tools.registry import tools_by_name
 
@@ -548,6 +547,11 @@ class _MarkedSettings:
     matching: tuple[tuple[str, ...], tuple[Any, ...]]
     snapshot_options: SnapshotOptions
     missing_template_keys: str
+
+
+def _own_copy(merged: dict[str, Any]) -> dict[str, Any]:
+    """A merge of markers that the caller may add to, and add to its ``config`` (the kept merge is shared)."""
+    return {**merged, "config": dict(merged["config"])}
 
 
 #: how many merged marker sequences a session keeps (one per marked test function, in most suites)
