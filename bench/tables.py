@@ -33,6 +33,14 @@ three times under ``-n 2`` (controller and two workers), so the more plugins loa
 the harder ``-n 2`` finds it to win and the easier the table's ratio to trivial
 tests gets: a table's figures are only comparable within one plugin set.
 
+``--replayed`` adds the same 1,000 rows over the same workflow with ``provider: openai`` and no
+scripts, replayed from a cassette per row (recorded once, before the rounds, with
+``--agentloom-record`` against ``tests/servers/fake_llm.py`` on 127.0.0.1, which is then
+stopped, so a call that missed its cassette would fail the run): each step goes
+through the openai SDK, httpx and vcrpy, as in a project's CI. It times serial and
+``-n 2`` (with the trivial tests, for scale): rows that do that much work are where
+``-n 2`` pays.
+
 ``--break-even`` adds suites of tests that each spin the CPU for a fixed time
 (0.5 to 4 ms) beyond a trivial test, serial and ``-n 2``: where their ``-n 2``
 ratio crosses 1 is the work per test from which ``-n 2`` pays on this machine,
@@ -49,6 +57,7 @@ Run from the repository root::
     python bench/tables.py --quick        # 50 rows, one round: checks that the script runs
     python bench/tables.py --plugins both # with our two plugins alone, then with every installed one
     python bench/tables.py --break-even   # also where -n 2 starts to pay on this machine
+    python bench/tables.py --replayed     # also the rows replayed from cassettes, serial and -n 2
 
 ``compare_rows(rounds)`` returns the same figures as rows for ``bench/compare.py``.
 """
@@ -146,10 +155,43 @@ def table_rows(rows: int, *, with_workflow: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def make_suite(root: Path, rows: int, *, yaml_only: bool = False, spin_ms: tuple[float, ...] = ()) -> dict[str, Path]:
-    """Write the suites (each its own folder, so each run collects one); return their folders."""
+def replayed_rows(rows: int) -> str:
+    """The table without scripts, for ``--replayed``: each row's calls are answered from its own cassette.
+
+    The fake server answers ``echo: <the prompt>``, so the expected first output names the row's own ticket:
+    a row replayed from another row's cassette fails.
+    """
+    lines = []
+    for number in range(1, rows + 1):
+        ticket = f"ticket number {number}: where is my invoice?"
+        lines += [
+            f"- id: row-{number:04d}",
+            f"  state: {{ticket: \"{ticket}\"}}",
+            "  expect:",
+            "    status: success",
+            "    sequence: [classify, draft, reply]",
+            f"    outputs: {{classify: \"echo: Classify this ticket: {ticket}\"}}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _write_replayed(folder: Path, rows: int) -> None:
+    """The ``--replayed`` suite: the table's workflow on the openai provider, rows without scripts."""
+    (folder / "flow.yaml").write_text(WORKFLOW.replace("config:\n", "config:\n  provider: openai\n"))
+    (folder / "cases.yaml").write_text(replayed_rows(rows))
+    (folder / "test_table.py").write_text(TABLE_TEST)
+
+
+def make_suite(root: Path, rows: int, *, yaml_only: bool = False, spin_ms: tuple[float, ...] = (),
+               replayed: bool = False) -> dict[str, Path]:
+    """Write the suites (each its own folder, so each run collects one); return their folders.
+
+    The ``replayed`` suite has no cassettes yet: :func:`record_cassettes` makes them.
+    """
     suites = {"trivial": root / "trivial", "table": root / "table"}
     suites.update({_spin_suite(ms): root / _spin_suite(ms).replace(" ", "_") for ms in spin_ms})
+    if replayed:
+        suites["replayed"] = root / "replayed"
     for folder in suites.values():
         folder.mkdir()
         (folder / "pytest.ini").write_text("[pytest]\n")
@@ -159,6 +201,8 @@ def make_suite(root: Path, rows: int, *, yaml_only: bool = False, spin_ms: tuple
     (suites["table"] / "flow.yaml").write_text(WORKFLOW)
     (suites["table"] / "cases.yaml").write_text(table_rows(rows))
     (suites["table"] / "test_table.py").write_text(TABLE_TEST)
+    if replayed:
+        _write_replayed(suites["replayed"], rows)
     if yaml_only:
         suites["yaml-only"] = root / "yaml_only"
         suites["yaml-only"].mkdir()
@@ -189,10 +233,11 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def pytest_run(folder: Path, rows: int, *extra: str, plugins: str = "ours") -> tuple[float, float]:
+def pytest_run(folder: Path, rows: int, *extra: str, plugins: str = "ours",
+               env_extra: dict[str, str] | None = None) -> tuple[float, float]:
     """Wall and CPU time (user + system, xdist workers included) of one pytest subprocess in ``folder``;
-    fails loudly unless all ``rows`` tests passed."""
-    env = pytest_env(folder.parent / "pycache", plugins)
+    fails loudly unless all ``rows`` tests passed. ``env_extra`` is added to its environment."""
+    env = {**pytest_env(folder.parent / "pycache", plugins), **(env_extra or {})}
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *PLUGIN_SETS[plugins], *extra]
     cpu_before = _children_cpu()
     started = time.perf_counter()
@@ -203,6 +248,24 @@ def pytest_run(folder: Path, rows: int, *extra: str, plugins: str = "ours") -> t
     if done.returncode != 0 or expected not in done.stdout:
         raise SystemExit(f"pytest {' '.join(extra)} in {folder.name} failed:\n{done.stdout[-3000:]}\n{done.stderr}")
     return elapsed, cpu
+
+
+#: The API key the ``--replayed`` suite records and replays with (the fake server takes any)
+REPLAY_KEY = "sk-bench-not-a-key"
+
+
+def record_cassettes(folder: Path, rows: int, plugins: str = "ours") -> dict[str, str]:
+    """Record the ``replayed`` suite's cassettes (``--agentloom-record``) against the fake LLM server, then stop
+    it; return the environment its replays need: the same, now closed, base URL (vcrpy matches on host and
+    port), so a call that missed its cassette fails the run instead of reaching anything."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))  # the fake server lives in the tests' package
+    from tests.servers.fake_llm import FakeLLMServer
+
+    with FakeLLMServer() as server:
+        env = {"OPENAI_BASE_URL": server.openai_base_url, "OPENAI_API_KEY": REPLAY_KEY}
+        pytest_run(folder, rows, "--agentloom-record", plugins=plugins, env_extra=env)
+    return env
 
 
 def _spin_suite(ms: float) -> str:
@@ -222,6 +285,10 @@ YAML_ONLY_RUNS = (
     ("yaml-only serial", "yaml-only", ()),
     ("yaml-only -n 2", "yaml-only", ("-n", "2")),
 )
+REPLAYED_RUNS = (
+    ("replayed serial", "replayed", ()),
+    ("replayed -n 2", "replayed", ("-n", "2")),
+)
 
 #: The ratios printed and returned: case label, the run measured, the run it is measured against.
 RATIOS = (
@@ -234,6 +301,11 @@ YAML_ONLY_RATIOS = (
     ("{rows}-row YAML-only table vs {rows} trivial tests (serial)", "yaml-only serial", "trivial serial"),
     ("{rows}-row YAML-only table: -n 2 vs serial", "yaml-only -n 2", "yaml-only serial"),
 )
+REPLAYED_RATIOS = (
+    ("{rows}-row table replayed from cassettes vs {rows} trivial tests (serial)", "replayed serial",
+     "trivial serial"),
+    ("{rows}-row table replayed from cassettes: -n 2 vs serial", "replayed -n 2", "replayed serial"),
+)
 
 
 def spin_runs(spin_ms: tuple[float, ...]) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
@@ -243,19 +315,21 @@ def spin_runs(spin_ms: tuple[float, ...]) -> tuple[tuple[str, str, tuple[str, ..
 
 
 def measure(rounds: int, rows: int = 1000, *, yaml_only: bool = False, plugins: str = "ours",
-            spin_ms: tuple[float, ...] = (),
+            spin_ms: tuple[float, ...] = (), replayed: bool = False,
             progress: Callable[[str], None] | None = None) -> dict[str, list[tuple[float, float]]]:
     """Every run's (wall, CPU) times, ``rounds`` of each, the order rotating from round to round."""
-    runs = RUNS + (YAML_ONLY_RUNS if yaml_only else ()) + spin_runs(spin_ms)
+    runs = RUNS + (YAML_ONLY_RUNS if yaml_only else ()) + (REPLAYED_RUNS if replayed else ()) + spin_runs(spin_ms)
     times: dict[str, list[tuple[float, float]]] = {label: [] for label, _, _ in runs}
     with tempfile.TemporaryDirectory(prefix="agentloom-tables-") as folder:
-        suites = make_suite(Path(folder), rows, yaml_only=yaml_only, spin_ms=spin_ms)
+        suites = make_suite(Path(folder), rows, yaml_only=yaml_only, spin_ms=spin_ms, replayed=replayed)
+        envs = {"replayed": record_cassettes(suites["replayed"], rows, plugins)} if replayed else {}
         for suite in suites:  # warm-up: bytecode caches, the file system cache
-            pytest_run(suites[suite], rows, plugins=plugins)
+            pytest_run(suites[suite], rows, plugins=plugins, env_extra=envs.get(suite))
         for number in range(rounds):
             shift = number % len(runs)
             for label, suite, extra in runs[shift:] + runs[:shift]:
-                times[label].append(pytest_run(suites[suite], rows, *extra, plugins=plugins))
+                times[label].append(pytest_run(suites[suite], rows, *extra, plugins=plugins,
+                                               env_extra=envs.get(suite)))
                 if progress is not None:
                     wall, cpu = times[label][-1]
                     progress(f"round {number + 1}/{rounds}: {label:20} {wall:7.2f} s wall {cpu:7.2f} s CPU")
@@ -265,7 +339,8 @@ def measure(rounds: int, rows: int = 1000, *, yaml_only: bool = False, plugins: 
 def ratio_rows(times: dict[str, list[tuple[float, float]]], rows: int) -> list[dict[str, Any]]:
     """Each compared pair as a row: median wall times, the median of the per-round wall-time ratios
     (``ratio``), and the same for CPU time (``cpu_ratio``: steadier on a busy machine, blind to parallelism)."""
-    pairs = RATIOS + (YAML_ONLY_RATIOS if "yaml-only serial" in times else ())
+    pairs = (RATIOS + (YAML_ONLY_RATIOS if "yaml-only serial" in times else ())
+             + (REPLAYED_RATIOS if "replayed serial" in times else ()))
     rows_out = []
     for label, ours, base in pairs:
         row: dict[str, Any] = {"case": label.format(rows=f"{rows:,}")}
@@ -325,6 +400,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="50 rows, one round: checks that the script runs")
     parser.add_argument("--break-even", action="store_true",
                         help="also time tests spinning 0.5-4 ms serial and -n 2: where -n 2 starts to pay")
+    parser.add_argument("--replayed", action="store_true",
+                        help="also time the rows replayed from a cassette each (openai SDK), serial and -n 2")
     parser.add_argument("--plugins", choices=[*PLUGIN_SETS, "both"], default="ours",
                         help="ours: pytest-agentloom and pytest-xdist alone (default); installed: every plugin "
                              "this environment autoloads; both: one after the other")
@@ -334,7 +411,7 @@ def main(argv: list[str] | None = None) -> None:
     for plugins in PLUGIN_SETS if args.plugins == "both" else [args.plugins]:
         print(f"== plugins: {plugins}", flush=True)
         times = measure(rounds, rows, yaml_only=args.yaml_only, plugins=plugins, spin_ms=spin_ms,
-                        progress=lambda line: print(line, flush=True))
+                        replayed=args.replayed, progress=lambda line: print(line, flush=True))
         report(times, rounds, rows)
         if spin_ms:
             report_break_even(break_even(times, rows, spin_ms))

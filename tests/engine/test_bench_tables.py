@@ -70,3 +70,21 @@ def test_the_spinning_suites_are_written_with_their_cost(tables: ModuleType, tmp
     source = (suites["spin 0.5 ms"] / "test_spin.py").read_text()
     assert "range(3)" in source and "+ 0.0005" in source
     assert [label for label, _, _ in tables.spin_runs((0.5,))] == ["spin 0.5 ms serial", "spin 0.5 ms -n 2"]
+
+
+def test_the_replayed_suite_is_recorded_once_and_replays_with_the_server_gone(tables: ModuleType,
+                                                                              tmp_path: Path) -> None:
+    suites = tables.make_suite(tmp_path, 3, replayed=True)
+    folder = suites["replayed"]
+    assert "provider: openai" in (folder / "flow.yaml").read_text()
+    assert "script" not in (folder / "cases.yaml").read_text()
+
+    env = tables.record_cassettes(folder, 3)
+
+    cassettes = sorted(path.name for path in (folder / "cassettes").rglob("*.yaml"))
+    assert cassettes == [f"test_rows[row-000{number}].yaml" for number in (1, 2, 3)]
+    assert not any(tables.REPLAY_KEY in path.read_text() for path in folder.rglob("*.yaml"))
+    tables.pytest_run(folder, 3, env_extra=env)  # raises SystemExit unless all 3 pass
+    (folder / "cassettes" / "test_table.py" / cassettes[0]).unlink()
+    with pytest.raises(SystemExit, match="row-0001"):  # the server is stopped: a missing cassette fails the row
+        tables.pytest_run(folder, 3, env_extra=env)
