@@ -558,8 +558,7 @@ class Workflow(_Strict):
         first run only. The engine never changes a workflow, and a copy (``model_copy``,
         :meth:`with_config`) starts afresh, since the memo remembers which object it is of.
         """
-        private = self.__pydantic_private__  # what _private() reads, without a call: runs ask several times each
-        memo = private["_memo"] if private is not None and "_memo" in private else self._private("_memo")
+        memo = self._private("_memo")
         if memo.get(_MEMO_OWNER) != id(self):
             memo = {_MEMO_OWNER: id(self)}
             self._set_private("_memo", memo)
