@@ -20,10 +20,11 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
     "Clock",
+    "RunIdPrefix",
     "RunIdSource",
     "SystemClock",
     "VirtualClock",
@@ -169,10 +170,30 @@ def random_run_id() -> str:
 
 
 #: What joins the parts of a derived run id before they are hashed.
-RUN_ID_SEPARATOR = "\x1f"
+_RUN_ID_SEPARATOR = "\x1f"
 
 
 def derived_run_id(*parts: str) -> str:
     """A run id that is a pure function of its parts (workflow hash, inputs, test id)."""
-    digest = hashlib.sha256(RUN_ID_SEPARATOR.join(parts).encode("utf-8")).hexdigest()
-    return f"run-{digest[:12]}"
+    return _run_id_of(hashlib.sha256(_RUN_ID_SEPARATOR.join(parts).encode("utf-8")))
+
+
+class RunIdPrefix:
+    """The first parts of derived run ids, hashed once: ``RunIdPrefix(*first).run_id(last)`` is
+    ``derived_run_id(*first, last)``, hashing only ``last``. The engine keeps one per workflow, whose
+    definition (the first part) is the same for every run while the state (the last) changes.
+    """
+
+    __slots__ = ("_digest",)
+
+    def __init__(self, *parts: str) -> None:
+        self._digest = hashlib.sha256("".join(part + _RUN_ID_SEPARATOR for part in parts).encode("utf-8"))
+
+    def run_id(self, last: str) -> str:
+        digest = self._digest.copy()
+        digest.update(last.encode("utf-8"))
+        return _run_id_of(digest)
+
+
+def _run_id_of(digest: Any) -> str:  # a hashlib digest (its type has no public name)
+    return f"run-{digest.hexdigest()[:12]}"

@@ -8,13 +8,12 @@ run itself is :mod:`.run`; continuing a paused one is :mod:`.resume`.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Unpack
 
-from ..core.clock import RUN_ID_SEPARATOR, RunIdSource, is_valid_run_id
+from ..core.clock import RunIdPrefix, RunIdSource, is_valid_run_id
 from ..core.plain import to_plain
 from ..errors import UsageError
 from .loader import load_workflow
@@ -79,20 +78,10 @@ def _run_id(source: str | RunIdSource | None, workflow: Workflow, overrides: Map
                              "digits, '.', '_' and '-' (no '..', no '/'), up to 128 characters.\n"
                              "How to fix: pass an id such as 'nightly-2024-05-01'.")
         return given
-    digest = workflow.memoized("run_id_prefix", lambda: _definition_digest(workflow)).copy()
-    digest.update(state_json(workflow, overrides).encode("utf-8"))
-    return f"run-{digest.hexdigest()[:12]}"
-
-
-def _definition_digest(workflow: Workflow) -> Any:  # a hashlib digest (its type has no public name)
-    """The SHA-256 of ``definition + separator``: ``derived_run_id(definition, state)``, its first part hashed.
-
-    A run id hashes the whole definition, the same for every run of the workflow; a copy of this
-    digest, fed the initial state, gives the same id while hashing only the state (tests check that
-    it is ``derived_run_id``'s).
-    """
-    definition = json.dumps(workflow.model_dump(mode="json"), sort_keys=True, default=str)
-    return hashlib.sha256(f"{definition}{RUN_ID_SEPARATOR}".encode())
+    # derived_run_id(definition, state): the definition is hashed once per workflow (tests check the ids agree)
+    prefix = workflow.memoized("run_id_prefix", lambda: RunIdPrefix(
+        json.dumps(workflow.model_dump(mode="json"), sort_keys=True, default=str)))
+    return prefix.run_id(state_json(workflow, overrides))
 
 
 def state_json(workflow: Workflow, overrides: Mapping[str, Any]) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from pytest_agentloom import Scripted, VirtualClock, Workflow, run_workflow
-from pytest_agentloom.core.clock import derived_run_id
+from pytest_agentloom.core.clock import RunIdPrefix, derived_run_id
 from pytest_agentloom.core.gc_pause import paused_gc
 from pytest_agentloom.engine.loader import parse_workflow
 from pytest_agentloom.engine.redaction import _replaced
@@ -118,3 +118,8 @@ def test_the_collector_is_off_inside_paused_gc_and_as_it_was_after() -> None:
         assert not gc.isenabled()  # a program that turned it off keeps it off
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("parts", [("definition", "state"), ("a", "b", "c"), ("", ""), ("only",)])
+def test_a_run_id_prefix_continued_with_the_last_part_is_the_derived_run_id(parts: tuple[str, ...]) -> None:
+    assert RunIdPrefix(*parts[:-1]).run_id(parts[-1]) == derived_run_id(*parts)
