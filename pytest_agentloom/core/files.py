@@ -188,8 +188,11 @@ def resolved(path: Path) -> Path:
     (``<base temp>/agentloom/<test>-<n>/runs``) and its workflow file differ from the previous test's only
     in their last parts: when the folder holding a path was found canonical, only the last part is
     looked at (is it a symbolic link?). A folder made a symbolic link since then would be named as it is
-    written, which still reaches the same file the link's target does.
+    written, which still reaches the same file the link's target does. A path found canonical itself
+    (each row of a scenario table names the same workflow file) is given back while it is still no link.
     """
+    if str(path) in _CANONICAL and not os.path.islink(path):
+        return path
     path = path.expanduser()
     if not path.is_absolute() or path.name in ("", ".", ".."):
         return _remember(path.resolve())

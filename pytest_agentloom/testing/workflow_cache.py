@@ -105,7 +105,6 @@ class WorkflowCache:
     def __init__(self, max_entries: int = MAX_ENTRIES) -> None:
         self.max_entries = max_entries
         self._entries: OrderedDict[Path, _Entry] = OrderedDict()
-        self._canonical: set[Path] = set()  # paths ``resolved`` gave back as they were (see _key)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -127,27 +126,11 @@ class WorkflowCache:
         entry = self._entry(path)
         return entry.workflow if isinstance(entry, _Entry) else entry
 
-    def _key(self, path: Path) -> Path:
-        """:func:`~pytest_agentloom.core.files.resolved` ``(path)``, the entry's key, with less path work for a
-        path found canonical before (each row of a scenario table names the same file).
-
-        ``resolved`` trusts a folder it found canonical and looks only at the last part (a symbolic link?);
-        so does this, for a path it resolved to itself: still no symbolic link means still the same key.
-        """
-        if path in self._canonical and not os.path.islink(path):
-            return path
-        key = resolved(path)
-        if key == path:
-            if len(self._canonical) >= 4 * self.max_entries:
-                self._canonical.clear()
-            self._canonical.add(path)
-        return key
-
     def _entry(self, path: str | Path) -> _Entry | Workflow:
         """The current entry of ``path`` (loading the file when there is none), or the workflow loaded
         without the cache when ``path`` cannot even be resolved."""
         try:
-            key = self._key(path if isinstance(path, Path) else Path(path))
+            key = resolved(path if isinstance(path, Path) else Path(path))
         except (OSError, ValueError, RuntimeError):  # a NUL, a symlink loop: the loader names the problem
             return load_workflow(path)
         entry = self._entries.get(key)
