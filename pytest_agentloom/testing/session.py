@@ -90,7 +90,7 @@ class AgentloomSession:
         (``pytest.param(marks=...)``) or a mark a fixture adds (``add_marker``) make another sequence,
         merged on its own. A bad marker raises each time, naming the test it is on.
         """
-        marks = agentloom_marks(item)
+        marks = tuple(item.iter_markers("agentloom"))
         key = tuple(map(id, marks))
         known = self._merged.get(key)
         if known is None:
@@ -575,19 +575,3 @@ def _tools_overridden(request: pytest.FixtureRequest) -> bool:
     except Exception:  # a pytest whose private API differs: set the fixture up, as pytest would
         return True
     return getattr(closest, "__module__", None) != "pytest_agentloom.plugin"
-
-
-def agentloom_marks(item: pytest.Item) -> tuple[Any, ...]:
-    """``tuple(item.iter_markers("agentloom"))``: the test's own marks first, then its class's, module's...
-
-    Walked by hand: pytest's generator builds the node chain and yields through two generators, which
-    cost more than the merge it feeds, per row of a table, twice.
-    """
-    marks: list[Any] = []
-    node: Any = item
-    while node is not None:
-        for mark in node.own_markers:
-            if mark.name == "agentloom":
-                marks.append(mark)
-        node = node.parent
-    return tuple(marks)
