@@ -144,7 +144,9 @@ class AgentloomSession:
             snapshot_dir = self.drift.snapshot_dir(snapshot_dir)
         cassette = item.stash[CASSETTE_KEY] = TestCassette(replay, item, matching=settings.matching,
                                                            repetition=item.stash.get(REPETITION_KEY, None))
-        harness = item.stash[HARNESS_KEY] = _harness_type()(
+        from .harness import AgentloomHarness
+
+        harness = item.stash[HARNESS_KEY] = AgentloomHarness(
             nodeid=item.nodeid, test_dir=item.path.parent, tmp_path=tmp_path, snapshot_dir=snapshot_dir,
             snapshot_name=snapshot_name, snapshots=snapshots, defaults=defaults, cassette=cassette,
             observer=self.observer(item.nodeid) if self._observed else None,
@@ -530,6 +532,8 @@ def _snapshot_folder(setting: str, test_file: Path) -> tuple[str, Path]:
 
 
 HARNESS_KEY = pytest.StashKey["AgentloomHarness"]()  # the agentloom fixture's object of a test that used it
+
+
 @dataclass
 class _Marked:
     """The merge of one sequence of ``agentloom`` marks (kept with them: see ``AgentloomSession._marked``)."""
@@ -556,15 +560,6 @@ def _own_copy(merged: dict[str, Any]) -> dict[str, Any]:
 
 #: how many merged marker sequences a session keeps (one per marked test function, in most suites)
 _MAX_MERGED = 4096
-
-
-@functools.cache
-def _harness_type() -> type[AgentloomHarness]:
-    """The harness class, imported at the first test that takes the fixture (it imports the engine), and
-    found at the others without an import statement (which costs a test more than this call)."""
-    from .harness import AgentloomHarness
-
-    return AgentloomHarness
 
 
 def _tools_overridden(request: pytest.FixtureRequest) -> bool:
