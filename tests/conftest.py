@@ -1,10 +1,23 @@
 import os
 import tempfile
 
+import pytest
+
 pytest_plugins = ["pytester"]
+
+# markers (registered in pyproject.toml) that make a test slow too, so `-m "not slow"` leaves it out
+_SLOW_BY_KIND = ("xdist", "bench")
 
 
 def pytest_configure(config):
     """Run records of library runs in tests go to a temporary folder, not ./agentloom_runs of the repository."""
     if not os.environ.get("AGENTLOOM_RUNS_DIR"):
         os.environ["AGENTLOOM_RUNS_DIR"] = tempfile.mkdtemp(prefix="agentloom-test-runs-")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    """An xdist or bench test is slow as well: added before ``-m`` deselects (pytest's own hook runs after)."""
+    for item in items:
+        if any(item.get_closest_marker(name) for name in _SLOW_BY_KIND):
+            item.add_marker(pytest.mark.slow)

@@ -242,6 +242,7 @@ def test_run_of_an_invalid_workflow_exits_3(cli, tmp_path):
 
 
 @pytest.mark.parametrize(("flag", "ending"), [("--approve", "shipped billing"), ("--reject", {})])
+@pytest.mark.slow
 def test_paused_run_exits_4_and_resume_finishes_it(cli, tmp_path, flag, ending):
     flow = write(tmp_path, "release.yaml", GATED)
     paused = cli("run", flow, "--tools", "cli_tools", "--run-id", "rel-1")
@@ -263,6 +264,7 @@ def test_paused_run_exits_4_and_resume_finishes_it(cli, tmp_path, flag, ending):
     assert "only paused or interrupted runs can be resumed" in again.stderr
 
 
+@pytest.mark.slow
 def test_resume_warns_about_redacted_keys_and_state_restores(cli, tmp_path):
     flow = write(tmp_path, "release.yaml", GATED.replace('{service: "{state.service}"}',
                                                         '{service: "{state.service}-{state.api_key}"}'))
@@ -277,6 +279,7 @@ def test_resume_warns_about_redacted_keys_and_state_restores(cli, tmp_path):
     assert "reads state key 'api_key'" not in restored.stderr
 
 
+@pytest.mark.slow
 def test_resume_of_an_unknown_run_exits_8(cli, tmp_path):
     done = cli("resume", "run-nope", "--approve")
     assert done.returncode == 8
@@ -369,6 +372,7 @@ def test_replay_of_a_missing_cassette_fails_with_how_to_record(cli, tmp_path):
     assert "missing.cassette.yaml" in done.stderr
 
 
+@pytest.mark.slow
 def test_help_lists_the_exit_codes(cli):
     done = cli("--help")
     assert done.returncode == 0
@@ -379,6 +383,7 @@ def test_help_lists_the_exit_codes(cli):
 # -- --record and --replay against a fake provider on 127.0.0.1 ------------------------------------------------
 
 
+@pytest.mark.slow
 def test_record_then_replay_offline_reproduces_the_run(cli, tmp_path, monkeypatch):
     from tests.servers.fake_llm import FakeLLMServer, text
 
@@ -410,6 +415,7 @@ steps:
     assert again["usage"] == first["usage"]
 
 
+@pytest.mark.slow
 def test_a_replay_that_leaves_recorded_tool_calls_unused_fails(cli, tmp_path, monkeypatch):
     from tests.servers.fake_llm import FakeLLMServer, text
 

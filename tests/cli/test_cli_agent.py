@@ -61,6 +61,7 @@ def cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize(("flag", "status", "outbox"), [("--approve", "success", "ana@example.org\n"),
                                                          ("--cancel", "cancelled", None)])
+@pytest.mark.slow
 def test_an_agent_paused_for_approval_resumes_from_the_command_line(
     tmp_path: Path, flag: str, status: str, outbox: str | None,
 ) -> None:

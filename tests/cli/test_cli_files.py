@@ -69,6 +69,7 @@ def mode(path: Path) -> int:
 
 
 @pytest.mark.parametrize("umask", [0o002, 0o022])
+@pytest.mark.slow
 def test_repository_files_follow_the_umask_and_secret_bearing_ones_are_private(tmp_path: Path, umask: int) -> None:
     (tmp_path / "pyproject.toml").write_text("")  # the project root, where .agentloom/salt is created
     (tmp_path / "release_tools.py").write_text(TOOLS)
@@ -85,6 +86,7 @@ def test_repository_files_follow_the_umask_and_secret_bearing_ones_are_private(t
     assert mode(tmp_path / ".agentloom" / "salt") == 0o600
 
 
+@pytest.mark.slow
 def test_kill_9_mid_checkpoint_leaves_no_temporary_file_after_the_next_start(tmp_path: Path) -> None:
     (tmp_path / "release_tools.py").write_text(TOOLS)
     (tmp_path / "release.yaml").write_text(FLOW)

@@ -7,6 +7,8 @@ import json
 import shlex
 from pathlib import Path
 
+import pytest
+
 from tests.cli import test_cli
 from tests.cli.test_cli import GATED, write
 
@@ -46,6 +48,7 @@ def checkpoint(tmp_path: Path, run_id: str) -> Path:
     return tmp_path / "agentloom_runs" / "checkpoints" / f"{run_id}.json"
 
 
+@pytest.mark.slow
 def test_the_printed_resume_command_carries_the_tools_and_works(cli, tmp_path):
     flow = write(tmp_path, "release.yaml", GATED)
     paused = cli("run", flow, "--tools", "cli_tools", "--run-id", "rel-p")
@@ -57,6 +60,7 @@ def test_the_printed_resume_command_carries_the_tools_and_works(cli, tmp_path):
     assert json.loads(done.stdout)["state"]["result"] == "shipped billing"
 
 
+@pytest.mark.slow
 def test_a_resume_without_the_tools_is_refused_before_the_checkpoint_is_touched(cli, tmp_path):
     flow = write(tmp_path, "release.yaml", GATED)
     assert cli("run", flow, "--tools", "cli_tools", "--run-id", "rel-t").returncode == 4
@@ -69,6 +73,7 @@ def test_a_resume_without_the_tools_is_refused_before_the_checkpoint_is_touched(
     assert cli("resume", "rel-t", "--approve", "--tools", "cli_tools").returncode == 0
 
 
+@pytest.mark.slow
 def test_a_failed_resume_leaves_the_checkpoint_resumable(cli, tmp_path):
     (tmp_path / "flaky_tools.py").write_text(FLAKY_TOOLS)
     flow = write(tmp_path, "release.yaml", GATED)
@@ -87,6 +92,7 @@ def test_a_failed_resume_leaves_the_checkpoint_resumable(cli, tmp_path):
     assert records == ["rel-f.json", "rel-f.resume-1.json", "rel-f.resume-2.json"]  # each attempt's record kept
 
 
+@pytest.mark.slow
 def test_runs_started_with_command_line_overrides_can_be_resumed(cli, tmp_path):
     flow = write(tmp_path, "asked.yaml", ASKED)
     script = write(tmp_path, "script.yaml", "reply: Hello there\n")

@@ -16,6 +16,8 @@ import pytest
 
 from tests.servers.fake_llm import FakeLLMServer, text
 
+pytestmark = pytest.mark.slow
+
 FLOW = """\
 name: stream
 config: {model: gpt-4o-mini, provider: openai}

@@ -10,6 +10,8 @@ from types import ModuleType
 
 import pytest
 
+pytestmark = pytest.mark.bench
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

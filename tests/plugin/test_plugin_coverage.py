@@ -189,6 +189,7 @@ def test_a_bad_value_is_a_usage_error_naming_the_option(pytester: pytest.Pyteste
     result.stderr.fnmatch_lines([message])
 
 
+@pytest.mark.xdist
 def test_two_xdist_workers_give_the_same_map_as_one_process(suite: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     serial = _map(suite)

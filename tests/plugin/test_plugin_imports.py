@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 
+@pytest.mark.slow
 def test_loading_the_plugin_imports_no_sdk(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_modules="""
         import sys
@@ -17,6 +18,7 @@ def test_loading_the_plugin_imports_no_sdk(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 def test_tests_without_the_plugin_import_no_engine_model(pytester: pytest.Pytester) -> None:
     """The setup hook merges the agentloom markers of every test: a test with none merges nothing, and the
     engine's models (pydantic) stay unimported."""

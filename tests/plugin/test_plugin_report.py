@@ -105,6 +105,7 @@ def test_html_report_is_one_self_contained_page(suite: pytest.Pytester) -> None:
     assert all(not value.startswith(("//", "url(http")) for value in page.values)
 
 
+@pytest.mark.xdist
 def test_the_report_is_byte_identical_across_runs_and_with_xdist(suite: pytest.Pytester) -> None:
     first = _report(suite, "a.html")
     assert _report(suite, "b.html") == first

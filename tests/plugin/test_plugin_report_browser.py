@@ -67,6 +67,7 @@ def open_offline(browser: Any, report: Path) -> tuple[Any, Any, list[str], list[
     return context, page, problems, requested
 
 
+@pytest.mark.slow
 def test_the_report_renders_its_graphs_and_timelines_offline_without_console_errors(
         browser: Any, report: Path, tmp_path: Path) -> None:
     context, page, problems, requested = open_offline(browser, report)

@@ -184,6 +184,7 @@ BAD_TABLES = [
 
 
 @pytest.mark.parametrize(("name", "content", "lines"), BAD_TABLES, ids=[str(i) for i in range(len(BAD_TABLES))])
+@pytest.mark.slow
 def test_bad_tables_fail_collection_naming_file_row_and_field(
     triage: pytest.Pytester, name: str, content: str | None, lines: list[str]
 ) -> None:

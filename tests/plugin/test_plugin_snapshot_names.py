@@ -62,6 +62,7 @@ def test_two_tests_on_one_file_is_an_error_not_an_overwrite(triage: pytest.Pytes
     assert "category: one" in (shared / "test_m" / "test_same.yaml").read_text()  # the first test's, kept
 
 
+@pytest.mark.xdist
 def test_a_clash_between_xdist_workers_fails_the_run(triage: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     same_named_modules_sharing_a_snapshot_folder(triage)

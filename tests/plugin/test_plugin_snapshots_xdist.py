@@ -6,6 +6,8 @@ import pytest
 
 pytest.importorskip("xdist")
 
+pytestmark = pytest.mark.xdist
+
 # plugins of this environment that the inner runs do not need (each subprocess would import them again)
 FAST = ("-p", "no:hypothesispytest", "-p", "no:benchmark", "-p", "no:anyio")
 

@@ -36,6 +36,7 @@ def write_rows(pytester: pytest.Pytester, count: int) -> None:
     (pytester.path / "rows.jsonl").write_text("\n".join(json.dumps(row) for row in rows) + "\n")
 
 
+@pytest.mark.slow
 def test_a_finished_test_keeps_no_harness_alive(triage: pytest.Pytester) -> None:
     """Items live to the end of the session: a harness (every result of its runs) must not live with them."""
     write_rows(triage, 5)
@@ -112,6 +113,7 @@ def summary(result: pytest.RunResult) -> list[str]:
                   if line.startswith(("PASSED ", "FAILED ", "ERROR ")))
 
 
+@pytest.mark.xdist
 def test_the_same_ids_and_outcomes_serially_and_under_xdist(triage: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     write_rows(triage, 6)

@@ -252,6 +252,7 @@ def test_the_untampered_checkpoint_resumes(tmp_path: Path, paused_checkpoint: Pa
     lambda p: p.write_text("{not json"),
     lambda p: p.write_text('{"kind": "a", "kind": "b"}'),
 ])
+@pytest.mark.slow
 def test_resume_of_a_tampered_checkpoint_exits_8_on_the_command_line(tmp_path: Path, cli, edit: Any) -> None:
     (tmp_path / "release.yaml").write_text(GATE.replace("tool_name: noop", "tool_name: file_read"))
     assert cli("run", "release.yaml", "--run-id", "r1").returncode == 4

@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -21,6 +22,8 @@ from pytest_agentloom.engine.loader import parse_workflow
 from pytest_agentloom.engine.templates import render
 from pytest_agentloom.errors import ScenarioTableError, TemplateError, WorkflowError
 from pytest_agentloom.testing.scenarios import load_table
+
+pytestmark = pytest.mark.slow
 
 EXAMPLES = 150
 BOUNDED = settings(max_examples=EXAMPLES, deadline=10_000, derandomize=True,

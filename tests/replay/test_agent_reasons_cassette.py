@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from tests.replay.helpers import Project
 from tests.servers.fake_llm import FakeToolCall, text, tool_calls
 
@@ -136,6 +138,7 @@ def plan(project: Project) -> None:
                 tool_calls(("lookup", {"ticket": 9}), content="Partial: it is on fire."))  # the tool loop
 
 
+@pytest.mark.slow
 def test_every_termination_reason_records_and_replays_offline(project: Project) -> None:
     project.pytester.makepyfile(test_reasons=INNER)
     log = project.path / "tools.log"

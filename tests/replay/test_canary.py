@@ -172,6 +172,7 @@ def agentloom(cwd: Path, env: dict[str, str], *args: str) -> subprocess.Complete
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_no_secret_of_any_shape_reaches_a_file_or_an_output_of_the_cli(tmp_path: Path, fake_server) -> None:
     planted(tmp_path)
     base = {key: value for key, value in os.environ.items()

@@ -165,6 +165,7 @@ def same_ticket_number(request: Any, recorded: Any) -> None:
         raise AssertionError("ticket numbers differ")
 
 
+@pytest.mark.slow
 def test_a_custom_matcher_takes_part_and_is_named_with_its_reason(tmp_path: Path) -> None:
     path = recorded(tmp_path, "Ticket 1f3a: printer on fire")
     on = ("method", "url", same_ticket_number)

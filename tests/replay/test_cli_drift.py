@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import pytest_agentloom
 from tests.replay.drift_project import assert_no_secret_in, committed, plan_bug, record
 from tests.replay.helpers import CANARY_KEY, Project
@@ -24,6 +26,7 @@ def agentloom(project: Project, *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_agentloom_drift_writes_a_fresh_scratch_folder_and_the_report(project: Project) -> None:
     record(project)
     before = committed(project)
@@ -44,6 +47,7 @@ def test_agentloom_drift_writes_a_fresh_scratch_folder_and_the_report(project: P
     assert CANARY_KEY not in done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_agentloom_drift_exits_with_pytests_status_when_a_test_fails_live(project: Project) -> None:
     record(project)
     before = committed(project)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.replay.helpers import CANARY_KEY, CANARY_SECRET, Project
 from tests.servers.fake_llm import text
 
 
+@pytest.mark.slow
 def test_a_cassette_recorded_by_the_plugin_replays_from_the_command_line(project: Project) -> None:
     project.live()
     project.server.plan("openai", text("bug"), text("We are on it."))

@@ -7,6 +7,7 @@ import json
 import textwrap
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.replay.helpers import CANARY_KEY, Project
@@ -99,6 +100,7 @@ def test_a_changed_rubric_makes_the_verdict_stale_and_names_the_re_record_comman
     project.run("test_judged.py").assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 def test_replayed_verdicts_are_compared_written_by_the_snapshot_flags_and_checked(project: Project) -> None:
     _setup(project)
     _record(project, ANSWER, VERDICT)

@@ -5,11 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.plugin.test_plugin_report_browser import browser, open_offline  # noqa: F401  (browser: a fixture)
 from tests.replay.drift_project import drift, plan_bug, record
 from tests.replay.helpers import Project
 
 
+@pytest.mark.slow
 def test_the_drift_section_shows_each_tests_changes_offline(browser: Any, project: Project,  # noqa: F811
                                                            tmp_path: Path) -> None:
     record(project)

@@ -106,6 +106,7 @@ def test_an_unreachable_provider_names_it_and_its_base_url_variable(project: Pro
     assert committed(project) == before
 
 
+@pytest.mark.xdist
 def test_under_xdist_both_sides_of_every_test_meet_in_the_report(project: Project) -> None:
     record(project)
     for path in ("test_triage.py", "cassettes/test_triage.py/test_triage.yaml",

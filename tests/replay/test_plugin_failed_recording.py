@@ -24,6 +24,7 @@ def closed_port() -> int:
 
 
 @pytest.mark.parametrize("failure", ["401", "repeated 500s", "unreachable host", "failed assertion"])
+@pytest.mark.slow
 def test_a_failed_re_recording_never_replaces_a_good_cassette(project: Project, failure: str) -> None:
     good = record_a_good_cassette(project)
     if failure == "401":

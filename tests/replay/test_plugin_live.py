@@ -278,6 +278,7 @@ def test_support(agentloom, ticket):
 """
 
 
+@pytest.mark.xdist
 def test_repetitions_under_xdist_are_summarised_by_the_controller(project: Project) -> None:
     project.live()
     project.pytester.makepyfile(test_support=XDIST_TEST)

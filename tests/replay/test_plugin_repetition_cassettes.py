@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import yaml
 
 from tests.replay.helpers import CANARY_KEY, CANARY_SECRET, Project
@@ -67,6 +68,7 @@ def test_without_the_flag_a_live_run_records_no_repetition(project: Project) -> 
     assert "cassettes:" not in result.stdout.str()
 
 
+@pytest.mark.slow
 def test_side_effect_tools_run_live_and_each_repetition_keeps_its_tool_tape(project: Project) -> None:
     outbox, _ = mail_project(project)
     project.live()

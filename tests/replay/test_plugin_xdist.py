@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 import yaml
 
 from tests.replay.helpers import Project
+
+pytestmark = pytest.mark.xdist
 
 PARALLEL_TESTS = """
 import os

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 
 from tests.replay.helpers import CANARY_KEY, CANARY_SECRET, Project
@@ -68,6 +69,7 @@ def setup(project: Project) -> None:
                         text("Because twelve and seven make nineteen.", reasoning="Say why."))
 
 
+@pytest.mark.slow
 def test_responses_record_then_replay_through_the_fixture_and_the_cli(project: Project) -> None:
     setup(project)
     project.run("--agentloom-record").assert_outcomes(passed=1)

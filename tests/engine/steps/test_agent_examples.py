@@ -9,6 +9,7 @@ import pytest
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "agent_triage"
 
 
+@pytest.mark.slow
 def test_the_triage_example_reaches_every_termination_reason(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess(str(EXAMPLE), "-p", "no:cacheprovider", "-q", "-rA")
     result.assert_outcomes(passed=15)
