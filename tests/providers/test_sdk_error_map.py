@@ -32,7 +32,9 @@ def exception_classes(sdk: str) -> list[type[BaseException]]:
     found: dict[str, type[BaseException]] = {}
     for name in (sdk, f"{sdk}._exceptions"):
         for value in dict(vars(importlib.import_module(name))).values():
-            if isinstance(value, type) and issubclass(value, BaseException) \
+            # type(value), not isinstance: openai 1.x's module-level proxies (openai.chat, ...) answer
+            # __class__ by building a client, which fails without OPENAI_API_KEY
+            if issubclass(type(value), type) and issubclass(value, BaseException) \
                     and value.__module__.partition(".")[0] == sdk:
                 found[f"{value.__module__}.{value.__qualname__}"] = value
     return sorted(found.values(), key=lambda cls: cls.__name__)

@@ -24,6 +24,7 @@ def _tls_context(client: Any) -> ssl.SSLContext:
     return client._client._transport._pool._ssl_context
 
 
+@pytest.mark.newest_sdks
 @pytest.mark.parametrize("provider", [OpenAIProvider(api_key="k", base_url="http://127.0.0.1:9/v1"),
                                       AnthropicProvider(api_key="k", base_url="http://127.0.0.1:9")],
                          ids=["openai", "anthropic"])
@@ -36,6 +37,7 @@ def test_sdk_clients_of_two_runs_share_one_verifying_context(provider: Any) -> N
     assert first.timeout == 600.0 and first._client.follow_redirects  # the SDK's own client defaults are kept
 
 
+@pytest.mark.newest_sdks
 def test_openai_and_anthropic_share_it_too_and_the_ca_setting_is_read_at_each_call(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Any
 ) -> None:

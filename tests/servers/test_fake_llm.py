@@ -123,6 +123,7 @@ def test_anthropic_stream_tool_use(fake_llm):
     assert final.content[0].type == "tool_use" and final.content[0].input == {"city": "Paris", "days": 3}
 
 
+@pytest.mark.newest_sdks
 @pytest.mark.parametrize(
     ("status", "error_class", "kind"),
     [
@@ -210,6 +211,7 @@ def _unknown_fields(value, path="$"):
     return found
 
 
+@pytest.mark.newest_sdks
 def test_every_field_is_one_the_sdk_types_declare_under_strict_validation(fake_llm):
     fake_llm.plan("openai", text("hi", reasoning_tokens=2), tool_calls(("f", {"a": 1})), text("streamed"),
                   tool_calls(("g", {"b": 2})))
