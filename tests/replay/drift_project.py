@@ -106,9 +106,13 @@ def fake_recording(project: Project) -> None:
 
 
 def committed(project: Project) -> dict[str, bytes]:
-    """Every file of the project outside the scratch folders, by path: compared byte for byte after a check."""
+    """Every file of the project outside the scratch folders, by path: compared byte for byte after a check.
+
+    ``__pycache__`` is Python's (pytest's rewritten test modules, written unless PYTHONDONTWRITEBYTECODE is set,
+    as under tox), not the project's.
+    """
     return {path.relative_to(project.path).as_posix(): path.read_bytes() for path in project.files()
-            if ".agentloom" not in path.parts and "scratch" not in path.parts}
+            if not {".agentloom", "scratch", "__pycache__"} & set(path.parts)}
 
 
 def drift(project: Project, *args: str, folder: str = ".agentloom/drift/check") -> pytest.RunResult:
