@@ -224,6 +224,7 @@ steps:
         assert f"file: {tmp_path / 'mixed.yaml'}" in block
 
 
+@pytest.mark.slow
 def test_validate_accepts_a_good_file_and_fails_on_any_bad_one(cli, tmp_path):
     good = write(tmp_path, "good.yaml", GATED)
     assert cli("validate", good).returncode == 0
@@ -232,6 +233,7 @@ def test_validate_accepts_a_good_file_and_fails_on_any_bad_one(cli, tmp_path):
     assert "Workflow file not found: missing.yaml" in missing.stderr
 
 
+@pytest.mark.slow
 def test_run_of_an_invalid_workflow_exits_3(cli, tmp_path):
     done = cli("run", write(tmp_path, "bad.yaml", "name: x\nsteps: []\n"))
     assert done.returncode == 3
@@ -286,6 +288,7 @@ def test_resume_of_an_unknown_run_exits_8(cli, tmp_path):
     assert "No checkpoint for run 'run-nope'" in done.stderr
 
 
+@pytest.mark.slow
 def test_runs_with_nothing_saved(cli, tmp_path):
     done = cli("runs")
     assert done.returncode == 0 and "no checkpointed runs" in done.stdout
@@ -294,6 +297,7 @@ def test_runs_with_nothing_saved(cli, tmp_path):
 # -- exit codes -----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_failed_run_exits_1(cli, tmp_path):
     flow = write(tmp_path, "boom.yaml", "name: boom\nsteps: [{id: x, type: tool, tool_name: boom}]\n")
     done = cli("run", flow, "--tools", "cli_tools")
@@ -301,6 +305,7 @@ def test_failed_run_exits_1(cli, tmp_path):
     assert "x: failed" in done.stdout and "disk full" in done.stdout
 
 
+@pytest.mark.slow
 def test_budget_exceeded_exits_5(cli, tmp_path):
     flow = write(tmp_path, "spend.yaml", """\
 name: spend
@@ -356,6 +361,7 @@ def test_exit_codes_are_distinct_and_cover_every_status():
     assert _STATUS_EXIT[RunStatus.TIMEOUT] == EXIT_CODES["timeout"] == 6
 
 
+@pytest.mark.slow
 def test_llm_step_without_any_provider_setup_fails_clearly(cli, tmp_path):
     flow = write(tmp_path, "ask.yaml", "name: ask\nconfig: {model: gpt-4o-mini}\nsteps: [{id: a, type: llm_call, "
                                       "prompt: hi}]\n")
@@ -364,6 +370,7 @@ def test_llm_step_without_any_provider_setup_fails_clearly(cli, tmp_path):
     assert "no-such-provider" in env_free.stderr and "How to fix" in env_free.stderr
 
 
+@pytest.mark.slow
 def test_replay_of_a_missing_cassette_fails_with_how_to_record(cli, tmp_path):
     flow = write(tmp_path, "ask.yaml", "name: ask\nconfig: {model: gpt-4o-mini}\nsteps: [{id: a, type: llm_call, "
                                       "prompt: hi}]\n")
@@ -445,6 +452,7 @@ steps:
     assert "How to fix: if the change is intended, re-record the test: agentloom run" in replayed.stderr
 
 
+@pytest.mark.slow
 def test_script_files_take_every_form_scenario_tables_take(cli, tmp_path):
     # one reading of scripts (Scripted.from_data): an error reply, retried, then a reply with usage
     flow = write(tmp_path, "retry.yaml", """\
@@ -460,6 +468,7 @@ steps:
     assert result["state"]["answer"] == "fine" and result["steps"]["a"]["attempts"] == 2
 
 
+@pytest.mark.slow
 def test_a_bad_script_reply_is_a_usage_error_naming_where_it_is(cli, tmp_path):
     flow = write(tmp_path, "one.yaml",
                  "name: one\nconfig: {model: m}\nsteps:\n  - {id: a, type: llm_call, prompt: hi}\n")

@@ -125,6 +125,7 @@ def test_the_map_counts_every_kind_of_run_and_names_what_was_never_reached(suite
     assert document["totals"]["branches"] == {"reached": 5, "total": 6, "percent": 83.3}
 
 
+@pytest.mark.slow
 def test_cov_prints_a_table_in_the_terminal_summary(suite: pytest.Pytester) -> None:
     result = suite.runpytest(*FAST, "--agentloom-cov")
     result.assert_outcomes(passed=4)

@@ -94,6 +94,7 @@ def test_marker_config_sets_a_budget_that_run_arguments_override(triage: pytest.
     triage.runpytest_inprocess().assert_outcomes(passed=2)
 
 
+@pytest.mark.slow
 def test_agentloom_scenarios_needs_one_path_and_the_scenario_fixture(triage: pytest.Pytester) -> None:
     triage.makefile(".yaml", table="- id: a\n  workflow: flow.yaml\n")
     triage.makepyfile(test_rows="""

@@ -220,6 +220,7 @@ NO_BODY_OPTIONS = [["--setup-plan"], ["--setup-only"], ["--fixtures"], ["--fixtu
 
 @pytest.mark.parametrize("update", [False, True], ids=["plain", "update"])
 @pytest.mark.parametrize("args", NO_BODY_OPTIONS, ids=lambda args: " ".join(args))
+@pytest.mark.slow
 def test_a_session_that_runs_no_test_body_never_judges_or_deletes_snapshots(
     snap: pytest.Pytester, args: list[str], update: bool
 ) -> None:

@@ -47,6 +47,7 @@ def test_collect_only_lists_rows_and_reportinfo_gives_the_row_line(triage: pytes
     assert items[1].reportinfo()[2] == "scenario broken"
 
 
+@pytest.mark.slow
 def test_other_yaml_files_are_not_collected_and_the_glob_is_configurable(triage: pytest.Pytester) -> None:
     (triage.path / "rows.yaml").write_text(TABLE)
     (triage.path / "check_triage.yaml").write_text(TABLE)

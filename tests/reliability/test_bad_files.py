@@ -76,6 +76,7 @@ def test_a_snapshot_that_is_a_directory_is_named_even_when_updating(tmp_path: Pa
     assert path.is_dir()
 
 
+@pytest.mark.slow
 def test_the_update_flag_repairs_an_invalid_snapshot_through_pytest(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", flow="name: f\nsteps:\n  - {id: s, type: llm_call, model: m, prompt: hi, output: o}\n")
     pytester.makepyfile(test_snap="""

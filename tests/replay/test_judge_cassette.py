@@ -77,6 +77,7 @@ def test_a_recorded_verdict_replays_offline_with_the_same_score_and_reason(proje
     assert len(written) > 3 and not [path for path in written if CANARY_KEY.encode() in path.read_bytes()]
 
 
+@pytest.mark.slow
 def test_a_changed_rubric_makes_the_verdict_stale_and_names_the_re_record_command(project: Project) -> None:
     _setup(project)
     _record(project, ANSWER, VERDICT)
