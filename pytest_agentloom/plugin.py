@@ -42,6 +42,14 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(agentloom.review.outcome_listener(), "agentloom-review-outcomes")
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The event loop the session's runs shared is closed here, while threads can still start (its default
+    executor is shut down by one): at interpreter exit, Python 3.12+ refuses new threads."""
+    from .engine.sync import close_runner
+
+    close_runner()
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if file_path.suffix in (".yaml", ".yml") and parent.config.stash[SESSION_KEY].is_scenario_file(file_path):
         from .testing.collect import ScenarioFile

@@ -2,43 +2,48 @@
 
 ``run_workflow`` and ``resume_workflow`` are the synchronous faces of their async
 twins. Called from inside a running event loop (a Jupyter cell, an async test
-calling a sync helper) they run the coroutine on a fresh loop in a worker thread
-and wait for it, since a loop cannot be re-entered.
+calling a sync helper) they run the coroutine with ``asyncio.run`` in a worker
+thread and wait for it, since a loop cannot be re-entered. Other threads than
+the main one use ``asyncio.run`` too.
 
-Called from plain code in the main thread they run it on one event loop kept for
-the process (an :class:`asyncio.Runner`), instead of ``asyncio.run``'s new loop
-per call: making and closing a loop (its selector, its wake-up socket pair)
-costs about as much as a twenty-step scripted run, and a test suite calls
-``run_workflow`` thousands of times. Each call still ends as ``asyncio.run``
-ends one: tasks the run left behind are cancelled and waited for, and async
-generators it left open are closed, so nothing of one run reaches the next.
-Ctrl-C cancels the run as under ``asyncio.run``: the first one cancels the run's
-task, which then ends in ``KeyboardInterrupt``; a second one raises it at once.
-A call that ends in an interruption (``KeyboardInterrupt``, ``SystemExit``)
-closes the kept loop; the next call makes a new one, as does a forked child.
-Other threads use ``asyncio.run``.
+Called from plain code in the main thread they run it on one :class:`asyncio.Runner`
+kept for the process instead of ``asyncio.run``'s new loop per call: making and
+closing a loop costs about as much as a twenty-step scripted run, and a test
+suite calls ``run_workflow`` thousands of times (``asyncio.run`` per call made
+short runs 10-16% slower). Each call still ends as ``asyncio.run`` ends one, so
+nothing of one run reaches the next: it runs in a copy of the caller's context
+variables; tasks it left behind are cancelled and waited for; async generators
+it left open are closed. The runner gives Ctrl-C its usual meaning (the first
+cancels the run, which ends in ``KeyboardInterrupt``; a second raises it at
+once). A call that ends in ``KeyboardInterrupt`` or ``SystemExit`` closes the
+runner; the next call makes a new one, as does a forked child, or a call after
+someone closed the loop.
 
-The loop is driven here rather than through :class:`asyncio.Runner`, whose ``run``
-installs its Ctrl-C handler through ``signal.signal`` and reads it back through
-``signal.getsignal``: both turn the handler into an enum member when they can,
-and trying costs the ``repr`` of a handler that holds the task, on every call.
-The handler is installed through ``_signal``, the C module ``signal`` wraps.
+The runner is closed by :func:`close_runner`: the pytest plugin calls it when
+the session ends (``pytest_unconfigure``). For other programs an ``atexit`` hook
+closes what is left without starting a thread, which Python 3.12+ no longer
+allows at that point (``Runner.close`` starts one to shut the default executor
+down; by then the interpreter has already joined the executor's threads).
+
+With ``AGENTLOOM_SPEEDUPS=0`` (:mod:`pytest_agentloom.core.speedups`) every call
+uses ``asyncio.run``.
 """
 
 from __future__ import annotations
 
-import _signal
 import asyncio
 import atexit
 import contextvars
 import os
-import signal
+import sys
 import threading
 import weakref
-from collections.abc import Coroutine
+from collections.abc import AsyncGenerator, Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["run_sync"]
+from ..core.speedups import speedups_on
+
+__all__ = ["close_runner", "run_sync"]
 
 T = TypeVar("T")
 
@@ -48,127 +53,109 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        if threading.current_thread() is threading.main_thread():
+        if threading.current_thread() is threading.main_thread() and speedups_on():
             return _KEPT.run(coroutine)
         return asyncio.run(coroutine)
     return _in_thread(coroutine)
 
 
-class _KeptLoop:
-    """The main thread's event loop, kept from one call to the next (see the module's docstring)."""
+def close_runner() -> None:
+    """Close the main thread's kept runner (a later call makes a new one). Call it while threads may still
+    start (the pytest plugin does, at the end of the session); at exit, an ``atexit`` hook does what is left."""
+    _KEPT.close()
+
+
+class _KeptRunner:
+    """The main thread's :class:`asyncio.Runner`, kept from one call to the next (see the module's docs)."""
 
     def __init__(self) -> None:
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: asyncio.Runner | None = None
         self._pid = 0
 
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        loop = self._current()
-        task = loop.create_task(coroutine, context=contextvars.copy_context())  # the caller's, as asyncio.run
-        interrupt = _CtrlC(loop, task)
+        runner = self._current()
+        loop = runner.get_loop()
+        loop.call_soon(_track_async_generators)  # runs first: before the task's first step
         try:
-            with interrupt:
-                try:
-                    return loop.run_until_complete(task)
-                except asyncio.CancelledError:
-                    if interrupt.count and task.uncancel() == 0:  # cancelled by Ctrl-C, not by the run itself
-                        raise KeyboardInterrupt from None
-                    raise
+            # the caller's context variables, as asyncio.run (a runner's default is its own, kept context)
+            return runner.run(coroutine, context=contextvars.copy_context())
         except (KeyboardInterrupt, SystemExit):
             self.close()
             raise
         finally:
-            if self._loop is loop:
-                _tidy(loop)
+            if not loop.is_closed():
+                _end_of_call(loop)
 
-    def _current(self) -> asyncio.AbstractEventLoop:
-        loop = self._loop
-        if loop is None or self._pid != os.getpid() or loop.is_closed():
-            # a forked child never shares its parent's loop; a loop someone closed is replaced
-            loop = self._loop = asyncio.new_event_loop()  # like asyncio.run, no current loop set between calls
-            self._pid = os.getpid()
-        return loop
+    def _current(self) -> asyncio.Runner:
+        runner = self._runner
+        if runner is not None and self._pid == os.getpid() and not runner.get_loop().is_closed():
+            return runner
+        if runner is not None and self._pid != os.getpid():
+            runner.get_loop().close()  # a forked child's copy of its parent's loop: never run here
+        # a loop factory: the runner then sets no current event loop, so code between calls gets none
+        self._runner, self._pid = asyncio.Runner(loop_factory=asyncio.new_event_loop), os.getpid()
+        return self._runner
 
     def close(self) -> None:
-        """What ``asyncio.Runner.close`` does: cancel what is left, close generators and the executor, close."""
-        loop, self._loop = self._loop, None
-        if loop is None or self._pid != os.getpid() or loop.is_closed():
+        """``Runner.close``: cancel what is left, close async generators, shut the default executor down."""
+        runner, self._runner = self._runner, None
+        if runner is not None and self._pid == os.getpid():
+            runner.close()
+
+    def close_at_exit(self) -> None:
+        """What ``close`` does, but without starting a thread: the loop's own ``close`` lets the default
+        executor go without waiting (the interpreter joined its threads before ``atexit`` hooks ran)."""
+        runner, self._runner = self._runner, None
+        if runner is None or self._pid != os.getpid():
+            return
+        loop = runner.get_loop()
+        if loop.is_closed():
             return
         try:
-            _tidy(loop)
+            _end_of_call(loop)
             loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.run_until_complete(loop.shutdown_default_executor())
         finally:
             loop.close()
 
 
-class _CtrlC:
-    """While a call runs: Ctrl-C cancels its task (a second one raises ``KeyboardInterrupt``), as in
-    ``asyncio.run``; only when Python's own handler is in place (a program's own handler is left alone)."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> None:
-        self.loop, self.task = loop, task
-        self.count = 0
-        self._installed = False
-
-    def __enter__(self) -> _CtrlC:
-        if _signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-            try:
-                _signal.signal(signal.SIGINT, self._on_sigint)
-            except ValueError:  # an interpreter whose main thread takes no signals (embedded)
-                return self
-            self._installed = True
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self._installed and _signal.getsignal(signal.SIGINT) == self._on_sigint:
-            _signal.signal(signal.SIGINT, signal.default_int_handler)
-
-    def _on_sigint(self, signum: int, frame: object) -> None:
-        self.count += 1
-        if self.count == 1 and not self.task.done():
-            self.task.cancel()
-            self.loop.call_soon_threadsafe(lambda: None)  # wake the loop if it waits in select()
-            return
-        raise KeyboardInterrupt
+#: Async generators first iterated during the current call (see :func:`_track_async_generators`).
+_OPENED: weakref.WeakSet[AsyncGenerator[Any, Any]] = weakref.WeakSet()
 
 
-def _tidy(loop: asyncio.AbstractEventLoop) -> None:
-    """What ``asyncio.run`` does after the main task, short of closing the loop.
+def _track_async_generators() -> None:
+    """Note every async generator the call starts, beside the loop's own hook (Python's public hooks: the loop
+    installs its own when it starts running and puts back what was there before when it stops)."""
+    firstiter, finalizer = sys.get_asyncgen_hooks()
 
-    Open async generators are closed as ``loop.shutdown_asyncgens()`` would close them, but
-    without calling it: after that call a loop warns about every async generator started on it.
-    The loop's set of live generators has no public name (``_asyncgens``, in every 3.11+ loop).
-    """
-    left = asyncio.all_tasks(loop) if _other_tasks_may_live() else ()
+    def first_iteration(generator: AsyncGenerator[Any, Any]) -> None:
+        _OPENED.add(generator)
+        if firstiter is not None:
+            firstiter(generator)
+
+    sys.set_asyncgen_hooks(firstiter=first_iteration, finalizer=finalizer)
+
+
+def _end_of_call(loop: asyncio.AbstractEventLoop) -> None:
+    """What ``asyncio.run`` does after the main task, short of closing the loop: cancel the tasks left behind
+    and close the async generators left open. (``loop.shutdown_asyncgens()`` is no way: after it the loop
+    warns about every async generator started on it.)"""
+    left = asyncio.all_tasks(loop)
     if left:
         for task in left:
             task.cancel()
         loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
-    live = getattr(loop, "_asyncgens", None)
-    if live:
-        generators = list(live)
-        live.clear()
+    if _OPENED:
+        generators = list(_OPENED)
+        _OPENED.clear()
         loop.run_until_complete(_close_all(generators))
 
 
-def _other_tasks_may_live() -> bool:
-    """Whether a task besides the call's own (done, and still held by it) may be alive, in any loop.
-
-    ``asyncio.all_tasks`` copies the set of live tasks of every loop and filters it, on every call;
-    most runs make no task of their own, and the set then holds only the call's. Python 3.11 keeps
-    that set as ``asyncio.tasks._all_tasks``, a ``WeakSet`` (later versions keep tasks otherwise:
-    there the answer is always yes, and ``all_tasks`` looks).
-    """
-    live = getattr(asyncio.tasks, "_all_tasks", None)
-    return not isinstance(live, weakref.WeakSet) or len(live) > 1
-
-
-async def _close_all(generators: list[Any]) -> None:
+async def _close_all(generators: list[AsyncGenerator[Any, Any]]) -> None:
     await asyncio.gather(*(generator.aclose() for generator in generators), return_exceptions=True)
 
 
-_KEPT = _KeptLoop()
-atexit.register(_KEPT.close)
+_KEPT = _KeptRunner()
+atexit.register(_KEPT.close_at_exit)
 
 
 def _in_thread(coroutine: Coroutine[Any, Any, T]) -> T:

@@ -1,15 +1,17 @@
-"""run_sync: one kept loop in the main thread, each call ending as asyncio.run ends one."""
+"""run_sync: one kept asyncio.Runner in the main thread, each call ending as asyncio.run ends one."""
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import os
 import threading
 import warnings
 
 import pytest
 
-from pytest_agentloom.engine.sync import run_sync
+from pytest_agentloom.core.speedups import ENV_VAR
+from pytest_agentloom.engine.sync import close_runner, run_sync
 
 marker: contextvars.ContextVar[str] = contextvars.ContextVar("marker", default="outside")
 
@@ -184,3 +186,42 @@ def test_a_programs_own_ctrl_c_handler_is_left_in_place() -> None:
         assert during is signal.getsignal(signal.SIGINT) and during is not signal.default_int_handler
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+async def _the_loop() -> asyncio.AbstractEventLoop:
+    return asyncio.get_running_loop()
+
+
+def test_the_runner_closed_by_close_runner_is_replaced_by_the_next_call() -> None:
+    loop = run_sync(_the_loop())
+    close_runner()
+    assert loop.is_closed()
+    assert run_sync(_the_loop()) is not loop
+    close_runner()
+    close_runner()  # closing twice is harmless
+
+
+def test_with_the_speedups_off_every_call_has_a_loop_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV_VAR, "0")
+    first = run_sync(_the_loop())
+    assert first.is_closed()
+    assert run_sync(_the_loop()) is not first
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX only")
+def test_a_forked_child_runs_on_a_loop_of_its_own() -> None:
+    parent_loop = run_sync(_the_loop())
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report, and leave without running the parent's clean-up
+        try:
+            ok = run_sync(_the_loop()) is not parent_loop
+            os.write(write, b"ok" if ok else b"same loop")
+        finally:
+            os._exit(0)
+    os.close(write)
+    answer = os.read(read, 100)
+    os.close(read)
+    os.waitpid(pid, 0)
+    assert answer == b"ok"
+    assert run_sync(_the_loop()) is parent_loop  # the parent's runner is untouched
