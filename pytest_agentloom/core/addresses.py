@@ -27,7 +27,10 @@ import socket
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["is_internal_address", "is_internal_host", "is_ip_literal", "public_only_transport", "resolve_host"]
+__all__ = [
+    "checked_addresses", "is_internal_address", "is_internal_host", "is_ip_literal", "public_only_transport",
+    "resolve_host",
+]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
@@ -79,54 +82,33 @@ async def resolve_host(host: str, port: int) -> list[str]:
 Refuse = Callable[[str, str], BaseException]
 
 
-def public_only_transport(refuse: Refuse, **options: Any) -> Any:
-    """An ``httpx.AsyncHTTPTransport`` that connects only to public addresses, and to the address it checked.
+async def checked_addresses(host: str, port: int, refuse: Refuse) -> list[str]:
+    """The addresses a connection to ``host`` may go to: ``host`` resolved once, every address checked.
 
-    Each host name is resolved once, at connect time; every address it resolves to is checked, and the
-    connection goes to a checked address, so a DNS answer that changes between a check and the connection
-    (DNS rebinding) cannot send the request inside. ``refuse(host, address)`` makes the exception raised
-    for an internal address. ``options`` go to the transport (``verify``, ...). TLS still names the host
-    (SNI, certificate checks). A proxy from the environment resolves names itself: the check then applies
-    to the proxy's address only.
+    ``refuse(host, address)`` makes the exception raised for an internal one (a ``localhost`` name, an
+    internal IP literal, or a name that resolves to any internal address). A name that cannot be
+    resolved raises the resolver's ``OSError``.
     """
-    import httpx
+    if is_internal_host(host):
+        raise refuse(host, host)
+    addresses = [host.strip("[]")] if is_ip_literal(host) else await resolve_host(host, port)
+    for address in addresses:
+        if is_internal_address(address):
+            raise refuse(host, address)
+    return list(dict.fromkeys(addresses))
 
-    transport = httpx.AsyncHTTPTransport(**options)
-    pool = transport._pool  # httpx builds one httpcore pool per transport; its backend opens every connection
-    pool._network_backend = _public_only_backend(pool._network_backend, refuse)
-    return transport
 
+def public_only_transport(refuse: Refuse, *, verify: Any = True) -> Any:
+    """An httpx transport that connects only to public addresses, and to the address it checked.
 
-def _public_only_backend(inner: Any, refuse: Refuse) -> Any:
-    import httpcore
+    Each host name is resolved once, at connect time, by :func:`checked_addresses`; the connection goes to
+    one of the addresses it checked, so a DNS answer that changes between a check and the connection (DNS
+    rebinding) cannot send the request inside. ``refuse(host, address)`` makes the exception raised for an
+    internal address (and for a unix socket). ``verify`` is httpx's (``True``, a CA bundle, an
+    ``ssl.SSLContext``). TLS still names the host (SNI, certificate checks). A proxy from the environment
+    resolves names itself: the check then applies to the proxy's address only.
+    """
+    from .public_transport import CheckedTransport
 
-    class PublicOnlyBackend(httpcore.AsyncNetworkBackend):
-        """Resolves, checks and connects in one place: the address connected to is one that was checked."""
-
-        async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                              local_address: str | None = None, socket_options: Any = None) -> Any:
-            if is_internal_host(host):
-                raise refuse(host, host)
-            try:
-                addresses = [host.strip("[]")] if is_ip_literal(host) else await resolve_host(host, port)
-            except OSError as exc:
-                raise httpcore.ConnectError(f"{host} could not be resolved: {exc}") from exc
-            for address in addresses:
-                if is_internal_address(address):
-                    raise refuse(host, address)
-            last: Exception = httpcore.ConnectError(f"{host} resolved to no address")
-            for address in dict.fromkeys(addresses):
-                try:
-                    return await inner.connect_tcp(address, port, timeout=timeout, local_address=local_address,
-                                                   socket_options=socket_options)
-                except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
-                    last = exc
-            raise last
-
-        async def connect_unix_socket(self, path: str, timeout: float | None = None, socket_options: Any = None) -> Any:
-            raise refuse(path, "a unix socket")
-
-        async def sleep(self, seconds: float) -> None:
-            await inner.sleep(seconds)
-
-    return PublicOnlyBackend()
+    return CheckedTransport(lambda host, port: checked_addresses(host, port, refuse),
+                            lambda path: refuse(path, "a unix socket"), verify=verify)

@@ -26,3 +26,77 @@ def test_hosts_are_judged_as_written_without_resolving_names() -> None:
     assert is_internal_host("localhost") and is_internal_host("api.localhost.") and is_internal_host("10.0.0.1")
     assert not is_internal_host("example.org") and not is_internal_host("8.8.8.8")
     assert is_ip_literal("[::1]") and not is_ip_literal("example.org")
+
+
+# -- the transport that connects only where it checked (core/public_transport.py) -------------------------------
+
+def test_every_httpcore_error_becomes_the_httpx_error_of_its_name_the_most_specific_first() -> None:
+    import httpcore
+    import httpx
+
+    from pytest_agentloom.core.public_transport import ERRORS, httpx_error
+
+    raised = {name for name in httpcore.__all__ if isinstance(getattr(httpcore, name), type)
+              and issubclass(getattr(httpcore, name), Exception)} - {"ConnectionNotAvailable"}
+    assert {kind.__name__ for kind in ERRORS} == raised
+    for name in raised:
+        mapped = httpx_error(getattr(httpcore, name)("why"))
+        assert type(mapped) is getattr(httpx, name) and str(mapped) == "why"
+
+
+def _serve_once(answer: bytes) -> tuple[int, list[bytes]]:
+    """A server on 127.0.0.1 that answers one connection with ``answer`` and closes it; what it read."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    seen: list[bytes] = []
+
+    def serve() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            seen.append(connection.recv(65536))
+            connection.sendall(answer)
+        listener.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener.getsockname()[1], seen
+
+
+def _fetch(port: int, checked_to: list[str]) -> tuple[int, bytes]:
+    import asyncio
+
+    import httpx
+
+    from pytest_agentloom.core.public_transport import CheckedTransport
+
+    asked: list[tuple[str, int]] = []
+
+    async def checked(host: str, port: int) -> list[str]:
+        asked.append((host, port))
+        return checked_to
+
+    async def fetch() -> tuple[int, bytes]:
+        transport = CheckedTransport(checked, lambda path: ValueError(path))
+        async with httpx.AsyncClient(transport=transport, trust_env=False) as client:
+            response = await client.get(f"http://service.example.org:{port}/x")
+            return response.status_code, response.content
+
+    answer = asyncio.run(fetch())
+    assert asked == [("service.example.org", port)]
+    return answer
+
+
+def test_the_transport_connects_to_a_checked_address_and_keeps_the_host_header() -> None:
+    port, seen = _serve_once(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+    assert _fetch(port, ["::1", "127.0.0.1"]) == (200, b"ok")  # nothing listens on ::1: the next one is tried
+    assert f"Host: service.example.org:{port}".encode() in seen[0]
+
+
+def test_a_body_cut_short_is_httpxs_remote_protocol_error() -> None:
+    import httpx
+
+    port, _ = _serve_once(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\nConnection: close\r\n\r\nshort")
+    with pytest.raises(httpx.RemoteProtocolError) as info:
+        _fetch(port, ["127.0.0.1"])
+    assert type(info.value.__cause__).__module__.startswith("httpcore")
