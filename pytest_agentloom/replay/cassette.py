@@ -29,11 +29,9 @@ Usable without pytest (the CLI's ``--replay``/``--record`` use it)::
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import threading
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,7 +50,6 @@ from .matchers import (
     resolve_matchers,
 )
 from .modes import RecordMode
-from .patching import PatchSwitch
 from .provenance import Provenance, stale_workflows, workflow_hash
 from .scrub import Scrubber, api_keys_from_env
 from .serializer import dumps, read_cassette, write_atomic
@@ -120,42 +117,52 @@ def _relative(path: Path, root: Path | None) -> str:
         return Path(path).as_posix()
 
 
-def _cassette_class() -> Any:
-    """A vcrpy ``Cassette`` that tells its session about a request it cannot play.
+def _cassette_class(session: CassetteSession) -> Any:
+    """A vcrpy ``Cassette`` that looks requests up in ``session``'s index and tells it of a request it cannot play.
 
-    Built for each session rather than cached, so it always comes from the vcrpy
-    modules currently imported (pytester's in-process runs re-import them).
+    It overrides only public methods, the ones vcrpy's httpx stubs call: ``can_play_response_for``
+    (which asks ``request in cassette``), ``play_response`` and ``append``
+    (``tests/replay/test_vcr_contract.py`` fails if vcrpy stops calling them). Built for each session
+    rather than cached, so it always comes from the vcrpy modules currently imported (pytester's
+    in-process runs re-import them).
     """
     from vcr.cassette import Cassette
+    from vcr.errors import UnhandledHTTPRequestError
 
     class AgentloomCassette(Cassette):  # type: ignore[misc]
-        session: CassetteSession | None = None
-        index: RequestIndex | None = None
+        def __contains__(self, request: Any) -> bool:
+            """Whether an unplayed recording matches ``request`` (filtered already, as vcrpy asks it)."""
+            return self._next(request) is not None
 
-        def _responses(self, request: Any) -> Iterator[tuple[int, Any]]:
-            """vcrpy's lookup (used by ``in`` and ``play_response``), through the index (see :mod:`.index`)."""
-            if self.index is None:  # a cassette the session did not open
-                self.index = RequestIndex(self._match_on)
-            request = self._before_record_request(request)
-            for position in self.index.matches(request, self.data):
-                yield position, self.data[position][1]
+        def _next(self, request: Any) -> int | None:
+            """The position of the first recording that matches ``request`` and may still be played."""
+            for position in session._index.matches(request, self.data):
+                if self.play_counts[position] == 0 or self.allow_playback_repeats:
+                    return position
+            return None
 
         def can_play_response_for(self, request: Any) -> bool:
             playable = bool(super().can_play_response_for(request))
-            if not playable and self.session is not None:
+            if not playable and session._scrub_request(request) is not None:  # a provider call's request
                 if self.write_protected:
-                    self.session._unmatched(request)
+                    session._unmatched(request)
                 else:  # about to be sent live: note it, to record it even if no response comes
-                    self.session._sent(request)
+                    session._sent(request)
             return playable
 
         def append(self, request: Any, response: Any) -> None:
-            if self.session is not None:
-                self.session._answered(request)
+            session._answered(request)
             super().append(request, response)
 
         def play_response(self, request: Any) -> Any:
-            response = super().play_response(request)
+            """vcrpy's answer, found through the index (see :mod:`.index`) rather than a scan."""
+            scrubbed = session._scrub_request(request)
+            position = None if scrubbed is None else self._next(scrubbed)
+            if position is None:
+                raise UnhandledHTTPRequestError(
+                    f"The cassette ({session.config.display_path}) doesn't contain the request asked for")
+            self.play_counts[position] += 1
+            response = self.data[position][1]
             status = response.get("status") or {}
             if status.get("code") == NO_RESPONSE_STATUS:
                 raise _replayed_transport_error(str(status.get("message") or ""))
@@ -238,10 +245,10 @@ class CassetteSession:
         self._scrubber = Scrubber(api_keys=[*api_keys_from_env(config.env), *config.api_keys])
         self._secrets: set[str] = set()
         self._workflows: dict[str, str] = {}
-        self._lock = threading.Lock()
-        self._depth = 0
-        self._patches: PatchSwitch | None = None
-        self._last_scrub: tuple[Request, Scrubber, Request] | None = None
+        self._vcr_context: Any = None
+        self._index = RequestIndex(resolve_matchers(config.match_on, config.ignore))
+        self._loading = False
+        self._last_scrub: tuple[Request, Scrubber, Request | None] | None = None
         self.mismatches: list[CassetteMismatchError] = []
         self.loaded_count = 0
         self.opened = False
@@ -258,22 +265,30 @@ class CassetteSession:
         return self._loaded[0] if self._loaded is not None else None
 
     def open(self) -> CassetteSession:
-        """Load the cassette (unless re-recording everything) and build the vcrpy cassette."""
+        """Load the cassette (unless re-recording everything) and put vcrpy's interception in place until
+        :meth:`close`: vcrpy's public context manager (``Cassette.use``), entered once.
+
+        While it is in place, only the requests of a provider call made through :meth:`wrap` are played or
+        recorded: for any other request (the test's own HTTP, a tool's request to a local server) the
+        request filter answers ``None``, which vcrpy lets through untouched and unrecorded.
+        """
         if self.opened:
             return self
         from vcr.record_mode import RecordMode as VcrMode
 
         if self.mode is not RecordMode.ALL:
             self._loaded = read_cassette(self.config.path)
-        cls = _cassette_class()
-        self._cassette = cls.load(
+        self._vcr_context = _cassette_class(self).use(
             path=str(self.config.path), persister=_Persister(self), record_mode=VcrMode(self.mode.value),
             match_on=self._matchers(), before_record_request=self._scrub_request,
             before_record_response=self._scrub_response, allow_playback_repeats=False,
         )
-        self._cassette.session = self
-        self._cassette.index = RequestIndex(self._matchers())
-        self._cassette.index.follow(self._cassette.data)  # keys computed while loading, not on the first call
+        self._loading = True  # the recordings vcrpy appends as it loads pass the filter
+        try:
+            self._cassette = self._vcr_context.__enter__()
+        finally:
+            self._loading = False
+        self._index.follow(self._cassette.data)  # keys computed while loading, not on the first call
         self.loaded_count = len(self._cassette.data)
         self.opened = True
         return self
@@ -314,9 +329,12 @@ class CassetteSession:
         """
         if not self.opened:
             return False
-        self._unpatch_all()
-        written = keep and self.needs_write() and self.write()
-        self.opened = False
+        try:
+            written = keep and self.needs_write() and self.write()
+        finally:
+            self.opened = False
+            context, self._vcr_context = self._vcr_context, None
+            context.__exit__(None, None, None)  # vcrpy's interception ends (its save goes to our no-op persister)
         return written
 
     def __enter__(self) -> CassetteSession:
@@ -416,40 +434,16 @@ class CassetteSession:
         """``provider`` with every call going through this cassette."""
         return ReplayProvider(provider, self)
 
-    @contextlib.contextmanager
-    def patched(self) -> Iterator[None]:
-        """vcrpy's patches in place while at least one call is in flight (re-entrant, thread-safe)."""
-        self.open()
-        with self._lock:
-            if self._depth == 0:
-                if self._patches is None:  # built once: vcrpy's patchers can be applied again after undoing
-                    from vcr.patch import CassettePatcherBuilder
-
-                    self._patches = PatchSwitch(CassettePatcherBuilder(self._cassette).build())
-                self._patches.__enter__()
-            self._depth += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._depth -= 1
-                if self._depth == 0:
-                    self._unpatch_all()
-
-    def _unpatch_all(self) -> None:
-        if self._patches is not None:
-            self._patches.__exit__(None, None, None)  # a no-op when they are not applied
-        self._depth = 0
-
     # -- vcrpy hooks ----------------------------------------------------------------------------------------
 
-    def _scrub_request(self, request: Request) -> Request:
-        """The scrubbed copy of ``request``; vcrpy asks for it up to three times per request (``in``,
-        ``play_response``), so the last answer is kept for the same request object and scrubber."""
+    def _scrub_request(self, request: Request) -> Request | None:
+        """The scrubbed copy of a provider call's ``request`` (``None`` for any other request, which vcrpy
+        then lets through: see :meth:`open`); vcrpy asks for it up to three times per request, so the
+        last answer is kept for the same request object and scrubber."""
         last = self._last_scrub
         if last is not None and last[0] is request and last[1] is self._scrubber:
             return last[2]
-        scrubbed = self._scrubber.request(request)
+        scrubbed = self._scrubber.request(request) if self._loading or current_call.get() is not None else None
         self._last_scrub = (request, self._scrubber, scrubbed)
         return scrubbed
 
@@ -474,21 +468,18 @@ class CassetteSession:
             return
         reason = _NO_RESPONSE_TIMEOUT if _is_timeout(error) else _NO_RESPONSE_DROPPED
         for request, position in reversed(call.pending):
-            scrubbed = self._cassette._before_record_request(request)
-            if not scrubbed:
-                continue
+            scrubbed = self._scrubber.request(request)
             response = {"status": {"code": NO_RESPONSE_STATUS, "message": reason}, "headers": {},
                         "body": {"string": b""}}
             self._cassette.data.insert(min(position, len(self._cassette.data)), (scrubbed, response))
             self._cassette.dirty = True
-            if self._cassette.index is not None:
-                self._cassette.index.invalidate()
+            self._index.invalidate()
         call.pending.clear()
 
     def _unmatched(self, request: Request) -> None:
         """vcrpy found no unused recording for ``request`` in a write-protected mode: build our error."""
         call = current_call.get()
-        error = self._mismatch_error(self._scrub_request(request), call.request if call else None)
+        error = self._mismatch_error(self._scrubber.request(request), call.request if call else None)
         self.mismatches.append(error)
         if call is not None and call.mismatch is None:
             call.mismatch = error
@@ -632,8 +623,9 @@ def _body_summary(request: Any) -> str:
 class ReplayProvider:
     """A provider whose calls go through a :class:`CassetteSession`.
 
-    It sets :data:`current_call` for the HTTP layer, keeps vcrpy's patches in
-    place during the call, and turns a request the cassette cannot answer into
+    It opens the session (vcrpy's interception is then in place until the session
+    closes), sets :data:`current_call` for the HTTP layer (only the requests of a
+    call are played or recorded), and turns a request the cassette cannot answer into
     a :class:`~pytest_agentloom.errors.CassetteMismatchError` however the SDK wrapped it.
     """
 
@@ -659,8 +651,8 @@ class ReplayProvider:
         call = CallInfo(request)
         token = current_call.set(call)
         try:
-            with self.session.patched():
-                response = await send()
+            self.session.open()
+            response = await send()
         except Exception as exc:
             if call.mismatch is not None:
                 raise call.mismatch from exc

@@ -242,6 +242,12 @@ class TestCassette:
         registry = run_tools(workflow.config.sandbox, workflow.base_dir, tools)
         return self.tape.wrap(registry)
 
+    def release(self) -> None:
+        """End vcrpy's interception if a run left the cassette open after :meth:`finish` (or with no call
+        phase at all), writing nothing: at the end of the test's teardown."""
+        if self.session is not None:
+            self.session.close(keep=False)
+
     def finish(self, passed: bool) -> tuple[str | None, list[tuple[str, str]]]:
         """End of the test's call: write the cassette if recording; the unused-interaction failure, if any,
         and the user properties (stale flag, cassette written) for the report.

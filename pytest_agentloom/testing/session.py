@@ -269,6 +269,7 @@ class AgentloomSession:
         if HARNESS_KEY in item.stash:
             del item.stash[HARNESS_KEY]
         if CASSETTE_KEY in item.stash:
+            item.stash[CASSETTE_KEY].release()  # a run after the call (in a fixture's teardown) opened it again
             del item.stash[CASSETTE_KEY]
 
     def finish_cassette(self, item: pytest.Item, report: pytest.TestReport) -> None:
