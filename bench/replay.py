@@ -265,6 +265,12 @@ def matching_cost(folder: Path, rounds: int) -> dict[int, float]:
     for size, path in paths.items():
         write_synthetic(path, size)
     costs: dict[int, list[float]] = {size: [] for size in MATCH_SIZES}
+    from pytest_agentloom.core.types import LLMRequest, Message
+    from pytest_agentloom.replay.cassette import CallInfo, current_call
+
+    # the lookups happen inside a provider call, as in a run (outside one, requests are not the cassette's)
+    token = current_call.set(CallInfo(LLMRequest(step_id="s", model=MODEL, messages=(Message(role="user",
+                                                                                             content="x"),))))
     for _ in range(rounds + 1):  # the first round warms up
         for size in MATCH_SIZES:
             session = open_session(paths[size])
@@ -276,6 +282,7 @@ def matching_cost(folder: Path, rounds: int) -> dict[int, float]:
                 cassette.play_response(request)
             costs[size].append((time.perf_counter() - started) / len(wanted))
             session.close()
+    current_call.reset(token)
     return {size: statistics.median(values[1:]) for size, values in costs.items()}
 
 
