@@ -204,7 +204,7 @@ def agentloom_tools() -> dict[str, Callable[..., Any]] | list[Any]:
 
 
 @pytest.fixture
-def agentloom(request: pytest.FixtureRequest) -> AgentloomHarness:
+def agentloom(request: pytest.FixtureRequest, agentloom_tools: Any) -> AgentloomHarness:
     """A per-test harness: ``load(path)``, ``run(workflow, state=, provider=, tools=, **config)``,
     ``scripted(...)`` and ``assert_snapshot(result)``. Runs use a virtual clock and a run id derived
     from the test id; files they write go under ``agentloom.tmp_path`` (the test's ``tmp_path`` when it
@@ -212,23 +212,8 @@ def agentloom(request: pytest.FixtureRequest) -> AgentloomHarness:
     Tools given to every run come from the ``agentloom_tools`` fixture.
     """
     agentloom = request.config.stash[SESSION_KEY]
-    names = request.fixturenames  # a new list at each call: asked once
-    folder, exists = folder_for_test(request, names)
-    return agentloom.harness(request.node, folder, _tools(request, agentloom, names), folder_exists=exists)
-
-
-def _tools(request: pytest.FixtureRequest, agentloom: AgentloomSession, names: list[str]) -> Any:
-    """The value of the ``agentloom_tools`` fixture for this test, without setting it up when nothing overrides
-    the plugin's own (which gives no tools).
-
-    ``agentloom`` asks for it by name rather than as an argument: a fixture pytest sets up and tears down costs
-    a test about as much as the harness itself, and in a table of 1,000 rows that is every row. When the test
-    (or a fixture of it) takes ``agentloom_tools``, or a ``conftest.py``, module or class overrides it, pytest
-    gives its value as before.
-    """
-    if "agentloom_tools" in names or agentloom.tools_overridden(request):
-        return request.getfixturevalue("agentloom_tools")
-    return None
+    folder, exists = folder_for_test(request, request.fixturenames)
+    return agentloom.harness(request.node, folder, agentloom_tools, folder_exists=exists)
 
 
 @pytest.fixture

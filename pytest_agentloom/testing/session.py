@@ -40,8 +40,6 @@ class AgentloomSession:
         self._unmarked_snapshot_options: SnapshotOptions | None = None
         #: merged markers by the ids of the marks merged, with those marks (see merged_markers)
         self._merged: dict[tuple[int, ...], _Marked] = {}
-        #: whether a parent node's tests see an override of ``agentloom_tools``, by its id (see tools_overridden)
-        self._tools_overridden: dict[int, tuple[Any, bool]] = {}
         self.update_snapshots = bool(read_setting(config, "update_snapshots"))
         self.warn_unused = bool(read_setting(config, "warn_unused_snapshots"))
         self.scenario_glob = str(read_setting(config, "scenario_glob"))
@@ -154,19 +152,6 @@ class AgentloomSession:
             live=self.live, hold_records=not folder_exists,
         )
         return harness
-
-    def tools_overridden(self, request: pytest.FixtureRequest) -> bool:
-        """Whether the ``agentloom_tools`` fixture closest to this test is not the plugin's own (which gives none).
-
-        Fixtures visible to a test depend on the folders, module and class it is in, so the answer is kept
-        per parent node (every row of a table shares it). It reads pytest's fixture registry, which is not
-        public API: if that fails, the answer is "overridden", and the fixture is set up as pytest would.
-        """
-        parent = request.node.parent
-        known = self._tools_overridden.get(id(parent))
-        if known is None or known[0] is not parent:
-            known = self._tools_overridden[id(parent)] = (parent, _tools_overridden(request))
-        return known[1]
 
     def observer(self, nodeid: str) -> Observer | None:
         """What the harness tells of each finished run: workflow coverage, in a live session the repetitions'
@@ -561,13 +546,3 @@ def _own_copy(merged: dict[str, Any]) -> dict[str, Any]:
 
 #: how many merged marker sequences a session keeps (one per marked test function, in most suites)
 _MAX_MERGED = 4096
-
-
-def _tools_overridden(request: pytest.FixtureRequest) -> bool:
-    """Whether the closest ``agentloom_tools`` definition visible to the test comes from outside the plugin."""
-    try:
-        definitions = request._fixturemanager.getfixturedefs("agentloom_tools", request.node)
-        closest = definitions[-1].func if definitions else None
-    except Exception:  # a pytest whose private API differs: set the fixture up, as pytest would
-        return True
-    return getattr(closest, "__module__", None) != "pytest_agentloom.plugin"

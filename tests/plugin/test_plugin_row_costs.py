@@ -1,5 +1,5 @@
 """What the per-row shortcuts of the plugin keep: merged markers kept per sequence of marks, the
-``agentloom_tools`` fixture asked for only when something overrides it, and the report hook's fast path."""
+``agentloom_tools`` fixture found per module and class, and the report hook's fast path."""
 
 from __future__ import annotations
 
@@ -88,13 +88,11 @@ TOOL_FLOW = "name: f\nsteps:\n  - {id: t, type: tool, tool_name: t, output: out}
 
 
 def test_agentloom_tools_overrides_are_found_per_module_and_class(pytester: pytest.Pytester) -> None:
-    """Whether ``agentloom_tools`` is overridden is kept per parent node: a module's or a class's override
-    counts for its tests only; the others do not even set the plugin's fixture up."""
+    """A module's or a class's override of ``agentloom_tools`` counts for its tests only."""
     pytester.makefile(".yaml", flow=TOOL_FLOW)
     plain = """
-        def test_plain(agentloom, request):
+        def test_plain(agentloom):
             assert agentloom.run("flow.yaml", tools={"t": lambda: "run"}).state["out"] == "run"
-            assert "agentloom_tools" not in request.fixturenames
     """
     pytester.makepyfile(test_a_plain=plain)
     pytester.makepyfile(test_b_module="""
@@ -119,23 +117,22 @@ def test_agentloom_tools_overrides_are_found_per_module_and_class(pytester: pyte
                 assert agentloom.run("flow.yaml").state["out"] == "class"
 
         class TestPlain:
-            def test_plain(self, agentloom, request):
+            def test_plain(self, agentloom):
                 assert agentloom.run("flow.yaml", tools={"t": lambda: "run"}).state["out"] == "run"
-                assert "agentloom_tools" not in request.fixturenames
     """ + plain)
     pytester.runpytest_inprocess("-p", "no:randomly").assert_outcomes(passed=5)
 
 
-def test_the_plugins_own_agentloom_tools_is_not_set_up_unless_asked_for(pytester: pytest.Pytester) -> None:
-    """No override: the plugin's fixture (no tools) is not set up; a test that takes it still gets it, and a
-    test that parametrizes it directly gets its parameter."""
+def test_the_plugins_own_agentloom_tools_gives_no_tools_and_can_be_taken_or_parametrized(
+        pytester: pytest.Pytester) -> None:
+    """No override: the plugin's fixture gives no tools; a test that takes it gets it, and a test that
+    parametrizes it directly gets its parameter."""
     pytester.makefile(".yaml", flow=TOOL_FLOW)
     pytester.makepyfile(test_tools="""
         import pytest
 
-        def test_not_set_up(agentloom, request):
-            agentloom.run("flow.yaml", tools={"t": lambda: 1})
-            assert "agentloom_tools" not in request.fixturenames
+        def test_not_taken(agentloom):
+            assert agentloom.run("flow.yaml", tools={"t": lambda: 1}).state["out"] == 1
 
         def test_taken(agentloom, agentloom_tools):
             assert agentloom_tools == {}
