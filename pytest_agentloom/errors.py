@@ -39,6 +39,7 @@
     │   ├── RecordingRefusedError          recording asked for under CI=true, but not on the command line
     │   │   └── LiveRefusedError           --agentloom-live under CI=true, but not on the command line
     │   ├── UnusedInteractionsError (AssertionError)  the replay left recorded interactions unused
+    │   ├── RequestNotInterceptedError     vcrpy did not intercept a replayed request: stopped, nothing sent
     │   └── CassetteMismatchError          (drawn under StepError)
     ├── ToolReplayMissError                a tool with side effects was called with arguments the tape lacks
     ├── JudgeError                         agentloom.judge() got no verdict: a malformed answer, a failed call
@@ -206,6 +207,7 @@ class ErrorCode(enum.StrEnum):
     RECORDING_REFUSED = "recording_refused"  # recording under CI=true without the flag on the command line
     LIVE_REFUSED = "live_refused"  # --agentloom-live under CI=true without the flag on the command line
     UNUSED_INTERACTIONS = "unused_interactions"  # the replay left recorded interactions unused
+    REQUEST_NOT_INTERCEPTED = "request_not_intercepted"  # vcrpy did not intercept a replayed request (not sent)
     TOOL_REPLAY_MISS = "tool_replay_miss"  # a tool with side effects was called with arguments the tape lacks
 
     # -- judged assertions (agentloom.judge)
@@ -657,6 +659,13 @@ class UnusedInteractionsError(ReplayError, AssertionError):
     """The test finished without replaying every interaction of its cassette."""
 
     code: str = ErrorCode.UNUSED_INTERACTIONS
+
+
+class RequestNotInterceptedError(ReplayError):
+    """A replayed request reached the providers' offline transport: the installed vcrpy did not intercept
+    it (it does not patch the HTTP library the SDK uses). The request was not sent; the replay stops."""
+
+    code: str = ErrorCode.REQUEST_NOT_INTERCEPTED
 
 
 class CassetteMismatchError(StepError, ReplayError):

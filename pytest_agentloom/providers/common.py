@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
+from ..core.offline import offline_transport, sealed
 from ..core.types import LLMRequest, Thinking, ToolCall
 from ..errors import ErrorCode, MidStreamError, ProviderConfigError, StepError
 
@@ -25,6 +26,7 @@ __all__ = [
     "dump_arguments",
     "named_tool_choice",
     "parse_arguments",
+    "plain_http_client",
     "sdk_http_client",
     "shared_ssl_context",
     "speaker_prefixed",
@@ -75,22 +77,25 @@ class Setting:
 
 
 class LoopLocal(Generic[T]):
-    """One client per running event loop.
+    """One client per running event loop, and per answer of :func:`~pytest_agentloom.core.offline.sealed`.
 
-    ``run_workflow`` starts a fresh loop for each run; an httpx pool made on a
-    closed loop cannot be reused, so each loop gets its own client.
+    ``run_workflow`` may start a fresh loop for a run; an httpx pool made on a closed loop cannot be
+    reused, so each loop gets its own client. A client made for a replay (on the offline transport)
+    is never used for a live call, nor the other way round.
     """
 
     def __init__(self, factory: Callable[[], T]) -> None:
         self._factory = factory
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._sealed = False
         self._value: T | None = None
 
     def get(self) -> T:
         loop = asyncio.get_running_loop()
-        if self._value is None or self._loop is not loop:
+        offline = sealed()
+        if self._value is None or self._loop is not loop or self._sealed is not offline:
             self._value = self._factory()
-            self._loop = loop
+            self._loop, self._sealed = loop, offline
         return self._value
 
 
@@ -181,7 +186,8 @@ def shared_ssl_context(library: Any) -> Any:
 
 def sdk_http_client(default_client: type[T], timeout: float) -> T:
     """``default_client`` (an SDK's ``DefaultAsyncHttpxClient``: the SDK's own defaults) verifying TLS with
-    :func:`shared_ssl_context` of the HTTP library it is built on.
+    :func:`shared_ssl_context` of the HTTP library it is built on; during a replay, on that library's
+    offline transport instead (:mod:`pytest_agentloom.core.offline`: it never opens a connection).
     """
     import importlib
 
@@ -191,4 +197,16 @@ def sdk_http_client(default_client: type[T], timeout: float) -> T:
                     if base.__module__.partition(".")[0] in ("httpx", "httpx2")), None)
     if library is None:  # pragma: no cover - an SDK on another HTTP library: its own defaults
         return factory(timeout=timeout)
+    transport = offline_transport(library)
+    if transport is not None:  # no proxies from the environment either: nothing to connect to
+        return factory(timeout=timeout, transport=transport, trust_env=False)
     return factory(timeout=timeout, verify=shared_ssl_context(library))
+
+
+def plain_http_client(httpx: Any, timeout: float) -> Any:
+    """An ``httpx.AsyncClient`` for the plain-HTTP providers (Gemini, Ollama): verifying TLS with
+    :func:`shared_ssl_context`, or during a replay on the offline transport (as :func:`sdk_http_client`)."""
+    transport = offline_transport(httpx)
+    if transport is not None:
+        return httpx.AsyncClient(timeout=timeout, transport=transport, trust_env=False)
+    return httpx.AsyncClient(timeout=timeout, verify=shared_ssl_context(httpx))

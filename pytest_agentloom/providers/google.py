@@ -27,7 +27,7 @@ from .common import (
     dump_arguments,
     named_tool_choice,
     parse_arguments,
-    shared_ssl_context,
+    plain_http_client,
     thinking_of,
 )
 from .http import HTTPStatusFailure, http_errors, iter_sse_data
@@ -107,7 +107,7 @@ class GoogleProvider:
         started = [False]
         with http_errors(self.name, streaming_started=started):
             headers = {"x-goog-api-key": self._api_key.require(self.name, "API key")}
-            async with httpx.AsyncClient(timeout=self._timeout, verify=shared_ssl_context(httpx)) as client:
+            async with plain_http_client(httpx, self._timeout) as client:
                 if not request.stream:
                     response = await client.post(self.url_for(request), json=body, headers=headers)
                     if response.status_code >= 400:
@@ -137,7 +137,7 @@ class GoogleProvider:
                              for text in request.texts]}
         with http_errors(self.name):
             headers = {"x-goog-api-key": self._api_key.require(self.name, "API key")}
-            async with httpx.AsyncClient(timeout=self._timeout, verify=shared_ssl_context(httpx)) as client:
+            async with plain_http_client(httpx, self._timeout) as client:
                 response = await client.post(url, json=body, headers=headers)
                 if response.status_code >= 400:
                     raise HTTPStatusFailure(response.status_code, response.content)

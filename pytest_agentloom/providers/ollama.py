@@ -26,7 +26,7 @@ from .common import (
     check_params,
     dump_arguments,
     parse_arguments,
-    shared_ssl_context,
+    plain_http_client,
     speaker_prefixed,
     thinking_of,
 )
@@ -89,7 +89,7 @@ class OllamaProvider:
         body = self.build_body(request)
         started = [False]
         with http_errors(self.name, streaming_started=started):
-            async with httpx.AsyncClient(timeout=self._timeout, verify=shared_ssl_context(httpx)) as client:
+            async with plain_http_client(httpx, self._timeout) as client:
                 if not request.stream:
                     response = await client.post(f"{self.base_url()}/api/chat", json=body)
                     if response.status_code >= 400:
@@ -114,7 +114,7 @@ class OllamaProvider:
         if request.dimensions is not None:
             body["dimensions"] = request.dimensions
         with http_errors(self.name):
-            async with httpx.AsyncClient(timeout=self._timeout, verify=shared_ssl_context(httpx)) as client:
+            async with plain_http_client(httpx, self._timeout) as client:
                 response = await client.post(f"{self.base_url()}/api/embed", json=body)
                 if response.status_code >= 400:
                     raise HTTPStatusFailure(response.status_code, response.content)

@@ -38,8 +38,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.files import one_to_one_name
+from ..core.offline import Seal, seal
 from ..core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
-from ..errors import CassetteMismatchError, CassetteNotFoundError, UnusedInteractionsError, render_message
+from ..errors import (
+    CassetteMismatchError,
+    CassetteNotFoundError,
+    RequestNotInterceptedError,
+    UnusedInteractionsError,
+    render_message,
+)
 from .index import RequestIndex
 from .matchers import (
     DEFAULT_MATCH_ON,
@@ -68,6 +75,8 @@ class CallInfo:
 
     request: LLMRequest | EmbedRequest
     mismatch: CassetteMismatchError | None = None
+    #: a request of this call that vcrpy did not intercept (see :meth:`CassetteSession.not_intercepted`)
+    unsent: RequestNotInterceptedError | None = None
     #: requests sent to a live provider during this call and not answered yet, with the position their
     #: interaction takes in the cassette (see :meth:`CassetteSession._record_unanswered`)
     pending: list[tuple[Any, int]] = field(default_factory=list)
@@ -250,6 +259,8 @@ class CassetteSession:
         self._loading = False
         self._last_scrub: tuple[Request, Scrubber, Request | None] | None = None
         self.mismatches: list[CassetteMismatchError] = []
+        self.unsent: list[RequestNotInterceptedError] = []  # requests vcrpy let through in a replay: none sent
+        self.seal = Seal(self.not_intercepted)
         self.loaded_count = 0
         self.opened = False
 
@@ -292,6 +303,12 @@ class CassetteSession:
         self.loaded_count = len(self._cassette.data)
         self.opened = True
         return self
+
+    @property
+    def replays_only(self) -> bool:
+        """Whether every request must be answered from the cassette (mode ``none``, or ``once`` with a
+        cassette on disk): the providers' HTTP clients are then sealed (:mod:`pytest_agentloom.core.offline`)."""
+        return self.opened and bool(self._cassette.write_protected)
 
     def _matchers(self) -> list[Any]:
         return resolve_matchers(self.config.match_on, self.config.ignore)
@@ -476,6 +493,31 @@ class CassetteSession:
             self._index.invalidate()
         call.pending.clear()
 
+    def not_intercepted(self, request: Any, transport: str) -> RequestNotInterceptedError:
+        """The error for a request of a replay that reached the offline ``transport`` (vcrpy did not intercept
+        it, so nothing answered it and nothing was sent), kept for the call and the test."""
+        call = current_call.get()
+        llm = call.request if call is not None else None
+        library = transport.partition(".")[0]
+        url = request.url
+        port = f":{url.port}" if url.port else ""
+        since = " (8.4 is the first that patches httpx2)" if library == "httpx2" else ""
+        error = RequestNotInterceptedError(render_message(
+            f"Replay stopped: vcrpy {_vcrpy_version()} did not intercept a request sent through {library}, so "
+            "the cassette could not answer it. The request was not sent.",
+            [("cassette", f"{self.config.display_path} (record mode {self.mode.value}: replay only)"),
+             ("test", self.config.test_id or None),
+             ("step", f"'{llm.step_id}' (model {llm.model})" if llm is not None else None),
+             ("request", f"{request.method} {url.scheme}://{url.host}{port}{url.path}"),
+             ("transport", f"{transport}: the offline transport a replay gives the provider's HTTP client")],
+            hint=f"install a vcrpy that patches {library}{since}: pip install --upgrade vcrpy. The cassette "
+                 "itself is fine.",
+        ), path=str(self.config.path))
+        self.unsent.append(error)
+        if call is not None and call.unsent is None:
+            call.unsent = error
+        return error
+
     def _unmatched(self, request: Request) -> None:
         """vcrpy found no unused recording for ``request`` in a write-protected mode: build our error."""
         call = current_call.get()
@@ -570,6 +612,17 @@ class CassetteSession:
         return lines or ["(no difference in method, URL or body: compare the headers of the recording)"]
 
 
+def _vcrpy_version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("vcrpy")
+    except metadata.PackageNotFoundError:  # pragma: no cover - vcr importable without its metadata
+        import vcr
+
+        return str(getattr(vcr, "__version__", "(version unknown)"))
+
+
 def _rootdir_doubts(root: Path | None, path: Path) -> list[str]:
     """Why the rootdir may be the wrong one: cassettes are found relative to it, and pytest picks it from
     the first ini file (or the common folder of the arguments) it finds.
@@ -648,12 +701,15 @@ class ReplayProvider:
         return await self._call(request, lambda: inner.embed(request))
 
     async def _call(self, request: LLMRequest | EmbedRequest, send: Callable[[], Awaitable[R]]) -> R:
+        self.session.open()
         call = CallInfo(request)
         token = current_call.set(call)
+        sealed = seal.set(self.session.seal) if self.session.replays_only else None  # no request may leave
         try:
-            self.session.open()
             response = await send()
         except Exception as exc:
+            if call.unsent is not None:
+                raise call.unsent from exc
             if call.mismatch is not None:
                 raise call.mismatch from exc
             self.session._record_unanswered(call, exc)
@@ -661,7 +717,11 @@ class ReplayProvider:
         else:
             self.session._record_unanswered(call, None)  # a fallback answered after a provider failed
         finally:
+            if sealed is not None:
+                seal.reset(sealed)
             current_call.reset(token)
+        if call.unsent is not None:  # a fallback answered, but a request of the call was not intercepted
+            raise call.unsent
         if call.mismatch is not None:  # a fallback answered, but the replay already went off the recording
             raise call.mismatch
         return response

@@ -260,7 +260,9 @@ class TestCassette:
         if stale:
             properties.append((STALE_PROPERTY, f"{session.config.display_path} (changed: {', '.join(stale)})"))
         failure = None
-        if passed and session.mismatches:
+        if passed and session.unsent:  # the replay stopped: the installed vcrpy intercepts nothing here
+            failure = str(session.unsent[0])
+        elif passed and session.mismatches:
             # the step failed with this message; a test that did not look at the result still fails
             more = len(session.mismatches) - 1
             failure = str(session.mismatches[0]) + (f"\n({more} more request(s) were not in the cassette)"
