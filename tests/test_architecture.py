@@ -215,25 +215,106 @@ def _own_private_names(tree: ast.AST) -> set[str]:
     return {name for name in names if _private(name)}
 
 
-#: Private attributes of other libraries' objects the package may read (they are those libraries' API).
-FOREIGN = {
-    "_replace",  # namedtuple._replace (urllib's SplitResult)
-    "_before_record_request",  # vcrpy's filter chain, applied to the requests replay/cassette.py inserts itself
-    "_pool",  # httpx's transport's httpcore pool: core/addresses.py gives it a backend that connects where it checked
-    # pytest's fixture registry (not public API): testing/session.py asks it whether a conftest, module or class
-    # overrides agentloom_tools, so that the plugin's own (no tools) is not set up per test; if asking fails,
-    # the fixture is set up as pytest would
-    "_fixturemanager",
-}
+#: Names with a leading underscore that are public API: namedtuple's methods and fields (urllib's SplitResult).
+NAMEDTUPLE_API = frozenset({"_replace", "_asdict", "_fields", "_make", "_field_defaults"})
+
+#: The one module allowed to touch private names of other libraries, each with a documented reason, a
+#: public fallback, an upper version bound and a test that fails when the library changes (none so far).
+COMPAT_MODULE = f"{ROOT}.core.compat"
 
 
 def test_no_module_reads_a_private_attribute_another_module_defines() -> None:
     offenders = []
     for module in MODULES.values():
         tree = ast.parse(module.path.read_text(encoding="utf-8"))
-        own = _own_private_names(tree) | FOREIGN
+        own = _own_private_names(tree) | NAMEDTUPLE_API
         for node in ast.walk(tree):
             if (isinstance(node, ast.Attribute) and _private(node.attr) and node.attr not in own
                     and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
                 offenders.append(f"{module.name}:{node.lineno} reads .{node.attr}")
     assert offenders == []
+
+
+# -- other libraries' private names: none read, none imported (but in core/compat.py) ---------------------------
+
+_NAME_FUNCTIONS = ("getattr", "hasattr", "setattr", "delattr")
+
+
+def _defined_names(trees: list[ast.AST]) -> set[str]:
+    """Every name the package defines somewhere: functions, classes, assigned names and attributes, arguments,
+    import aliases. A private name read that is none of these belongs to another library (or CPython)."""
+    names = set(NAMEDTUPLE_API)
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                names.add(node.attr)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+            elif isinstance(node, ast.alias):
+                names.add(node.asname or node.name.split(".")[0])
+    return names
+
+
+def foreign_private_uses(sources: dict[str, str]) -> list[str]:
+    """``module:line what`` for each use of another library's private name in ``sources`` (module name ->
+    source): an attribute read (``self._x`` included, for a subclass of another library's class), a
+    ``getattr``/``hasattr``/``setattr``/``delattr`` with a constant name, ``from x import _y`` of a module
+    outside the package, and ``import x._y``. :data:`COMPAT_MODULE` may; the checks above cover the package's
+    own private names between its modules."""
+    trees = {name: ast.parse(source) for name, source in sources.items()}
+    defined = _defined_names(list(trees.values()))
+    found = []
+    for module, tree in sorted(trees.items()):
+        if module == COMPAT_MODULE:
+            continue
+        for node in ast.walk(tree):
+            name, what = None, ""
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                name, what = node.attr, f"reads .{node.attr}"
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _NAME_FUNCTIONS
+                  and len(node.args) > 1 and isinstance(node.args[1], ast.Constant)
+                  and isinstance(node.args[1].value, str)):
+                name, what = node.args[1].value, f"{node.func.id}(..., {node.args[1].value!r})"
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] != ROOT:
+                found += [f"{module}:{node.lineno} imports {node.module}.{alias.name}"
+                          for alias in node.names if _private(alias.name)]
+                found += [f"{module}:{node.lineno} imports {node.module}"
+                          for part in (node.module or "").split(".") if _private(part)][:1]
+            elif isinstance(node, ast.Import):
+                found += [f"{module}:{node.lineno} imports {alias.name}" for alias in node.names
+                          if any(_private(part) for part in alias.name.split("."))]
+            if name is not None and _private(name) and name not in defined:
+                found.append(f"{module}:{node.lineno} {what}")
+    return found
+
+
+def test_no_module_uses_another_librarys_private_names() -> None:
+    sources = {module.name: module.path.read_text(encoding="utf-8") for module in MODULES.values()}
+    assert foreign_private_uses(sources) == []
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ("import asyncio\nlive = getattr(asyncio.tasks, '_all_tasks', None)\n", "getattr(..., '_all_tasks')"),
+    ("import os\nraw = hasattr(os.environ, '_data')\n", "hasattr(..., '_data')"),
+    ("import _signal\n", "imports _signal"),
+    ("from asyncio.tasks import _all_tasks\n", "imports asyncio.tasks._all_tasks"),
+    ("from asyncio import _get_running_loop as running\n", "imports asyncio._get_running_loop"),
+    ("from concurrent.futures import _base\n", "imports concurrent.futures._base"),
+    ("import json.decoder as d\nfrom json._private import x\n", "imports json._private"),
+    ("def f(request):\n    return request._fixturemanager\n", "reads ._fixturemanager"),
+    ("class C(Base):\n    def f(self):\n        return self._match_on\n", "reads ._match_on"),
+])
+def test_each_form_of_a_foreign_private_use_is_caught(source: str, expected: str) -> None:
+    """The forms the package used before it kept to public APIs (engine/sync.py, core/api_keys.py,
+    testing/session.py, replay/cassette.py), each found; a name the package defines itself is not."""
+    found = foreign_private_uses({f"{ROOT}.probe": source})
+    assert len(found) == 1 and found[0].endswith(expected), found
+    own = "class D:\n    def __init__(self):\n        self._mine = 1\n\n    def f(self):\n        return self._mine\n"
+    assert foreign_private_uses({f"{ROOT}.probe": source, f"{ROOT}.own": own}) == found
+    assert foreign_private_uses({COMPAT_MODULE: source}) == []
+    named = "import urllib.parse\nparts = urllib.parse.urlsplit('x')._replace(query='')\n"
+    assert foreign_private_uses({f"{ROOT}.probe": named}) == []

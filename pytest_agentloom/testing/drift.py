@@ -167,11 +167,11 @@ class Drift:
 
     def replay_first(self, item: pytest.Item) -> None:
         """Run ``item`` replayed, its reports not logged; the protocol that follows runs it live."""
-        from _pytest.runner import runtestprotocol
+        from ..core.compat import run_protocol
 
         self.phase[item.nodeid] = REPLAY
         try:  # torn down to the test's own fixtures: those of its module, class and session stay up
-            runtestprotocol(item, nextitem=_SameParents(item), log=False)  # type: ignore[arg-type]
+            run_protocol(item, nextitem=_SameParents(item))
         finally:
             self.phase[item.nodeid] = LIVE
 

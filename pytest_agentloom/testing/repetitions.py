@@ -185,7 +185,7 @@ def run_repetitions(item: pytest.Item, nextitem: pytest.Item | None, plan: Plan,
     the last repetition's teardown gets the real next item. Every repetition runs, even after a skip or a
     setup error: stopping early would leave the parents set up for a next item that may need them gone.
     """
-    from _pytest.runner import runtestprotocol  # pytest's own protocol, as rerun plugins use it
+    from ..core.compat import run_protocol  # pytest's own protocol, as rerun plugins use it
 
     ihook = item.ihook
     ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
@@ -194,7 +194,7 @@ def run_repetitions(item: pytest.Item, nextitem: pytest.Item | None, plan: Plan,
     for number in range(1, plan.repeat + 1):
         item.stash[REPETITION_KEY] = number
         keep = item.parent if number < plan.repeat else nextitem
-        reports = runtestprotocol(item, log=False, nextitem=keep)  # type: ignore[arg-type]
+        reports = run_protocol(item, nextitem=keep)
         log.end_repetition(item.nodeid, _outcome(reports), _written(reports))
         done.append(reports)
     for report in _aggregated(item, done, plan):
