@@ -99,6 +99,7 @@ __all__ = [
     "ProviderError",
     "RecordingRefusedError",
     "ReplayError",
+    "RequestNotInterceptedError",
     "SandboxRefusal",
     "ScenarioTableError",
     "ScriptDataError",
@@ -662,8 +663,11 @@ class UnusedInteractionsError(ReplayError, AssertionError):
 
 
 class RequestNotInterceptedError(ReplayError):
-    """A replayed request reached the providers' offline transport: the installed vcrpy did not intercept
-    it (it does not patch the HTTP library the SDK uses). The request was not sent; the replay stops."""
+    """A replayed request that the installed vcrpy did not intercept; it was not sent, and the replay stops.
+
+    It reached the providers' offline transport (see :mod:`pytest_agentloom.core.offline`): that vcrpy
+    does not patch the HTTP library the SDK uses.
+    """
 
     code: str = ErrorCode.REQUEST_NOT_INTERCEPTED
 

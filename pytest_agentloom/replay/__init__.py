@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         CassetteNotFoundError,
         RecordingRefusedError,
         ReplayError,
+        RequestNotInterceptedError,
         ToolReplayMissError,
         UnusedInteractionsError,
     )
@@ -43,6 +44,7 @@ __all__ = [
     "RecordingRefusedError",
     "ReplayError",
     "ReplayProvider",
+    "RequestNotInterceptedError",
     "ToolReplayMissError",
     "ToolTape",
     "UnusedInteractionsError",
@@ -63,6 +65,7 @@ _EXPORTS = {
     "CassetteNotFoundError": "..errors",
     "RecordingRefusedError": "..errors",
     "ReplayError": "..errors",
+    "RequestNotInterceptedError": "..errors",
     "ToolReplayMissError": "..errors",
     "UnusedInteractionsError": "..errors",
     "RecordMode": ".modes",
