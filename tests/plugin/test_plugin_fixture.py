@@ -162,7 +162,7 @@ def test_tools_from_run_marker_and_fixture_merge(triage: pytest.Pytester) -> Non
 def test_fixture_docstrings_show_in_pytest_fixtures(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_inprocess("--fixtures")
     result.stdout.fnmatch_lines([
-        "agentloom_tools -- *plugin.py:*", "*Tools given to every run*",
+        "agentloom_tools ?session scope? -- *plugin.py:*", "*Tools given to every run*",
         "agentloom -- *plugin.py:*", "*A per-test harness*",
         "scenario -- *", "*The row of a scenario table*",
     ])

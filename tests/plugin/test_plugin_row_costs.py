@@ -125,8 +125,8 @@ def test_agentloom_tools_overrides_are_found_per_module_and_class(pytester: pyte
 
 def test_the_plugins_own_agentloom_tools_gives_no_tools_and_can_be_taken_or_parametrized(
         pytester: pytest.Pytester) -> None:
-    """No override: the plugin's fixture gives no tools; a test that takes it gets it, and a test that
-    parametrizes it directly gets its parameter."""
+    """No override: the plugin's fixture gives no tools (read-only, once per session); a test that takes it
+    gets it, and a test that parametrizes it directly gets its parameter."""
     pytester.makefile(".yaml", flow=TOOL_FLOW)
     pytester.makepyfile(test_tools="""
         import pytest
@@ -136,6 +136,8 @@ def test_the_plugins_own_agentloom_tools_gives_no_tools_and_can_be_taken_or_para
 
         def test_taken(agentloom, agentloom_tools):
             assert agentloom_tools == {}
+            with pytest.raises(TypeError):  # shared by every test of the session: read-only
+                agentloom_tools["t"] = lambda: "mine"
 
         @pytest.mark.parametrize("agentloom_tools", [{"t": lambda: "param"}])
         def test_parametrized(agentloom, agentloom_tools):
