@@ -21,6 +21,7 @@ def test_pytests_runtestprotocol_takes_an_item_log_and_nextitem() -> None:
     assert compat._runtestprotocol() is _pytest.runner.runtestprotocol
 
 
+@pytest.mark.slow  # a pytester session
 def test_a_test_runs_twice_with_fresh_function_fixtures_and_its_reports_are_not_logged(
         pytester: pytest.Pytester) -> None:
     pytester.makeconftest("""

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # pytest sessions and scripts in subprocesses; under 3.11 a 3.12 venv made first
+
 REPO = Path(__file__).resolve().parents[2]
 PYTHON_312 = Path("/root/.pyenv/versions/3.12.1/bin/python")
 
