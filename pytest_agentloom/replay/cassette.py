@@ -501,7 +501,8 @@ class CassetteSession:
         library = transport.partition(".")[0]
         url = request.url
         port = f":{url.port}" if url.port else ""
-        since = " (8.4 is the first that patches httpx2)" if library == "httpx2" else ""
+        which = ("vcrpy 8.4 or later (8.2 is the first that patches httpx2)" if library == "httpx2"
+                 else f"a vcrpy that patches {library}")
         error = RequestNotInterceptedError(render_message(
             f"Replay stopped: vcrpy {_vcrpy_version()} did not intercept a request sent through {library}, so "
             "the cassette could not answer it. The request was not sent.",
@@ -510,8 +511,7 @@ class CassetteSession:
              ("step", f"'{llm.step_id}' (model {llm.model})" if llm is not None else None),
              ("request", f"{request.method} {url.scheme}://{url.host}{port}{url.path}"),
              ("transport", f"{transport}: the offline transport a replay gives the provider's HTTP client")],
-            hint=f"install a vcrpy that patches {library}{since}: pip install --upgrade vcrpy. The cassette "
-                 "itself is fine.",
+            hint=f"install {which}: pip install --upgrade vcrpy. The cassette itself is fine.",
         ), path=str(self.config.path))
         self.unsent.append(error)
         if call is not None and call.unsent is None:

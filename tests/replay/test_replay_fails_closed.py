@@ -89,11 +89,11 @@ def counter(monkeypatch: pytest.MonkeyPatch) -> Iterator[ConnectionCounter]:
 
 def _skipping(monkeypatch: pytest.MonkeyPatch, library: str) -> None:
     """Sessions' vcrpy cassettes leave ``library`` unpatched, as a vcrpy that does not know it would (a vcrpy
-    older than 8.4 needs no help: it patches neither library's ``MockTransport``)."""
+    older than 8.2 needs no help: it patches neither library's ``MockTransport``)."""
     from vcr.cassette import Cassette
 
     if "skip_patchers" not in inspect.signature(Cassette.__init__).parameters:
-        if Version(VCRPY) < Version("8.4"):
+        if Version(VCRPY) < Version("8.2"):
             return
         pytest.skip(f"vcrpy {VCRPY} has no skip_patchers: only the test with the installed vcrpy applies")
     build = cassette_module._cassette_class
@@ -151,7 +151,7 @@ def test_a_request_vcrpy_does_not_intercept_stops_the_replay_unsent(
         "could not answer it. The request was not sent.")
     for line in ("  cassette: ", "  test: tests/x.py::test_x", "  step: 'ask' (model gpt-4o-mini)",
                  f"  request: POST {counter.url}/v1/chat/completions", "  transport: httpx2.MockTransport",
-                 "How to fix: install a vcrpy that patches httpx2 (8.4 is the first that patches httpx2)"):
+                 "How to fix: install vcrpy 8.4 or later (8.2 is the first that patches httpx2): pip install"):
         assert line in message, message
 
 
@@ -191,10 +191,10 @@ def _replay_example() -> tuple[Any, CassetteSession]:
 
 
 def test_a_committed_cassette_replays_or_stops_closed_with_the_installed_vcrpy(counter: ConnectionCounter) -> None:
-    """With a vcrpy that patches httpx2 (8.4 on) the replay answers; with an older one it stops, unsent."""
+    """With a vcrpy that patches httpx2 (8.2 on) the replay answers; with an older one it stops, unsent."""
     result, session = _replay_example()
     assert counter.connections == 0
-    if Version(VCRPY) >= Version("8.4"):
+    if Version(VCRPY) >= Version("8.2"):
         assert result.status == "success", result.steps
         assert result.state["reply"] == "Open Settings, then Export. Pick CSV or JSON."
         assert session.unsent == []
