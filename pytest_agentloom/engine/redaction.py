@@ -43,7 +43,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.api_keys import SCRUBBED, api_keys_from_env
-from ..core.gc_pause import paused_gc
 from ..core.plain import copy_plain, to_plain
 from ..errors import UsageError
 from .paths import parse_path
@@ -402,22 +401,15 @@ class Redactor:
     # -- results and traces ---------------------------------------------------------------------------------
 
     def redact_result(self, result: WorkflowResult, secrets: list[str]) -> WorkflowResult:
-        """The result as it may leave the process: state, step outputs, errors and trace redacted (copies).
-
-        The copy is as big as the state and frees nothing, so garbage collection is paused while it is
-        built (see :mod:`~pytest_agentloom.core.gc_pause`): with the collector on, each of its passes
-        over the older generations walked the whole state again, and a 10 MB state took about three
-        times as long to copy.
-        """
-        with paused_gc():
-            if not self.active and not self.api_keys:
-                return _replaced(result, state=copy_plain(result.state))
-            return _replaced(
-                result,
-                state=self.redact_state(result.state),
-                steps={sid: self.redact_step(step, secrets) for sid, step in result.steps.items()},
-                trace=self.redact_trace(result.trace, secrets),
-            )
+        """The result as it may leave the process: state, step outputs, errors and trace redacted (copies)."""
+        if not self.active and not self.api_keys:
+            return _replaced(result, state=copy_plain(result.state))
+        return _replaced(
+            result,
+            state=self.redact_state(result.state),
+            steps={sid: self.redact_step(step, secrets) for sid, step in result.steps.items()},
+            trace=self.redact_trace(result.trace, secrets),
+        )
 
     def redact_step(self, result: StepResult, secrets: list[str]) -> StepResult:
         """A step's result with its output redacted like state, its error and reasoning scrubbed."""

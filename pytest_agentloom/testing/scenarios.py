@@ -45,7 +45,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.gc_pause import paused_gc
 from ..core.json_io import load_json
 from ..core.suggest import did_you_mean
 from ..core.yaml_io import DEFAULT_LIMITS, load_yaml_items, read_text_capped
@@ -278,8 +277,7 @@ def load_table(path: Path, *, default_workflow: str | None = None) -> list[Scena
                                  hint="check the path; it is relative to the test file's folder.") from None
     except DataReadError as exc:
         raise ScenarioTableError(exc.problem, file=path, hint=exc.hint) from None
-    with paused_gc():  # some 100,000 objects, all kept: collections during the read took a fifth of it
-        return _read_rows(text, path, default_workflow)
+    return _read_rows(text, path, default_workflow)
 
 
 def _read_rows(text: str, path: Path, default_workflow: str | None) -> list[Scenario]:
@@ -310,7 +308,7 @@ def _read_rows(text: str, path: Path, default_workflow: str | None) -> list[Scen
 
 
 def _read_yaml(text: str, path: Path) -> list[tuple[int, Any]]:
-    """The rows and the line each starts on; a plain table is read in one pass with libyaml where available."""
+    """The rows and the line each starts on (the reader's node tree has the lines)."""
     try:
         data, lines = load_yaml_items(text, file=path)
     except DataReadError as exc:

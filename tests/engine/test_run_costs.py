@@ -8,7 +8,6 @@ thing, and that what is kept per workflow is worked out again when what it depen
 from __future__ import annotations
 
 import dataclasses
-import gc
 import json
 import textwrap
 from collections.abc import Callable
@@ -18,7 +17,6 @@ import pytest
 
 from pytest_agentloom import Scripted, VirtualClock, Workflow, run_workflow
 from pytest_agentloom.core.clock import RunIdPrefix, derived_run_id
-from pytest_agentloom.core.gc_pause import paused_gc
 from pytest_agentloom.engine.loader import parse_workflow
 from pytest_agentloom.engine.redaction import _replaced
 from pytest_agentloom.engine.result import RunStatus, StepResult, StepStatus, TerminationReason, WorkflowResult
@@ -98,26 +96,6 @@ def test_a_result_copied_with_changes_is_what_dataclasses_replace_gives(
     assert type(copied) is type(replaced)
     assert vars(copied) == vars(replaced)  # every field, those left out of == too
     assert copied is not original and vars(original) == vars(make())  # the original is unchanged
-
-
-# --------------------------------------------------------------------------- pausing the collector
-
-
-def test_the_collector_is_off_inside_paused_gc_and_as_it_was_after() -> None:
-    assert gc.isenabled()
-    with paused_gc():
-        assert not gc.isenabled()
-    assert gc.isenabled()
-    with pytest.raises(ValueError), paused_gc():
-        raise ValueError("boom")
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        with paused_gc():
-            assert not gc.isenabled()
-        assert not gc.isenabled()  # a program that turned it off keeps it off
-    finally:
-        gc.enable()
 
 
 @pytest.mark.parametrize("parts", [("definition", "state"), ("a", "b", "c"), ("", ""), ("only",)])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -82,29 +81,6 @@ def test_a_test_without_tmp_path_gets_a_fresh_folder_of_its_own_and_pytest_makes
             assert agentloom.tmp_path == tmp_path and agentloom.run_dir.parent == tmp_path
     """)
     triage.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=4)
-
-
-def test_reading_a_table_leaves_the_garbage_collector_as_it_was(tmp_path: Path) -> None:
-    import gc
-
-    from pytest_agentloom.errors import ScenarioTableError
-    from pytest_agentloom.testing.scenarios import load_table
-
-    good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
-    good.write_text("- id: a\n  workflow: flow.yaml\n")
-    bad.write_text("- id: a\n  workflow: flow.yaml\n  expcet: {}\n")
-    assert gc.isenabled()
-    assert [row.id for row in load_table(good)] == ["a"]
-    assert gc.isenabled()
-    with pytest.raises(ScenarioTableError, match="expcet"):
-        load_table(bad)
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        load_table(good)
-        assert not gc.isenabled()  # left off when it was off
-    finally:
-        gc.enable()
 
 
 def summary(result: pytest.RunResult) -> list[str]:
