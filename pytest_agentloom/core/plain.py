@@ -9,6 +9,8 @@ import json
 import math
 from typing import Any
 
+from .readonly import ReadOnlyDict, ReadOnlyList
+
 __all__ = ["copy_plain", "to_plain"]
 
 
@@ -41,14 +43,14 @@ _IMMUTABLE_ATOMS = frozenset({str, int, float, bool, type(None)})
 def copy_plain(value: Any) -> Any:
     """A deep copy, fast for the JSON-like data states hold: a string costs nothing.
 
-    Dicts and lists are rebuilt, immutable scalars shared, anything else goes through
-    ``copy.deepcopy``.
+    Dicts and lists (a loaded workflow's read-only ones too) are rebuilt as plain ones, immutable scalars
+    shared, anything else goes through ``copy.deepcopy``.
     """
     kind = type(value)
     if kind in _IMMUTABLE_ATOMS:
         return value
-    if kind is dict:
+    if kind is dict or kind is ReadOnlyDict:
         return {key: copy_plain(item) for key, item in value.items()}
-    if kind is list:
+    if kind is list or kind is ReadOnlyList:
         return [copy_plain(item) for item in value]
     return copy.deepcopy(value)

@@ -109,8 +109,10 @@ def parse_data(data: dict[str, Any], *, source: Path | None = None, file: str = 
         schema = [_translate(error, data, file) for error in exc.errors() if not _about_step(error, bad_types)]
         raise _combine([*bad_types.values(), *schema, *_raw_graph_problems(data, file),
                         *_raw_text_problems(data, file, bad_types)], file) from None
-    workflow.source = source
+    if source is not None:
+        workflow = workflow.with_source(source)
     validate_workflow(workflow, file=file)
+    workflow.compiled.seal()  # complete: the workflow may now be shared (see engine.model)
     return workflow
 
 

@@ -6,6 +6,13 @@ load time instead of a silently ignored field. The loader
 :class:`~pytest_agentloom.errors.WorkflowError` messages that name the file,
 the step and the field.
 
+A workflow, once built, cannot be changed (the workflow cache of a test process
+gives the same object to every test that loads a file): the models are frozen and
+the lists and dicts they hold are read-only (:mod:`pytest_agentloom.core.readonly`).
+A changed workflow is a copy: ``model_copy(update=...)``, :meth:`Workflow.with_config`,
+:meth:`Workflow.with_source`. Assigning a field raises a
+:class:`~pytest_agentloom.errors.UsageError` that says so.
+
 The module has no ``from __future__ import annotations``, unlike the rest of the package:
 pydantic evaluates every string annotation of a model when the class is created (a
 ``ForwardRef`` compiled and evaluated per field), which made creating these twenty-odd
@@ -22,7 +29,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from ..core.readonly import ReadOnlyDict, read_only
 from ..core.types import Thinking
+from ..errors import UsageError
 from ..tools.sandbox import SandboxConfig
 
 if TYPE_CHECKING:
@@ -59,7 +68,23 @@ STEP_ID_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+    """Unknown keys refused; frozen, its lists and dicts read-only once validated (see the module docs)."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True, frozen=True)
+
+    def model_post_init(self, context: Any, /) -> None:
+        for name in type(self).model_fields:
+            value = getattr(self, name, None)  # None: a field model_construct was not given
+            if type(value) is dict or type(value) is list:  # defaults included: they are not validated
+                object.__setattr__(self, name, read_only(value))  # the frozen model's own field, set once
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        field = name in type(self).model_fields
+        if field or isinstance(getattr(type(self), name, None), property):
+            copy = f"model_copy(update={{{name!r}: ...}})" if field else "workflow.with_source(path)"
+            raise UsageError(f"{type(self).__name__}.{name} cannot be set: a workflow is not changed once built "
+                             f"(the tests that load the same file share it).\nHow to fix: make a changed copy: {copy}.")
+        super().__setattr__(name, value)
 
 
 class RetryPolicy(_Strict):
@@ -144,7 +169,7 @@ class WorkflowConfig(_Strict):
         if self.max_retries is not None:
             policy = self.retry or RetryPolicy()
             if "max_retries" not in policy.model_fields_set:
-                self.retry = policy.model_copy(update={"max_retries": self.max_retries})
+                return self.model_copy(update={"retry": policy.model_copy(update={"max_retries": self.max_retries})})
         return self
 
     @field_validator("providers")
@@ -427,15 +452,23 @@ class Compiled:
     ``conditions`` holds each router's compiled condition expressions, in order;
     ``children`` each subworkflow step's loaded child workflow. A ``Workflow``
     built in Python without the loader starts with both empty; the steps then
-    compile or load what they need themselves.
+    compile or load what they need themselves. The loader seals (:meth:`seal`) what it
+    filled in; a copy of the workflow gets an unsealed copy (its steps may differ).
     """
 
     conditions: "dict[str, tuple[Expression, ...]]" = field(default_factory=dict)
     children: "dict[str, Workflow]" = field(default_factory=dict)
 
+    def seal(self) -> None:
+        """Make both read-only: the workflow is complete, and may be shared."""
+        self.conditions, self.children = ReadOnlyDict(self.conditions), ReadOnlyDict(self.children)
+
+    def copy(self) -> "Compiled":
+        """An unsealed copy with the same entries, for a copy of the workflow."""
+        return Compiled(dict(self.conditions), dict(self.children))
+
 
 _T = TypeVar("_T")
-_MEMO_OWNER = "\0owner"  # the memo's key for the id of the workflow it belongs to
 
 
 @functools.lru_cache(maxsize=16)
@@ -508,11 +541,11 @@ class Workflow(_Strict):
         """The file this workflow was read from (``None`` when built from text or in Python)."""
         return self._private("_source")  # type: ignore[no-any-return]
 
-    @source.setter
-    def source(self, path: Path | None) -> None:
-        """Move the workflow to another file; what :meth:`memoized` kept may depend on it, so it is dropped."""
-        self._set_private("_source", path)
-        self._set_private("_memo", {})
+    def with_source(self, path: Path | None) -> "Workflow":
+        """A copy read as if from another file (``None``: from no file), its relative paths resolved there."""
+        clone = self.model_copy()
+        clone._set_private("_source", path)
+        return clone
 
     @property
     def compiled(self) -> Compiled:
@@ -554,24 +587,37 @@ class Workflow(_Strict):
     def memoized(self, key: str, make: Callable[[], _T]) -> _T:
         """``make()``, worked out once per workflow object: for what depends on the definition alone.
 
-        A run's fixed costs (the definition's dump, hash and JSON form) are paid on the
-        first run only. The engine never changes a workflow, and a copy (``model_copy``,
-        :meth:`with_config`) starts afresh, since the memo remembers which object it is of.
+        A run's fixed costs (the definition's dump, hash and JSON form) are paid on the first run
+        only. The memo is part of the object, which cannot change; a copy (``model_copy``,
+        :meth:`with_config`, :meth:`with_source`) starts with an empty one (:meth:`__copy__`).
         """
         memo = self._private("_memo")
-        if memo.get(_MEMO_OWNER) != id(self):
-            memo = {_MEMO_OWNER: id(self)}
-            self._set_private("_memo", memo)
         if key not in memo:
             memo[key] = make()
         return memo[key]  # type: ignore[no-any-return]
+
+    def __copy__(self) -> "Workflow":
+        """A shallow copy (what ``model_copy`` makes), with a memo and compiled parts of its own: what was worked
+        out for this workflow may not hold for a copy with other fields."""
+        clone = super().__copy__()
+        clone._fresh_privates(self)
+        return clone
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> "Workflow":
+        clone = super().__deepcopy__(memo)
+        clone._fresh_privates(self)
+        return clone
+
+    def _fresh_privates(self, original: "Workflow") -> None:
+        self._set_private("_memo", {})
+        self._set_private("_positions", {})
+        self._set_private("_compiled", original.compiled.copy())
 
     def with_config(self, **overrides: Any) -> "Workflow":
         """A copy with some ``config`` fields replaced, validated like the file's own."""
         config = WorkflowConfig.model_validate({**self.config.model_dump(exclude_unset=True), **overrides})
         clone = self.model_copy(update={"config": config})
-        clone._source = self._source
-        clone._compiled = self._compiled
+        clone._compiled = self._compiled  # the same steps: the loader's sealed parts hold
         clone._as_loaded = self.as_loaded  # what the file says: checkpoints hash it, and keep the overrides apart
         clone._overrides = {**self._overrides, **overrides}
         return clone

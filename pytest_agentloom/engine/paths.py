@@ -21,6 +21,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
+from ..core.readonly import ReadOnlyDict
 from ..errors import OutputPathError
 
 __all__ = [
@@ -130,7 +131,7 @@ def format_path(segments: Iterable[Segment]) -> str:
 # --------------------------------------------------------------------------- reading
 
 
-_PLAIN_MAPPINGS = frozenset({dict, MappingProxyType})
+_PLAIN_MAPPINGS = frozenset({dict, MappingProxyType, ReadOnlyDict})  # ReadOnlyDict: a loaded workflow's
 
 
 def get_path(root: Any, segments: Iterable[Segment]) -> Any:

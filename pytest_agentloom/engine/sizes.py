@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.readonly import ReadOnlyDict, ReadOnlyList
 from ..core.walk import post_order
 
 __all__ = ["text_length_at_most"]
 
 _SMALL = 24  # a float, a bool, None, any other object: never more than this many characters
-_CONTAINERS = frozenset({dict, list, tuple, set, frozenset})  # what state values are made of (plain data)
+#: what state values are made of (plain data; a loaded workflow's are read-only dicts and lists)
+_CONTAINERS = frozenset({dict, list, tuple, set, frozenset, ReadOnlyDict, ReadOnlyList})
 
 
 def text_length_at_most(value: Any, limit: int) -> int:
@@ -40,7 +42,7 @@ def text_length_at_most(value: Any, limit: int) -> int:
 
 
 def _children(item: Any) -> list[Any]:
-    return [*item.keys(), *item.values()] if type(item) is dict else list(item)
+    return [*item.keys(), *item.values()] if isinstance(item, dict) else list(item)
 
 
 def _containers_in(item: Any) -> list[Any]:

@@ -26,7 +26,7 @@ from ..tools.registry import tools_by_name
 from .secrets import check_no_secrets, files_written, pending_writes
 from .sent import SentRequests, sent_data
 from .snapshots import SnapshotOptions, SnapshotSession, sanitize
-from .workflow_cache import load_cached, load_shared
+from .workflow_cache import load_cached
 
 if TYPE_CHECKING:
     from ..core.types import Provider
@@ -158,8 +158,9 @@ class AgentloomHarness:
     def load(self, path: str | Path) -> Workflow:
         """Load and check a workflow file; ``path`` is relative to the test file's folder.
 
-        Loaded once per test process while the file is unchanged, and each call gets its own copy
-        (:mod:`.workflow_cache`): the rows of a scenario table do not each parse and check it again.
+        Loaded once per test process while the file is unchanged (:mod:`.workflow_cache`): the rows of a
+        scenario table do not each parse and check it again. The workflow cannot be changed (each call gets
+        the same object); a changed copy is ``model_copy(update=...)`` or ``with_config(...)``.
         """
         return load_cached(self.path(path))
 
@@ -364,8 +365,8 @@ class AgentloomHarness:
     def _workflow(self, workflow_or_path: Workflow | str | Path | None) -> tuple[Workflow, bool]:
         """The workflow to run, and whether it is the one the process's workflow cache keeps for its file.
 
-        A workflow named by its path is not copied for the run (:func:`~.workflow_cache.load_shared`): the
-        engine never changes a workflow, and a copy per run was a tenth of a scenario-table row's time.
+        A workflow named by its path is the one the process's cache keeps (:func:`~.workflow_cache.load_cached`),
+        which cannot be changed.
         Nothing the test can reach may lead to it afterwards (:func:`_hide_shared`).
         """
         if isinstance(workflow_or_path, Workflow):
@@ -383,7 +384,7 @@ class AgentloomHarness:
                 f"agentloom.run() takes a Workflow or a path, got {type(workflow_or_path).__name__}: "
                 f"{workflow_or_path!r}"
             )
-        return load_shared(self.path(workflow_or_path)), True
+        return load_cached(self.path(workflow_or_path)), True
 
     def _default_provider(self, workflow: Workflow, state: Mapping[str, Any] | None = None) -> Provider:
         """The provider of a run that passed none: the real gateway wrapped in this test's cassette.

@@ -35,11 +35,7 @@ def partial_workflow(workflow: Workflow, *, only: str | None = None, start_at: s
     keep = {first} if only is not None else _after(workflow, str(first))
     steps = [step.model_copy(update={"depends_on": [dep for dep in step.depends_on if dep in keep]})
              for step in workflow.steps if step.id in keep]
-    clone = workflow.model_copy(update={"steps": steps})
-    clone.source = workflow.source
-    clone.compiled.conditions.update(workflow.compiled.conditions)
-    clone.compiled.children.update(workflow.compiled.children)
-    return clone
+    return workflow.model_copy(update={"steps": steps})  # its source and compiled parts come along
 
 
 def _after(workflow: Workflow, first: str) -> set[str]:

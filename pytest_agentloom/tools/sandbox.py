@@ -33,6 +33,7 @@ from ..core.addresses import (
     resolve_host,
 )
 from ..core.api_keys import is_api_key_name
+from ..core.readonly import read_only
 from ..errors import SandboxRefusal
 
 __all__ = ["META_PROGRAMS", "SHELL_ENV", "Sandbox", "SandboxConfig", "SandboxRefusal"]
@@ -72,7 +73,13 @@ class SandboxConfig(BaseModel):
     with or without the sandbox, and never a ``*_API_KEY`` variable.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)  # part of a workflow, which cannot change
+
+    def model_post_init(self, context: Any, /) -> None:
+        for name in type(self).model_fields:
+            value = getattr(self, name, None)  # None: a field model_construct was not given
+            if type(value) is list:  # defaults included: they are not validated
+                object.__setattr__(self, name, read_only(value))  # the frozen model's own field, set once
 
     enabled: bool = True
     allowed_commands: list[str] = Field(default_factory=list)

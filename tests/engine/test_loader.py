@@ -81,12 +81,12 @@ def test_load_accepts_a_path_relative_to_the_cwd(tmp_path: Path, monkeypatch: py
 
 def test_the_base_folder_follows_the_file_and_without_one_the_current_directory(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``base_dir`` follows ``source`` (which also drops what the workflow memoized)."""
+    """``base_dir`` follows ``source`` (a copy of the workflow at another file: ``with_source``)."""
     workflow = parse_workflow("name: x\nsteps:\n  - {id: a, type: tool, tool_name: t}\n", source=tmp_path / "f.yaml")
     assert workflow.base_dir == tmp_path
-    workflow.source = tmp_path / "moved" / "f.yaml"
+    workflow = workflow.with_source(tmp_path / "moved" / "f.yaml")
     assert workflow.base_dir == tmp_path / "moved"
-    workflow.source = None
+    workflow = workflow.with_source(None)
     monkeypatch.chdir(tmp_path.parent)
     assert workflow.base_dir == Path.cwd()
     monkeypatch.chdir(tmp_path)

@@ -227,7 +227,7 @@ def test_redactors_of_one_workflow_follow_the_environment_the_salt_and_the_file_
     assert Redactor.from_workflow(workflow, env={}, salt=SALT).patterns == ("api_key",)
     salted = [Redactor.from_workflow(workflow, env={SALT_ENV: salt}).marker("x") for salt in ("one", "two")]
     assert salted == [make_marker("x", salt=b"one"), make_marker("x", salt=b"two")]  # each reads its own salt
-    workflow.source = tmp_path / "elsewhere" / "w.yaml"  # the salt is looked for from the file's folder
+    workflow = workflow.with_source(tmp_path / "elsewhere" / "w.yaml")  # the salt is looked for from its folder
     assert Redactor.from_workflow(workflow, env={})._salt_start == tmp_path / "elsewhere"
     first.step_outputs["s"] = None
     assert Redactor.from_workflow(workflow, env={}).step_outputs == {"s": "out"}  # a redactor's own copy

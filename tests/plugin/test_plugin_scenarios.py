@@ -121,24 +121,33 @@ def test_snapshot_expectation_uses_the_row_id(triage: pytest.Pytester) -> None:
 
 
 
-def test_rows_share_one_load_of_the_workflow_but_each_gets_its_own_object(triage: pytest.Pytester) -> None:
-    """The workflow is loaded once for the table (a cache per process): a row that changes the object it got,
-    or the file, changes nothing for the rows after it, except that an edited file is read again."""
+def test_rows_share_one_load_of_the_workflow_which_nobody_can_change(triage: pytest.Pytester) -> None:
+    """The workflow is loaded once for the table (a cache per process), and every row gets the same object: a
+    row that tries to change it gets an error and changes nothing for the rows after it; an edited file is
+    read again."""
     rows = [{"id": f"row-{n}", "workflow": "flow.yaml", "state": {"ticket": "crash"}, "script": {"classify": "bug"},
              "expect": {"status": "success", "sequence": ["classify", "route", "file_bug"]}} for n in range(3)]
     (triage.path / "rows.jsonl").write_text("\n".join(json.dumps(row) for row in rows) + "\n")
     triage.makepyfile(test_table="""
         import pytest
 
+        from pytest_agentloom import UsageError
+
+        SEEN = []
+
         @pytest.mark.agentloom_scenarios("rows.jsonl")
         def test_rows(agentloom, scenario):
             mine = agentloom.load("flow.yaml")
+            SEEN.append(mine)
+            assert (SEEN[0] is SEEN[-1]) == (scenario.id != "row-2")  # one object until the file is edited
             assert mine.steps[0].prompt == ("Sort: {state.ticket}" if scenario.id == "row-2" else
                                             "Classify: {state.ticket}")
             assert mine.state == {"ticket": ""} and mine.compiled.conditions
-            mine.steps[0].prompt = "changed by " + scenario.id
-            mine.state["ticket"] = "changed"
-            mine.compiled.conditions.clear()
+            for change in (lambda: setattr(mine.steps[0], "prompt", "changed by " + scenario.id),
+                           lambda: mine.state.__setitem__("ticket", "changed"),
+                           lambda: mine.compiled.conditions.clear()):
+                with pytest.raises(UsageError, match="How to fix: "):
+                    change()
             result = scenario.run(agentloom)
             scenario.check(result, agentloom)
             assert result.sent_requests["classify"][0]["messages"][-1]["content"].endswith(": crash")

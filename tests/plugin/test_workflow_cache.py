@@ -1,4 +1,4 @@
-"""The per-process workflow cache: one load per unchanged file, a private copy per caller, edits noticed."""
+"""The per-process workflow cache: one load per unchanged file, one object nobody can change, edits noticed."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from pytest_agentloom import (
     Scripted,
@@ -18,6 +19,7 @@ from pytest_agentloom import (
     run_workflow,
 )
 from pytest_agentloom.engine.loader import load_workflow_read
+from pytest_agentloom.errors import UsageError
 from pytest_agentloom.testing.workflow_cache import WorkflowCache
 
 PARENT = """\
@@ -57,52 +59,68 @@ def rewrite_keeping_stat(path: Path, old: str, new: str) -> None:
     assert (path.stat().st_size, path.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
 
 
-def test_a_hit_is_what_loading_the_file_gives_and_reads_it_once(files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_hit_is_what_loading_the_file_gives_and_loads_it_once(files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import pytest_agentloom.testing.workflow_cache as module
 
     loads = []
     monkeypatch.setattr(module, "load_workflow_read", lambda path: loads.append(path) or load_workflow_read(path))
     cache = WorkflowCache()
     first, second = cache.load(files), cache.load(files)
-    assert len(loads) == 1
+    assert len(loads) == 1 and second is first  # one object: nobody can change it
     fresh = load_workflow(files)
-    for got in (first, second):
-        assert got == fresh
-        assert got.source == fresh.source == files.resolve()
-        assert list(got.compiled.conditions) == ["route"]
-        assert got.compiled.children["child"] == fresh.compiled.children["child"]
+    assert first == fresh
+    assert first.source == fresh.source == files.resolve()
+    assert list(first.compiled.conditions) == ["route"]
+    assert first.compiled.children["child"] == fresh.compiled.children["child"]
 
 
-@pytest.mark.parametrize("picklable", [True, False], ids=["unpickled", "deep-copied"])
-def test_every_caller_gets_its_own_copy_so_changes_never_reach_another(
-    files: Path, picklable: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import pickle
-
-    import pytest_agentloom.testing.workflow_cache as module
-
-    def refuse(*args: object, **kwargs: object) -> bytes:
-        raise pickle.PicklingError("a part pickle cannot take")
-
-    if not picklable:
-        monkeypatch.setattr(module.pickle, "dumps", refuse)
+def test_with_speedups_off_every_call_loads_the_file(files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTLOOM_SPEEDUPS", "0")
     cache = WorkflowCache()
-    first = cache.load(files)
-    first.steps[0].prompt = "changed"
-    first.state["ticket"] = "changed"
-    first.config.model = "changed"
-    first.compiled.children["child"].steps[0].prompt = "changed"
-    first.compiled.conditions.clear()
-    second = cache.load(files)
-    assert second is not first
-    assert second.steps[0].prompt == "Classify: {state.ticket}"
-    assert second.state == {"ticket": ""}
-    assert second.config.model is None
-    assert second.compiled.children["child"].steps[0].prompt == "Answer"
-    assert list(second.compiled.conditions) == ["route"]
+    first, second = cache.load(files), cache.load(files)
+    assert first is not second and first == second and len(cache) == 0
 
 
-def test_two_runs_of_cached_copies_give_the_same_result_as_a_fresh_load(files: Path) -> None:
+def test_nobody_can_change_the_shared_workflow(files: Path) -> None:
+    """Every change a test might try on the workflow it got is refused with a clear error, so the next caller
+    gets the file's workflow, as loading it gives."""
+    cache = WorkflowCache()
+    shared = cache.load(files)
+    changes = [
+        lambda: setattr(shared.steps[0], "prompt", "changed"),
+        lambda: shared.state.__setitem__("ticket", "changed"),
+        lambda: shared.state.update(ticket="changed"),
+        lambda: setattr(shared.config, "model", "changed"),
+        lambda: setattr(shared, "name", "changed"),
+        lambda: shared.steps.append(shared.steps[0]),
+        lambda: shared.steps[1].depends_on.clear(),
+        lambda: setattr(shared.compiled.children["child"].steps[0], "prompt", "changed"),
+        lambda: shared.compiled.conditions.clear(),
+        lambda: shared.compiled.children.pop("child"),
+        lambda: shared.config.sandbox.allowed_commands.append("rm"),
+        lambda: setattr(shared.config.sandbox, "enabled", False),
+    ]
+    for change in changes:
+        with pytest.raises((UsageError, ValidationError)) as info:
+            change()
+        if isinstance(info.value, UsageError):
+            assert "How to fix: " in str(info.value)
+    again = cache.load(files)
+    assert again is shared and again == load_workflow(files)
+    assert again.model_dump() == load_workflow(files).model_dump()
+
+
+def test_a_changed_copy_is_the_callers_own(files: Path) -> None:
+    cache = WorkflowCache()
+    shared = cache.load(files)
+    copy = shared.model_copy(update={"state": {"ticket": "mine"}, "name": "copy"})
+    copy.state["ticket"] = "changed"  # the copy's own dict
+    configured = shared.with_config(model="gpt-4o")
+    assert (copy.name, configured.config.model) == ("copy", "gpt-4o")
+    assert cache.load(files) is shared and shared.state == {"ticket": ""} and shared.config.model is None
+
+
+def test_two_runs_of_the_cached_workflow_give_the_same_result_as_a_fresh_load(files: Path) -> None:
     cache = WorkflowCache()
 
     def run(workflow: Workflow) -> WorkflowResult:
@@ -160,12 +178,11 @@ def test_the_least_recently_used_entry_goes_first(tmp_path: Path) -> None:
         path = tmp_path / f"{name}.yaml"
         path.write_text(CHILD.replace("name: child", f"name: {name}"))
         paths.append(path)
-    cache.load(paths[0])
-    cache.load(paths[1])
+    kept = [cache.load(paths[0]), cache.load(paths[1])]
     cache.load(paths[0])  # a is now the most recently used
     cache.load(paths[2])
     assert len(cache) == 2
-    assert [path in cache for path in paths] == [True, False, True]
+    assert cache.load(paths[0]) is kept[0] and cache.load(paths[1]) is not kept[1]  # b went
 
 
 def _hash_of(workflow: Workflow) -> str:
@@ -180,16 +197,16 @@ def test_the_shared_workflow_keeps_what_runs_worked_out_until_the_file_changes(f
     import pytest_agentloom.engine.checkpoints as checkpoints
 
     cache = WorkflowCache()
-    first = cache.load_shared(files)
+    first = cache.load(files)
     expected = _hash_of(first)
     hashed: list[str] = []
     real = checkpoints._hash
     monkeypatch.setattr(checkpoints, "_hash", lambda *args: hashed.append("hashed") or real(*args))
-    second = cache.load_shared(files)
+    second = cache.load(files)
     assert second is first and _hash_of(second) == expected and hashed == []  # the same object, hashed once
-    assert _hash_of(cache.load(files)) == expected and hashed == ["hashed"]  # a test's own copy starts empty
+    assert _hash_of(first.model_copy()) == expected and hashed == ["hashed"]  # a copy starts empty
     rewrite_keeping_stat(files, "Classify:", "Sort out:")  # a new definition: nothing is taken over
-    changed = cache.load_shared(files)
+    changed = cache.load(files)
     assert changed is not first and _hash_of(changed) != expected and hashed == ["hashed", "hashed"]
 
 
@@ -199,7 +216,7 @@ def test_the_workflow_hash_follows_the_api_keys_and_the_redaction_patterns(
     monkeypatch.delenv("ZZ_HASH_API_KEY", raising=False)
     monkeypatch.delenv("AGENTLOOM_REDACT_STATE_KEYS", raising=False)
     monkeypatch.setenv("AGENTLOOM_REDACTION_SALT", "a-salt-for-this-test-only")
-    workflow = WorkflowCache().load_shared(files)
+    workflow = WorkflowCache().load(files)
     plain = _hash_of(workflow)
     monkeypatch.setenv("ZZ_HASH_API_KEY", "sk-secret-value-42")  # now scrubbed from the definition
     scrubbed = _hash_of(workflow)
@@ -214,46 +231,7 @@ def test_the_workflow_hash_follows_the_api_keys_and_the_redaction_patterns(
     assert _hash_of(workflow) == plain
 
 
-def next_file_system_tick(path: Path) -> None:
-    """Wait until a file changed now gets a later status-change time than ``path`` has (the clock ticked)."""
-    probe = path.parent / ".probe"
-    while True:
-        probe.write_text("x")
-        if probe.stat().st_ctime_ns > path.stat().st_ctime_ns:
-            probe.unlink()
-            return
-
-
-def test_a_settled_file_is_only_stat_ed_yet_every_later_edit_is_noticed(files: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    import pytest_agentloom.testing.workflow_cache as module
-
-    reads: list[str] = []
-    real_read = module.read_text_capped
-    monkeypatch.setattr(module, "read_text_capped", lambda path, **kw: reads.append(Path(path).name)
-                        or real_read(path, **kw))
-    later = module.time.time_ns() + 10 * module.SETTLED_NS  # as if the files were written long ago
-    monkeypatch.setattr(module.time, "time_ns", lambda: later)
-    cache = WorkflowCache()
-    cache.load(files)
-    reads.clear()
-    cache.load(files)  # checked once by reading: now settled
-    assert sorted(reads) == ["child.yaml", "parent.yaml"]
-    reads.clear()
-    cache.load(files)
-    assert reads == []  # a stat each, nothing read
-    next_file_system_tick(files)  # a settled file's last change is long past: the edit gets a later time
-    rewrite_keeping_stat(files, "Classify:", "Sort out:")  # same size, same mtime: the status change shows
-    assert cache.load(files).steps[0].prompt == "Sort out: {state.ticket}"
-    replacement = files.parent / "new.yaml"  # another file put in its place, size and mtime kept
-    replacement.write_text(files.read_text().replace("Sort out:", "Look at: "))
-    before = files.stat()
-    os.utime(replacement, ns=(before.st_atime_ns, before.st_mtime_ns))
-    os.replace(replacement, files)
-    assert cache.load(files).steps[0].prompt == "Look at:  {state.ticket}"
-
-
-def test_a_file_changed_moments_ago_is_read_on_every_use(files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_use_reads_the_files_again(files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import pytest_agentloom.testing.workflow_cache as module
 
     cache = WorkflowCache()
@@ -264,7 +242,7 @@ def test_a_file_changed_moments_ago_is_read_on_every_use(files: Path, monkeypatc
                         or real_read(path, **kw))
     for _ in range(3):
         cache.load(files)
-    assert reads.count("parent.yaml") == 3  # not settled: within SETTLED_NS of its last change
+    assert sorted(reads) == ["child.yaml"] * 3 + ["parent.yaml"] * 3
 
 
 SHARED = """\
@@ -280,7 +258,7 @@ def test_the_fixture_runs_the_kept_workflow_itself_and_nothing_a_run_or_test_hol
         agentloom: Any, tmp_path: Path) -> None:
     """``agentloom.run(path)`` takes no copy: a tool that changes what it is given, config overrides, ``only=``
     and a resumed run leave the kept workflow as the file says, and no result leads to it."""
-    from pytest_agentloom.testing.workflow_cache import load_shared
+    from pytest_agentloom.testing.workflow_cache import load_cached
 
     path = tmp_path / "shared.yaml"
     path.write_text(SHARED)
@@ -301,9 +279,9 @@ def test_the_fixture_runs_the_kept_workflow_itself_and_nothing_a_run_or_test_hol
     assert [r.state.get("got") for r in results] == [[1, 2, 3], [1, 2, 3], [1, 2, 3], [9]]
     assert [r.state["items"] for r in results[1:]] == [[1, 2]] * 3
     assert [r.ran_workflow for r in results] == [None] * 4
-    kept = load_shared(path)
+    kept = load_cached(path)
     assert kept.model_dump() == load_workflow(path).model_dump() and kept.config.model is None
-    assert agentloom.load(path) is not kept  # a test's own workflow is a copy, which it may change
+    assert agentloom.load(path) is kept  # a test gets the kept workflow too, which nobody can change
 
 
 def test_a_path_made_a_symbolic_link_since_is_followed(tmp_path: Path) -> None:
@@ -312,9 +290,9 @@ def test_a_path_made_a_symbolic_link_since_is_followed(tmp_path: Path) -> None:
     (tmp_path / "flow.yaml").write_text("name: first\nsteps:\n  - {id: a, type: llm_call, prompt: x, output: a}\n")
     (tmp_path / "other.yaml").write_text("name: other\nsteps:\n  - {id: b, type: llm_call, prompt: y, output: b}\n")
     cache = WorkflowCache()
-    assert cache.load_shared(tmp_path / "flow.yaml").name == "first"
-    assert cache.load_shared(tmp_path / "flow.yaml").name == "first"  # the canonical path's way
+    assert cache.load(tmp_path / "flow.yaml").name == "first"
+    assert cache.load(tmp_path / "flow.yaml").name == "first"  # the canonical path's way
     (tmp_path / "flow.yaml").unlink()
     (tmp_path / "flow.yaml").symlink_to(tmp_path / "other.yaml")
-    assert cache.load_shared(tmp_path / "flow.yaml").name == "other"
-    assert cache.load_shared(tmp_path / "other.yaml") is cache.load_shared(tmp_path / "flow.yaml")
+    assert cache.load(tmp_path / "flow.yaml").name == "other"
+    assert cache.load(tmp_path / "other.yaml") is cache.load(tmp_path / "flow.yaml")

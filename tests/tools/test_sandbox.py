@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from pytest_agentloom.tools import BUILTIN_TOOL_NAMES, Sandbox, SandboxRefusal, Tool, builtin_tools
 from pytest_agentloom.tools.sandbox import SandboxConfig
@@ -222,10 +223,15 @@ def test_a_tool_step_with_a_built_in_follows_the_workflows_sandbox(tmp_path: Pat
 
 
 
-def test_the_built_ins_a_run_gets_follow_its_sandbox_and_folder_though_they_are_made_once(tmp_path: Path) -> None:
-    """``run_tools`` keeps the built-ins per folder and settings; a change of either is never missed."""
+@pytest.mark.parametrize("speedups", ["1", "0"])
+def test_the_built_ins_a_run_gets_follow_its_sandbox_and_folder(tmp_path: Path, speedups: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever ``run_tools`` keeps between runs, each run's built-ins check its own folder and settings; the
+    settings cannot be changed in place (a changed copy is new settings)."""
+    from pytest_agentloom.errors import UsageError
     from pytest_agentloom.tools import run_tools
 
+    monkeypatch.setenv("AGENTLOOM_SPEEDUPS", speedups)
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     for folder in ("a", "b"):
@@ -233,15 +239,18 @@ def test_the_built_ins_a_run_gets_follow_its_sandbox_and_folder_though_they_are_
         (tmp_path / folder / "docs" / "n.txt").write_text(f"in {folder}")
     settings = SandboxConfig(readable_paths=["docs"])
     first, second = run_tools(settings, tmp_path / "a"), run_tools(settings, tmp_path / "a", {"mine": len})
-    assert first["file_read"] is second["file_read"] and "mine" not in first  # made once; each run its registry
+    assert "mine" in second and "mine" not in first  # each run its own registry
     assert call(dict(first), "file_read", path="docs/n.txt") == "in a"
     assert call(dict(run_tools(settings, tmp_path / "b")), "file_read", path="docs/n.txt") == "in b"
-    settings.readable_paths.clear()  # changed in place after the first runs: the old settings are not checked
-    assert refusal(dict(run_tools(settings, tmp_path / "a")), "file_read", path="docs/n.txt").rule == "readable_paths"
-    settings.enabled = False
-    assert call(dict(run_tools(settings, tmp_path / "a")), "file_write", path="w.txt", content="x")["bytes"] == 1
-    assert run_tools(SandboxConfig(readable_paths=["docs"]), tmp_path / "a")["file_read"] is first["file_read"]
-    assert run_tools(None, tmp_path / "a")["file_read"] is run_tools(SandboxConfig(), tmp_path / "a")["file_read"]
+    with pytest.raises(UsageError):
+        settings.readable_paths.clear()
+    with pytest.raises(ValidationError):
+        settings.enabled = False
+    closed = settings.model_copy(update={"readable_paths": []})
+    assert refusal(dict(run_tools(closed, tmp_path / "a")), "file_read", path="docs/n.txt").rule == "readable_paths"
+    opened = settings.model_copy(update={"enabled": False})
+    assert call(dict(run_tools(opened, tmp_path / "a")), "file_write", path="w.txt", content="x")["bytes"] == 1
+    assert call(dict(run_tools(settings, tmp_path / "a")), "file_read", path="docs/n.txt") == "in a"
 
 
 # -- commands: what they run, with what environment --------------------------------------------------------
