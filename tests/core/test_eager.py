@@ -1,10 +1,10 @@
-"""gather_eager: gather's results and concurrency, without a task for coroutines that never suspend."""
+"""gather_eager behaves as asyncio.gather does (results, concurrency, contexts, cancellation), with its speed-up
+on and off (``AGENTLOOM_SPEEDUPS=0``: gather itself)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
-import sys
 
 import anyio
 import pytest
@@ -12,6 +12,12 @@ import pytest
 from pytest_agentloom.core.eager import gather_eager
 
 seen: contextvars.ContextVar[str] = contextvars.ContextVar("seen", default="caller")
+
+
+@pytest.fixture(autouse=True, params=["on", "off"])
+def speedups(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("AGENTLOOM_SPEEDUPS", "1" if request.param == "on" else "0")
+    return str(request.param)
 
 
 async def immediate(value: int) -> int:
@@ -28,20 +34,6 @@ def test_results_come_back_in_the_order_of_the_coroutines() -> None:
         return await gather_eager([immediate(1), suspending(2), immediate(3), suspending(4), immediate(5)])
 
     assert asyncio.run(main()) == [1, 2, 3, 4, 5]
-
-
-def test_coroutines_that_never_suspend_get_no_task() -> None:
-    async def which_task() -> asyncio.Task[object] | None:
-        return asyncio.current_task()
-
-    async def main() -> tuple[object, list[object]]:
-        return asyncio.current_task(), await gather_eager([which_task(), which_task(), which_task()])
-
-    caller, tasks = asyncio.run(main())
-    if sys.version_info >= (3, 12):  # eager tasks: a task each, but none waited for the loop
-        assert caller not in tasks
-    else:  # run in place, in the caller's task
-        assert tasks == [caller] * 3
 
 
 def test_a_suspended_coroutine_runs_concurrently_with_the_ones_after_it() -> None:
