@@ -34,9 +34,14 @@ import socket
 from pathlib import Path
 from typing import Any
 
+from .speedups import speedups_on
+
 __all__ = ["one_to_one_name", "remove_stale_temporaries", "resolved", "write_json_atomic", "write_text_atomic"]
 
-_SWEPT: set[str] = set()  # folders whose leftover temporary files this process already removed
+#: folders whose leftover temporary files this process already removed (as written and resolved); cleared when
+#: full, which only means a folder is listed once more
+_SWEPT: set[str] = set()
+_MAX_SWEPT = 1_024
 _TEMPORARY = re.compile(r"^\..+\.(?P<host>[A-Za-z0-9-]+)\.(?P<pid>[0-9]+)\.[a-z0-9_]{8}\.tmp$")
 _NAME_CHARACTERS = "abcdefghijklmnopqrstuvwxyz0123456789_"  # as tempfile's names
 _HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:40] or "host"
@@ -126,12 +131,18 @@ def remove_stale_temporaries(folder: Path) -> None:
     """Remove the temporary files in ``folder`` left by writers that died mid-write (once per process).
 
     Only names this module makes are touched, and only when the process id in the name is not running.
+    The folders swept are kept (at most :data:`_MAX_SWEPT`), unless ``AGENTLOOM_SPEEDUPS=0``: a snapshot
+    folder of 1,000 files is listed once per process, not once per snapshot written.
     """
-    if os.name != "posix" or (folder.is_absolute() and str(folder) in _SWEPT):
+    remember = speedups_on()
+    if os.name != "posix" or (remember and folder.is_absolute() and str(folder) in _SWEPT):
         return  # an absolute path seen before is not resolved again (a syscall per part of it)
     key = str(folder.resolve())
-    swept = key in _SWEPT
-    _SWEPT.update((key, str(folder)) if folder.is_absolute() else (key,))
+    swept = remember and key in _SWEPT
+    if remember:
+        if len(_SWEPT) >= _MAX_SWEPT:
+            _SWEPT.clear()
+        _SWEPT.update((key, str(folder)) if folder.is_absolute() else (key,))
     if swept:
         return
     with contextlib.suppress(OSError):
@@ -190,7 +201,10 @@ def resolved(path: Path) -> Path:
     looked at (is it a symbolic link?). A folder made a symbolic link since then would be named as it is
     written, which still reaches the same file the link's target does. A path found canonical itself
     (each row of a scenario table names the same workflow file) is given back while it is still no link.
+    With ``AGENTLOOM_SPEEDUPS=0`` it is ``path.expanduser().resolve()``.
     """
+    if not speedups_on():
+        return path.expanduser().resolve()
     if str(path) in _CANONICAL and not os.path.islink(path):
         return path
     path = path.expanduser()

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from ..core.offline import offline_transport, sealed
+from ..core.speedups import speedups_on
 from ..core.types import LLMRequest, Thinking, ToolCall
 from ..errors import ErrorCode, MidStreamError, ProviderConfigError, StepError
 
@@ -163,7 +164,9 @@ def named_tool_choice(choice: Any) -> str | None:
 
 # -- TLS: one verifying context per process --------------------------------------------------------------------
 
+#: (library, SSL_CERT_FILE, SSL_CERT_DIR) -> its context; a few at most (cleared if a process tries many)
 _SSL_CONTEXTS: dict[tuple[str, str | None, str | None], Any] = {}
+_MAX_SSL_CONTEXTS = 8
 
 
 def shared_ssl_context(library: Any) -> Any:
@@ -175,11 +178,15 @@ def shared_ssl_context(library: Any) -> Any:
     its own event loop, so its own client), once per call for the plain-HTTP
     providers. A context holds no connection and no loop, so clients on any
     loop can share it; verification is exactly what the library does by
-    default.
+    default. With ``AGENTLOOM_SPEEDUPS=0`` each call makes a new one.
     """
+    if not speedups_on():
+        return library.create_ssl_context()
     key = (library.__name__, os.environ.get("SSL_CERT_FILE") or None, os.environ.get("SSL_CERT_DIR") or None)
     context = _SSL_CONTEXTS.get(key)
     if context is None:
+        if len(_SSL_CONTEXTS) >= _MAX_SSL_CONTEXTS:
+            _SSL_CONTEXTS.clear()
         context = _SSL_CONTEXTS.setdefault(key, library.create_ssl_context())
     return context
 

@@ -27,6 +27,7 @@ own function there, or name it ``module:function``, to use it in ``match_on``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import re
@@ -162,7 +163,7 @@ def resolve_matchers(names: Sequence[str | Callable[[Any, Any], None]],
         if callable(name):
             out.append(name)
         elif name == "body" and ignore:
-            out.append(_ignoring(tuple(ignore)))
+            out.append(_BodyIgnoring(tuple(ignore)))
         elif name in MATCHERS:
             out.append(MATCHERS[name])
         elif isinstance(name, str) and ":" in name:
@@ -175,18 +176,16 @@ def resolve_matchers(names: Sequence[str | Callable[[Any, Any], None]],
     return out
 
 
-@functools.lru_cache(maxsize=64)
-def _ignoring(ignore: tuple[str, ...]) -> Callable[[Any, Any], None]:
-    def body_ignoring(request: Request, recorded: Request) -> None:
-        body(request, recorded, ignore)
+@dataclasses.dataclass(frozen=True)
+class _BodyIgnoring:
+    """The ``body`` matcher leaving the paths ``ignore`` out: a value (equal for equal paths), so that
+    :func:`index_key` reads the paths off the matcher itself instead of a registry of matchers."""
 
-    body_ignoring.__name__ = "body"  # vcrpy and our messages name the matcher
-    _IGNORING_PATHS[body_ignoring] = ignore
-    return body_ignoring
+    ignore: tuple[str, ...]
+    __name__ = "body"  # vcrpy and our messages name the matcher
 
-
-#: The ``body`` matchers built by :func:`_ignoring`, with the paths each leaves out.
-_IGNORING_PATHS: dict[Callable[[Any, Any], None], tuple[str, ...]] = {}
+    def __call__(self, request: Request, recorded: Request) -> None:
+        body(request, recorded, self.ignore)
 
 
 # -- index keys --------------------------------------------------------------------------------------------
@@ -219,9 +218,8 @@ def index_key(matcher: Callable[[Any, Any], Any]) -> Callable[[Request], Any] | 
         return _url_key
     if matcher is body:
         return _body_key
-    ignore = _IGNORING_PATHS.get(matcher)
-    if ignore is not None:
-        return functools.partial(_body_key, ignore=ignore)
+    if isinstance(matcher, _BodyIgnoring):
+        return functools.partial(_body_key, ignore=matcher.ignore)
     return None
 
 

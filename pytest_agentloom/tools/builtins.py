@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..core.api_keys import scrub_api_keys
+from ..core.speedups import speedups_on
 from ..errors import ToolError
 from .processes import read_text_prefix, run_command
 from .registry import Tool, ToolRegistry, tool
@@ -54,8 +55,10 @@ def _bound(settings: SandboxConfig, base_dir: Path) -> ToolRegistry:
     Each kept set checks a private copy of the settings it was made for, found again by comparing
     values, so settings a test changes in place after a run (``workflow.config.sandbox.enabled =
     False``) are never checked with the old values: they no longer compare equal, and new built-ins
-    are made for them.
+    are made for them. With ``AGENTLOOM_SPEEDUPS=0`` every run makes its own.
     """
+    if not speedups_on():
+        return ToolRegistry(builtin_tools(Sandbox(settings, base_dir=base_dir)))
     made = _BOUND.get(base_dir)
     if made is None:
         made = _BOUND[base_dir] = []
@@ -78,6 +81,8 @@ def _builtin(*, side_effects: bool = False) -> Callable[[Callable[..., Any]], To
     once (type hints, docstring), and each run only binds the functions to its sandbox."""
 
     def wrap(function: Callable[..., Any]) -> Tool:
+        if not speedups_on():
+            return tool(function, side_effects=side_effects)
         known = _SCHEMAS.get(function.__name__)
         if known is None:
             made = tool(function, side_effects=side_effects)
