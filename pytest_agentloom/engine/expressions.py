@@ -354,7 +354,7 @@ class Expression:
 
 def _state_keys(tree: ast.Expression) -> Iterator[str]:
     """Yield the state keys read through bare names, ``state.key`` and ``state['key']``."""
-    called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}  # ``tree`` holds the nodes
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id != "state" and id(node) not in called:
             yield node.id

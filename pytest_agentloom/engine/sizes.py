@@ -29,7 +29,7 @@ def text_length_at_most(value: Any, limit: int) -> int:
     """
     if type(value) not in _CONTAINERS:
         return _length(value, {})
-    sizes: dict[int, int] = {}
+    sizes: dict[int, int] = {}  # by id() within this call: ``value`` holds every container meanwhile
     steps = 0
     for item in post_order([value], _containers_in):
         children = _children(item)

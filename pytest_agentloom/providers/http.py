@@ -52,7 +52,7 @@ def tried(exc: BaseException) -> str:
     """
     from urllib.parse import urlsplit, urlunsplit
 
-    seen: set[int] = set()
+    seen: set[int] = set()  # id()s within this call: ``exc`` holds every exception of its chain meanwhile
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))

@@ -127,7 +127,7 @@ def our_error_inside(exc: BaseException) -> AgentloomError | None:
     back our own error keeps its meaning (a cassette miss is not retried and
     is no reason to fall back to another provider).
     """
-    seen: set[int] = set()
+    seen: set[int] = set()  # id()s within this call: ``exc`` holds every exception of its chain meanwhile
     current: BaseException | None = exc.__cause__ or exc.__context__
     while current is not None and id(current) not in seen:
         if isinstance(current, AgentloomError):
