@@ -69,10 +69,12 @@ def read_only(value: Any) -> Any:
     """``value`` with every plain ``dict`` and ``list`` in it (however deep) made read-only; anything else kept.
 
     Iterative, so a deeply nested value cannot exhaust the stack. The same dict or list met twice (a YAML
-    alias) becomes the same read-only object twice.
+    alias) becomes the same read-only object twice, and every empty one the same shared empty one.
     """
     if type(value) is not dict and type(value) is not list:
         return value
+    if not value:  # the empty ones, shared: they cannot change, and a model has several (``tools: []``, ...)
+        return _EMPTY_DICT if type(value) is dict else _EMPTY_LIST
     made: dict[int, Any] = {}  # id() of containers of ``value``, which holds them while this runs
     top = _shell(value, made)
     stack = [value]
@@ -81,7 +83,9 @@ def read_only(value: Any) -> Any:
         items = original.items() if type(original) is dict else enumerate(original)
         frozen = made[id(original)]
         for key, item in items:
-            if type(item) is dict or type(item) is list:
+            if (type(item) is dict or type(item) is list) and not item:
+                item = _EMPTY_DICT if type(item) is dict else _EMPTY_LIST
+            elif type(item) is dict or type(item) is list:
                 if id(item) not in made:
                     _shell(item, made)
                     stack.append(item)
@@ -91,6 +95,10 @@ def read_only(value: Any) -> Any:
             else:
                 list.append(frozen, item)
     return top
+
+
+_EMPTY_DICT = ReadOnlyDict()
+_EMPTY_LIST = ReadOnlyList()
 
 
 def _shell(value: Any, made: dict[int, Any]) -> Any:
