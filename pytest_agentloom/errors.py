@@ -50,8 +50,8 @@ Three exceptions are internal signals, never raised to users, and stay private
 to their modules: ``cli._Usage`` (a command-line mistake, printed with exit
 status 2), ``providers.http.HTTPStatusFailure`` (an error status inside
 ``http_errors``, which turns it into a :class:`ProviderError` on the spot) and
-``core.yaml_io._TooDeep`` (nesting past the limit met by the Python composer,
-turned into a :class:`YamlReadError` in the same module).
+``core.yaml_io._NeedsNodes`` (a document the reader builds from a node tree
+instead, caught in the same module).
 
 Messages have one shape, written by :func:`render_message`: a headline saying
 what failed, context lines (``  file: ...``, ``  step: ...``), then a line

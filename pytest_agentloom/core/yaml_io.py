@@ -9,48 +9,54 @@ refuses a text over :attr:`YamlLimits.max_bytes`, nesting deeper than
 ``max_depth``, more than ``max_aliases`` aliases, aliases that together stand
 for more than ``max_alias_values`` values or ``max_alias_chars`` characters of
 text (each alias counted as the copy the program will see, so a 400-byte
-"billion laughs" is refused), an anchor that contains an alias to itself, an
-anchor defined twice, and a key given twice in one mapping (merge keys ``<<``
-may be overridden, as YAML intends). Each refusal is a
-:class:`~pytest_agentloom.errors.YamlReadError` naming the file, the line and
-what is wrong; callers that have an error of their own (a workflow, a scenario
-table, a cassette) wrap it, keeping the text.
+"billion laughs" is refused), an anchor that refers to itself, and a key given
+twice in one mapping (merge keys ``<<`` may be overridden, as YAML intends).
+Each refusal is a :class:`~pytest_agentloom.errors.YamlReadError` naming the
+file, the line and what is wrong; callers that have an error of their own (a
+workflow, a scenario table, a cassette) wrap it, keeping the text.
 
-A text is read in three steps, all through PyYAML's public loader API:
+The text is read in one pass over the events of libyaml's parser (PyYAML's
+public ``check_event``/``get_event``; its pure-Python parser where PyYAML has no
+libyaml). The parser is iterative, and so is the pass: no text, however deeply
+nested, can exhaust the stack. The pass checks every limit as the events come,
+and builds, for the constructor PyYAML's safe loader uses:
 
-1. **Compose**: libyaml's C composer builds the node tree
-   (``check_node``/``get_node``). It recurses, but libyaml (0.2.5 and later,
-   the version PyYAML's wheels carry) stops any nesting deeper than 1,000
-   levels while scanning, so no text can take it deeper. Where libyaml lacks
-   that limit, or PyYAML was built without libyaml, PyYAML's Python composer
-   builds the tree instead, stopped at ``max_depth`` as it descends: a deep
-   text is a :class:`YamlReadError`, never a crash.
-2. **Check**: one iterative walk over the nodes checks depth, aliases and
-   their expanded size, loops and duplicate keys. Nothing is constructed
-   before the whole document has passed.
-3. **Construct**: a document of the core tags (``str``, ``int``, ``float``,
-   ``bool``, ``null``, plain mappings and lists; any scalar tag) is built by a
-   second iterative walk; one with a merge key, a collection tag such as
-   ``!!set``, or a non-scalar key goes to PyYAML's ``construct_document``.
-   Both give the same data (one shared object per anchor, as PyYAML builds
-   it); the walk reads a 1,000-interaction cassette about 40% faster. With
-   ``AGENTLOOM_SPEEDUPS=0`` (:mod:`.speedups`) every document takes
-   ``construct_document``.
+- the data itself, when the document is of the core tags (strings, numbers,
+  booleans, nulls, any other scalar tag through the loader's constructors,
+  plain mappings with scalar keys, lists): the same data, with one object per
+  anchor, as PyYAML builds it;
+- else (a merge key, a tag such as ``!!set``, a key that is a collection or an
+  alias, a key given twice, a value that cannot be built), the text is read
+  again into a node tree, with the same checks in the same order, and PyYAML's
+  ``construct_document`` builds it, or the error is named.
+
+Building the data in the pass is what keeps the reader cheap: a node tree
+holds three objects the garbage collector follows per value (the node and two
+marks), and a 1,000-interaction cassette's 250,000 of them made collections take
+most of the read (0.9 s against 0.2 s in a process with the vcrpy and openai
+modules loaded). With ``AGENTLOOM_SPEEDUPS=0`` (:mod:`.speedups`) every document
+takes the node tree, and the parser's tags are asked of the resolver every time.
 """
 
 from __future__ import annotations
 
-import functools
 import os
-import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
-from yaml.composer import Composer
-from yaml.events import StreamEndEvent
+from yaml.events import (
+    AliasEvent,
+    DocumentEndEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..errors import DataReadError, YamlReadError
@@ -65,12 +71,10 @@ _STR_TAG = "tag:yaml.org,2002:str"
 _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 
-try:  # libyaml's parser and composer when PyYAML was built with it
+try:  # libyaml's parser when PyYAML was built with it
     _BaseLoader: type = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - PyYAML without libyaml
     _BaseLoader = yaml.SafeLoader
-
-_LIBYAML_NEST_LIMIT = 1_000  # libyaml >= 0.2.5 refuses nesting this deep, in the scanner
 
 
 @dataclass(frozen=True)
@@ -88,367 +92,317 @@ DEFAULT_LIMITS = YamlLimits()
 
 
 class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
-    """PyYAML's safe loader, with libyaml's parser and composer where PyYAML has them.
-
-    The composer asks :meth:`resolve` the tag of every node; PyYAML's answer for a plain scalar tries a
-    regular expression or two by its first character. Its answer depends on the text alone when no path
-    resolver is registered (none is, by default), so each loader remembers it for short texts, which
-    repeat (keys, ``null``, ``200``): a fifth of composing a cassette. Quoted and block scalars and
-    collections get the default tags, as PyYAML gives them.
-    """
-
-    def __init__(self, stream: str, *, remember: bool) -> None:
-        super().__init__(stream)
-        self.remembered: dict[str, str] | None = {} if remember else None
-
-    def resolve(self, kind: type, value: Any, implicit: Any) -> str:
-        remembered = self.remembered
-        if remembered is None or self.yaml_path_resolvers:
-            return super().resolve(kind, value, implicit)  # type: ignore[no-any-return]
-        if kind is not ScalarNode:
-            return self.DEFAULT_MAPPING_TAG if kind is MappingNode else self.DEFAULT_SEQUENCE_TAG  # type: ignore[no-any-return]
-        if not implicit[0]:
-            return self.DEFAULT_SCALAR_TAG  # type: ignore[no-any-return]
-        tag = remembered.get(value)
-        if tag is None:
-            tag = super().resolve(kind, value, implicit)
-            if len(value) <= 64:
-                remembered[value] = tag
-        return tag  # type: ignore[no-any-return]
-
-
-class _DepthBoundComposer(Composer):
-    """PyYAML's Python composer, refusing nesting past ``max_depth`` as it descends (see the module docs)."""
-
-    max_depth: int
-    depth: int
-
-    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
-        if self.depth > self.max_depth:  # the walk names the exact level; this only stops the recursion
-            raise _TooDeep(self.peek_event().start_mark)  # type: ignore[attr-defined] # the loader's parser
-        self.depth += 1
-        try:
-            return super().compose_node(parent, index)
-        finally:
-            self.depth -= 1
-
-
-class _DepthBoundLoader(_DepthBoundComposer, _BaseLoader):  # type: ignore[misc,valid-type]
-    """The safe loader with the depth-bound Python composer in front of libyaml's (or in PyYAML's place)."""
-
-    def __init__(self, stream: str, max_depth: int) -> None:
-        _BaseLoader.__init__(self, stream)  # type: ignore[misc]
-        Composer.__init__(self)  # libyaml's loader does not set up the Python composer
-        self.max_depth, self.depth = max_depth, 0
-
-
-class _TooDeep(Exception):
-    """Raised by :class:`_DepthBoundLoader`, turned into a :class:`YamlReadError` by the reader."""
-
-    def __init__(self, mark: Any) -> None:
-        super().__init__()
-        self.mark = mark
-
-
-@functools.cache
-def _composer_is_bounded() -> bool:
-    """Whether libyaml's C composer is there and cannot be driven deeper than its nesting limit.
-
-    Asked once: the parser's events for one level past the limit (no node is composed, so nothing recurses).
-    """
-    if _BaseLoader is yaml.SafeLoader:  # pragma: no cover - PyYAML without libyaml
-        return False
-    depth = _LIBYAML_NEST_LIMIT + 1
-    loader = _BaseLoader("[" * depth + "]" * depth)
-    try:
-        while not loader.check_event(StreamEndEvent):
-            loader.get_event()
-    except yaml.YAMLError:
-        return True
-    finally:
-        loader.dispose()
-    return False  # pragma: no cover - a libyaml older than 0.2.5
+    """The safe loader; only its parser, resolver and constructor are used (the pass is ours)."""
 
 
 def load_yaml(text: str, *, file: str | os.PathLike[str] = "<string>", limits: YamlLimits = DEFAULT_LIMITS) -> Any:
     """The data of the one YAML document in ``text`` (``None`` for an empty text); see the module doc."""
-    return parse_yaml(text, file=file, limits=limits)[0]
+    return _read(text, str(file), limits, None)
 
 
 def load_yaml_items(text: str, *, file: str | os.PathLike[str] = "<string>",
                     limits: YamlLimits = DEFAULT_LIMITS) -> tuple[Any, list[int] | None]:
     """The data of ``text`` as :func:`load_yaml` reads it, and, when it is a list, the line (1-based) each
     item starts on (``None`` otherwise): a scenario table's rows, whose errors name their lines."""
-    data, root = parse_yaml(text, file=file, limits=limits)
-    if not isinstance(data, list) or not isinstance(root, SequenceNode):
-        return data, None
-    return data, [item.start_mark.line + 1 for item in root.value]
+    lines: list[int] = []
+    data = _read(text, str(file), limits, lines)
+    return data, lines if isinstance(data, list) else None
 
 
 def parse_yaml(text: str, *, file: str | os.PathLike[str] = "<string>",
                limits: YamlLimits = DEFAULT_LIMITS) -> tuple[Any, Node | None]:
     """The data and the root node (for line numbers: ``node.start_mark.line``) of ``text``."""
     name = str(file)
+    root = _pass(text, name, limits, nodes=True, item_lines=None)
+    return _constructed(root, name, limits), root
+
+
+def _read(text: str, file: str, limits: YamlLimits, item_lines: list[int] | None) -> Any:
+    """The data of ``text``: built in the pass, or from the node tree (see the module docs)."""
+    if speedups_on():
+        try:
+            return _pass(text, file, limits, nodes=False, item_lines=item_lines)
+        except _NeedsNodes:
+            if item_lines is not None:
+                item_lines.clear()
+    root = _pass(text, file, limits, nodes=True, item_lines=item_lines)
+    return _constructed(root, file, limits)
+
+
+def _pass(text: str, file: str, limits: YamlLimits, *, nodes: bool, item_lines: list[int] | None) -> Any:
+    """One pass over the events of ``text``: its data, or its root node (``None`` for an empty text)."""
     if len(text) > limits.max_bytes:
         raise YamlReadError(f"the text is {len(text):,} characters, over the limit of {limits.max_bytes:,}",
-                            file=name, hint="split the file, or keep large data out of YAML.")
-    fast = speedups_on()
-    loader = _Loader(text, remember=fast) if _composer_is_bounded() else _DepthBoundLoader(text, limits.max_depth)
+                            file=file, hint="split the file, or keep large data out of YAML.")
+    loader = _Loader(text)
     try:
-        root = _compose(loader, name)
-        if root is None:
-            return None, None
-        walk = _Walk(loader, name, limits, track=not fast or "&" in text)
-        walk.check(root)
-        data = _build(root, loader, walk.shared) if fast and walk.plain else loader.construct_document(root)
-        return data, root
-    except YamlReadError:  # a ValueError too
-        raise
-    except (yaml.YAMLError, _TooDeep, ValueError, OverflowError, IndexError) as exc:  # named in _refusal
-        raise _refusal(exc, text, name, limits) from None
+        return _Pass(loader, file, limits, nodes=nodes, item_lines=item_lines).document()
+    except (yaml.YAMLError, ValueError, OverflowError, IndexError) as exc:
+        if isinstance(exc, YamlReadError):  # a ValueError too
+            raise
+        raise _refusal(exc, file, limits) from None
     finally:
         loader.dispose()
 
 
-def _compose(loader: Any, name: str) -> Node | None:
-    """The root node of the one document in the text, ``None`` for none (public Composer API)."""
-    if not loader.check_node():
+def _constructed(root: Node | None, file: str, limits: YamlLimits) -> Any:
+    """PyYAML's data of a checked node tree."""
+    if root is None:
         return None
-    root: Node = loader.get_node()
-    if not loader.check_event(StreamEndEvent):
-        mark = loader.peek_event().start_mark
-        raise YamlReadError("the file holds more than one YAML document", file=name, line=mark.line + 1,
-                            column=mark.column + 1,
-                            hint="keep one document; remove the '---' line that starts the next one.")
-    return root
+    loader = _Loader("")  # for its constructor: its parser is never asked
+    try:
+        return loader.construct_document(root)
+    except (yaml.YAMLError, ValueError, OverflowError, IndexError) as exc:
+        raise _refusal(exc, file, limits) from None
+    finally:
+        loader.dispose()
 
 
-def _refusal(exc: Exception, text: str, name: str, limits: YamlLimits) -> YamlReadError:
-    """The :class:`YamlReadError` for what PyYAML (or Python, building a value) raised reading ``text``."""
-    if isinstance(exc, _TooDeep):
-        return _too_deep(name, limits, exc.mark)
+def _refusal(exc: Exception, file: str, limits: YamlLimits) -> YamlReadError:
+    """The :class:`YamlReadError` for what PyYAML (or Python, building a value) raised."""
     if isinstance(exc, yaml.MarkedYAMLError):
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or ""
-        if "nesting depth" in problem:  # libyaml's own limit, met while scanning ahead
-            return _too_deep(name, limits, mark)
-        if problem.startswith("found undefined alias"):
-            alias = _name_at(text, mark, "*")
-            return _failure(name, f"the alias *{alias} refers to no anchor", mark,
-                            f"define '&{alias}' before using '*{alias}'.")
-        if (exc.context or "").startswith("found duplicate anchor") and exc.context_mark is not None:
-            anchor = _name_at(text, mark, "&")
-            return _failure(name, f"the anchor &{anchor} is defined twice (first on line "
-                            f"{exc.context_mark.line + 1})", mark, "give each anchor its own name.")
-        return _failure(name, f"invalid YAML: {problem}", mark, "fix the YAML syntax.")
+        if "nesting depth" in problem:  # libyaml (0.2.5 and later) stops deep nesting while scanning ahead
+            return _failure(file, f"the data is nested more than {limits.max_depth} levels deep", mark,
+                            "flatten the data.")
+        return _failure(file, f"invalid YAML: {problem}", mark, "fix the YAML syntax.")
     if isinstance(exc, yaml.YAMLError):
-        return _failure(name, f"invalid YAML: {exc}", None, "fix the YAML syntax.")
+        return _failure(file, f"invalid YAML: {exc}", None, "fix the YAML syntax.")
     # an int over Python's digit limit, a date out of range, an empty '!!int' (PyYAML's int constructor
     # indexes the empty text)
-    return _failure(name, f"a value cannot be read: {exc}", None, "quote the value to keep it as text.")
+    return _failure(file, f"a value cannot be read: {exc}", None, "quote the value to keep it as text.")
 
 
-def _failure(name: str, problem: str, mark: Any, hint: str) -> YamlReadError:
-    return YamlReadError(problem, file=name, line=mark.line + 1 if mark else None,
+def _failure(file: str, problem: str, mark: Any, hint: str) -> YamlReadError:
+    return YamlReadError(problem, file=file, line=mark.line + 1 if mark else None,
                          column=mark.column + 1 if mark else None, hint=hint)
 
 
-def _too_deep(name: str, limits: YamlLimits, mark: Any) -> YamlReadError:
-    return _failure(name, f"the data is nested more than {limits.max_depth} levels deep", mark, "flatten the data.")
+class _NeedsNodes(Exception):
+    """The document is not of the core tags: it is read again into a node tree (see the module docs)."""
 
 
-_NAME = re.compile(r"[^\s,\[\]{}]+")
+_NO_KEY: Any = object()
 
 
-def _name_at(text: str, mark: Any, sign: str) -> str:
-    """The anchor or alias name written at ``mark`` (PyYAML's marks count characters), after ``sign``."""
-    index = mark.index if mark is not None else -1
-    if 0 <= index < len(text) and text[index] == sign:
-        found = _NAME.match(text, index + 1)
-        if found:
-            return found.group()
-    return "?"
+class _Frame:
+    """A mapping or sequence being read: what it builds, its anchor, the sizes when it started, the key
+    waiting for its value and, in a node tree, the keys seen so far (for the duplicate check)."""
+
+    __slots__ = ("anchor", "chars", "container", "is_list", "key", "seen", "values")
+
+    def __init__(self, container: Any, is_list: bool, anchor: str | None, values: int, chars: int) -> None:
+        self.container, self.is_list, self.anchor = container, is_list, anchor
+        self.values, self.chars = values, chars
+        self.key: Any = _NO_KEY
+        self.seen: dict[Any, ScalarNode] | None = None
 
 
-class _Walk:
-    """The checks of the module docs, in one iterative walk over the node tree in document order.
+#: Scalar tags the pass builds with the loader's own constructor functions (``str`` is the text itself); any
+#: other scalar tag (a timestamp, ``!!binary``) is left to the node tree.
+_CORE_SCALARS = frozenset({"tag:yaml.org,2002:null", "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int",
+                           "tag:yaml.org,2002:float"})
 
-    ``shared`` gets the ``id()`` of every node met more than once (an anchor's node, met again at each alias),
-    and ``plain`` whether :func:`_build` can construct the tree. The ids stay valid: the tree holds every node
-    while the read lasts, and nothing outlives it.
-    """
 
-    def __init__(self, loader: Any, file: str, limits: YamlLimits, *, track: bool = True) -> None:
+class _Pass:
+    """The events of one text to its data or its node tree, checking the limits as they come."""
+
+    def __init__(self, loader: Any, file: str, limits: YamlLimits, *, nodes: bool,
+                 item_lines: list[int] | None) -> None:
         self.loader, self.file, self.limits = loader, file, limits
-        self.track = track
-        self.shared: set[int] = set()
-        self.plain = True
+        self.nodes, self.item_lines = nodes, item_lines
+        resolvers = loader.yaml_implicit_resolvers
+        # the first characters an implicit resolver looks at: a plain scalar starting with another is a string,
+        # as the resolver would answer. None (ask the resolver every time) when one looks at every scalar or a
+        # path resolver is registered, and with the speed-ups off.
+        self.first: frozenset[str] | None = (None if None in resolvers or loader.yaml_path_resolvers
+                                             or not speedups_on() else frozenset(resolvers))
+        self.tags: dict[str, str] = {}  # short plain texts (keys, null, 200) -> their tag: they repeat
+        self.anchors: dict[str, tuple[Any, int, int]] = {}  # name -> (its value or node, values, characters)
+        self.open: set[str] = set()  # anchors whose value is being read
+        self.values = self.chars = 0  # read inside open anchors, each alias counted as the copy it stands for
         self.aliases = self.alias_values = self.alias_chars = 0
-        self.sizes: dict[int, tuple[int, int]] = {}  # id(node) -> (expanded values, expanded characters)
 
-    def check(self, root: Node) -> None:
-        """Walk the collections in document order, each once; scalars are looked at in their collection's turn.
+    def fail(self, problem: str, mark: Any, hint: str) -> YamlReadError:
+        return _failure(self.file, problem, mark, hint)
 
-        Only a text with an ``&`` can hold an anchor, so only then are nodes told apart from aliases to them.
-        """
-        if type(root) is ScalarNode:
-            return
-        track = self.track
-        max_depth = self.limits.max_depth
-        seen: set[int] = set()
-        opened: set[int] = set()  # the collections around the one being looked at
-        stack: list[tuple[Node, int, Node]] = [(root, 0, root)]  # node, depth (-1: leaving it), where written
-        while stack:
-            node, depth, where = stack.pop()
-            if track:
-                key = id(node)
-                if depth < 0:
-                    opened.discard(key)
-                    continue
-                if key in seen:
-                    self._alias(node, where, key in opened)
-                    continue
-                seen.add(key)
-                opened.add(key)
-                stack.append((node, -1, node))
-            if depth >= max_depth:
-                raise _too_deep(self.file, self.limits, node.start_mark)
-            depth += 1
-            if type(node) is SequenceNode:
-                self.plain = self.plain and node.tag == _SEQ_TAG
-                for child in reversed(node.value):
-                    if type(child) is not ScalarNode:
-                        stack.append((child, depth, node))
-                    elif track:
-                        if id(child) in seen:
-                            self._alias(child, node, False)
-                        seen.add(id(child))
-            else:
-                self._keys(node)
-                for key, value in reversed(node.value):
-                    for child in (value, key):
-                        if type(child) is not ScalarNode:
-                            stack.append((child, depth, key))
-                        elif track:  # a scalar met again is an alias to it, whichever meeting comes first
-                            if id(child) in seen:
-                                self._alias(child, key, False)
-                            seen.add(id(child))
+    def document(self) -> Any:
+        loader = self.loader
+        loader.get_event()  # the stream's start
+        if loader.check_event(StreamEndEvent):
+            return None
+        loader.get_event()  # the document's start
+        root = self._root()
+        if not isinstance(loader.get_event(), DocumentEndEvent):  # pragma: no cover - the parser's order
+            raise self.fail("the document does not end", None, "fix the YAML syntax.")
+        if not loader.check_event(StreamEndEvent):
+            raise self.fail("the file holds more than one YAML document", loader.peek_event().start_mark,
+                            "keep one document; remove the '---' line that starts the next one.")
+        return root
 
-    def _keys(self, node: Node) -> None:
-        """Refuse a key given twice; a merge key, a non-scalar key or a tag such as ``!!set`` is not plain."""
-        self.plain = self.plain and node.tag == _MAP_TAG
-        seen: dict[Any, Node] = {}
-        for key, _ in node.value:
-            if type(key) is not ScalarNode or key.tag == _MERGE_TAG:
-                self.plain = False
+    def _root(self) -> Any:
+        """The document's root: the hot loop (the common cases inline; the rest in the methods below)."""
+        get, nodes, item_lines = self.loader.get_event, self.nodes, self.item_lines
+        first, open_anchors, tags = self.first, self.open, self.tags
+        stack: list[_Frame] = []
+        while True:
+            event: Any = get()  # C and Python events: the same classes and fields
+            kind = type(event)
+            if item_lines is not None and len(stack) == 1 and stack[0].is_list and kind is not SequenceEndEvent:
+                item_lines.append(event.start_mark.line + 1)  # an item of the top-level list starts here
+            if kind is ScalarEvent:
+                text = event.value
+                if (first is not None and not nodes and event.tag is None and event.anchor is None
+                        and not open_anchors and (not event.implicit[0] or text[:1] not in first
+                                                  or tags.get(text) == _STR_TAG)):
+                    value = text  # most values: a string, as the resolver says (or has said), outside anchors
+                else:
+                    value = self._scalar(event)
+            elif kind is MappingEndEvent or kind is SequenceEndEvent:
+                value = self._close(stack.pop(), event)
+            elif kind is MappingStartEvent or kind is SequenceStartEvent:
+                stack.append(self._open(event, kind is SequenceStartEvent, len(stack)))
                 continue
-            value = key.value if key.tag == _STR_TAG else self._key(key)
-            earlier = seen.get(value)
+            elif kind is AliasEvent:
+                value = self._alias(event)
+            else:  # pragma: no cover - the parser emits nothing else inside a document
+                raise self.fail(f"unexpected {kind.__name__}", event.start_mark, "fix the YAML syntax.")
+            if not stack:
+                return value
+            frame = stack[-1]
+            if frame.is_list:
+                (frame.container.value if nodes else frame.container).append(value)
+            elif frame.key is _NO_KEY:
+                if not nodes and (kind is not ScalarEvent or value in frame.container):  # a scalar: hashable
+                    raise _NeedsNodes  # a key that is a collection or an alias, or given twice
+                frame.key = value
+            elif nodes:
+                self._pair(frame, value)
+            else:
+                frame.container[frame.key] = value
+                frame.key = _NO_KEY
+
+    def _scalar(self, event: Any) -> Any:
+        text = event.value
+        tag = event.tag
+        if tag is None or tag == "!":
+            tag = self._tag(text, event.implicit)
+        if self.open:
+            self.values += 1
+            self.chars += len(text)
+        if self.nodes:
+            value: Any = ScalarNode(tag, text, event.start_mark, event.end_mark, style=event.style)
+        elif tag == _STR_TAG:
+            value = text
+        elif tag in _CORE_SCALARS:
+            try:
+                value = self.loader.yaml_constructors[tag](self.loader, ScalarNode(tag, text))
+            except (yaml.YAMLError, ValueError, OverflowError, IndexError) as exc:
+                raise _NeedsNodes from exc  # the node tree names it, after the checks of what comes before
+        else:
+            raise _NeedsNodes  # a merge key, a timestamp, !!binary, a tag of one's own
+        if event.anchor is not None:
+            self.anchors[event.anchor] = (value, 1, len(text))
+        return value
+
+    def _tag(self, text: str, implicit: tuple[bool, bool]) -> str:
+        """The tag the resolver gives a scalar written without one (see ``first`` in ``__init__``)."""
+        first = self.first
+        if first is None:
+            return self.loader.resolve(ScalarNode, text, implicit)  # type: ignore[no-any-return]
+        if not implicit[0] or text[:1] not in first:
+            return _STR_TAG  # quoted, a block, or plain with no resolver for its first character
+        tag = self.tags.get(text)
+        if tag is None:
+            tag = self.loader.resolve(ScalarNode, text, implicit)
+            if len(text) <= 64:
+                self.tags[text] = tag
+        return tag  # type: ignore[return-value]
+
+    def _open(self, event: Any, is_list: bool, depth: int) -> _Frame:
+        limits = self.limits
+        if depth >= limits.max_depth:
+            raise self.fail(f"the data is nested more than {limits.max_depth} levels deep", event.start_mark,
+                            "flatten the data.")
+        tag = event.tag
+        if tag is None or tag == "!":  # what the resolver answers (``first``: no path resolver registered)
+            tag = ((_SEQ_TAG if is_list else _MAP_TAG) if self.first is not None
+                   else self.loader.resolve(SequenceNode if is_list else MappingNode, None, event.implicit))
+        container: Any
+        if self.nodes:
+            container = (SequenceNode if is_list else MappingNode)(tag, [], event.start_mark, None,
+                                                                   flow_style=event.flow_style)
+        elif tag != (_SEQ_TAG if is_list else _MAP_TAG):
+            raise _NeedsNodes  # !!set, !!omap, !!pairs, a tag of one's own
+        else:
+            container = [] if is_list else {}
+        if event.anchor is not None:
+            self.open.add(event.anchor)
+        frame = _Frame(container, is_list, event.anchor, self.values, self.chars)
+        if self.open:  # the collection is one value of each anchor around it (its own included)
+            self.values += 1
+        return frame
+
+    def _close(self, frame: _Frame, event: Any) -> Any:
+        container = frame.container
+        if self.nodes:
+            container.end_mark = event.end_mark
+        if frame.anchor is not None:
+            self.open.discard(frame.anchor)
+            self.anchors[frame.anchor] = (container, self.values - frame.values, self.chars - frame.chars)
+        return container
+
+    def _alias(self, event: Any) -> Any:
+        name, mark, limits = event.anchor, event.start_mark, self.limits
+        if name in self.open:
+            raise self.fail(f"the alias *{name} refers to a value that contains it (a loop)", mark,
+                            "a value cannot include itself; write it out instead.")
+        if name not in self.anchors:
+            raise self.fail(f"the alias *{name} refers to no anchor", mark, f"define '&{name}' before using '*{name}'.")
+        self.aliases += 1
+        if self.aliases > limits.max_aliases:
+            raise self.fail(f"more than {limits.max_aliases:,} aliases", mark,
+                            "write the repeated values out, or use fewer '*' aliases.")
+        value, values, chars = self.anchors[name]
+        self.alias_values += values
+        self.alias_chars += chars
+        if self.alias_values > limits.max_alias_values or self.alias_chars > limits.max_alias_chars:
+            raise self.fail(
+                f"the aliases stand for more than {limits.max_alias_values:,} values or "
+                f"{limits.max_alias_chars:,} characters (an alias bomb?)", mark,
+                "the aliases ('*name') repeat too much data: write the values out, or use fewer aliases.")
+        if self.open:
+            self.values += values
+            self.chars += chars
+        return value
+
+    def _pair(self, frame: _Frame, value: Node) -> None:
+        """A key and its value into a mapping node, refusing a key given twice (a merge key ``<<`` may be)."""
+        key, frame.key = frame.key, _NO_KEY
+        if type(key) is ScalarNode and key.tag != _MERGE_TAG:
+            seen = frame.seen if frame.seen is not None else {}
+            frame.seen = seen
+            compared = self._key(key)
+            earlier = seen.get(compared)
             if earlier is not None:
-                raise _failure(
-                    self.file, f"the key '{key.value}' appears twice in one mapping (first on line "
-                    f"{earlier.start_mark.line + 1})", key.start_mark,
-                    f"keep one '{key.value}:'; a repeated key silently replaces the first.")
-            seen[value] = key
+                raise self.fail(
+                    f"the key '{key.value}' appears twice in one mapping (first on line {earlier.start_mark.line + 1})",
+                    key.start_mark, f"keep one '{key.value}:'; a repeated key silently replaces the first.")
+            seen[compared] = key
+        frame.container.value.append((key, value))
 
     def _key(self, key: ScalarNode) -> Any:
-        """What the constructor builds of a key that is not a plain string, as the duplicate check compares it
-        (its text when it cannot be built: the construction says why, after the checks)."""
+        """What the constructor builds of a key, as the duplicate check compares it (its text when it cannot be
+        built: the constructor says why, after the checks)."""
+        if key.tag == _STR_TAG:
+            return key.value
         try:
             value = self.loader.construct_object(key, True)
             hash(value)
         except (yaml.YAMLError, ValueError, OverflowError, IndexError, TypeError):
             return ("text", key.value)
         return value
-
-    def _alias(self, node: Node, where: Node, loop: bool) -> None:
-        mark = where.start_mark
-        if loop:
-            raise _failure(self.file, "an alias refers to a value that contains it (a loop)", mark,
-                           "a value cannot include itself; write it out instead.")
-        self.shared.add(id(node))
-        limits = self.limits
-        self.aliases += 1
-        if self.aliases > limits.max_aliases:
-            raise _failure(self.file, f"more than {limits.max_aliases:,} aliases", mark,
-                           "write the repeated values out, or use fewer '*' aliases.")
-        values, chars = self._size(node)
-        self.alias_values += values
-        self.alias_chars += chars
-        if self.alias_values > limits.max_alias_values or self.alias_chars > limits.max_alias_chars:
-            raise _failure(
-                self.file, f"the aliases stand for more than {limits.max_alias_values:,} values or "
-                f"{limits.max_alias_chars:,} characters (an alias bomb?)", mark,
-                "the aliases ('*name') repeat too much data: write the values out, or use fewer aliases.")
-
-    def _size(self, node: Node) -> tuple[int, int]:
-        """How many values and characters ``node`` stands for, its aliases expanded (each alias counted as the
-        copy a program sees). Computed only for alias targets, once each (most documents have none). The nodes
-        form no loop: a loop is refused before its alias is sized."""
-        sizes = self.sizes
-        stack: list[tuple[Node, bool]] = [(node, False)]
-        while stack:
-            current, children_done = stack.pop()
-            if id(current) in sizes:
-                continue
-            if isinstance(current, ScalarNode):
-                sizes[id(current)] = (1, len(current.value))
-                continue
-            children = ([part for pair in current.value for part in pair] if isinstance(current, MappingNode)
-                        else current.value)
-            if children_done:
-                parts = [sizes[id(child)] for child in children]
-                sizes[id(current)] = (1 + sum(n for n, _ in parts), sum(c for _, c in parts))
-            else:
-                stack.append((current, True))
-                stack.extend((child, False) for child in children if id(child) not in sizes)
-        return sizes[id(node)]
-
-
-def _build(root: Node, loader: Any, shared: set[int]) -> Any:
-    """The data of a checked, plain tree (see :class:`_Walk`), as ``construct_document`` builds it: strings as
-    written, other scalars by the loader's own constructors, one object for each node met more than once.
-
-    Iterative: each collection is made empty when first met and filled when its turn comes off the stack.
-    ``made`` is keyed by ``id()`` of shared nodes, which the tree holds while this runs.
-    """
-    if type(root) is ScalarNode:
-        return _scalar(root, loader)
-    construct = loader.construct_object
-    made: dict[int, Any] = {}
-    stack: list[tuple[Node, Any]] = []
-
-    def collection(node: Node) -> Any:
-        if shared and id(node) in made:
-            return made[id(node)]
-        data: Any = {} if type(node) is MappingNode else []
-        if shared and id(node) in shared:
-            made[id(node)] = data
-        stack.append((node, data))
-        return data
-
-    top = collection(root)
-    while stack:
-        node, data = stack.pop()
-        if type(node) is SequenceNode:
-            append = data.append
-            for child in node.value:
-                if type(child) is not ScalarNode:
-                    append(collection(child))
-                else:
-                    append(child.value if child.tag == _STR_TAG else construct(child, True))
-            continue
-        for key, child in node.value:
-            if type(child) is not ScalarNode:
-                value = collection(child)
-            else:
-                value = child.value if child.tag == _STR_TAG else construct(child, True)
-            data[key.value if key.tag == _STR_TAG else construct(key, True)] = value
-    return top
-
-
-def _scalar(node: ScalarNode, loader: Any) -> Any:
-    return node.value if node.tag == _STR_TAG else loader.construct_object(node, True)
 
 
 def read_text_capped(path: str | os.PathLike[str], *, max_bytes: int, what: str = "file") -> str:
