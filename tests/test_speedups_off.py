@@ -38,6 +38,7 @@ def files_under(folder: Path) -> dict[str, str]:
             for path in sorted(folder.rglob("*")) if path.is_file() and "__pycache__" not in path.parts}
 
 
+@pytest.mark.slow
 def test_the_examples_pass_alike_and_write_nothing_with_speedups_off(tmp_path: Path) -> None:
     before = files_under(ROOT / "examples")
     reports = {}
