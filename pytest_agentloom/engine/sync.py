@@ -91,7 +91,12 @@ class _KeptRunner:
         if runner is not None and self._pid == os.getpid() and not runner.get_loop().is_closed():
             return runner
         if runner is not None and self._pid != os.getpid():
-            runner.get_loop().close()  # a forked child's copy of its parent's loop: never run here
+            # A forked child's copy of its parent's loop: never run, and never closed here. Its epoll
+            # instance is the parent's own (fork shares it), so closing the copy would unregister the
+            # parent's wake-up pipe from it and the parent's loop would sleep through every thread's
+            # call_soon_threadsafe (a DNS lookup in the executor, then no wake-up: a hang). Kept referenced
+            # so that no finalizer closes it either; one per fork, in the child.
+            _FORKED_COPIES.append(runner)
         # a loop factory: the runner then sets no current event loop, so code between calls gets none
         self._runner, self._pid = asyncio.Runner(loop_factory=asyncio.new_event_loop), os.getpid()
         return self._runner
@@ -117,6 +122,9 @@ class _KeptRunner:
         finally:
             loop.close()
 
+
+#: A forked child's copies of its parent's runner, never closed (see :meth:`_KeptRunner._current`).
+_FORKED_COPIES: list[asyncio.Runner] = []
 
 #: Async generators first iterated during the current call (see :func:`_track_async_generators`).
 _OPENED: weakref.WeakSet[AsyncGenerator[Any, Any]] = weakref.WeakSet()
