@@ -69,7 +69,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pytest_agentloom import Scripted, VirtualClock, Workflow, run_workflow
-from pytest_agentloom.engine.loader import parse_workflow
+from pytest_agentloom.engine._format.loader import parse_workflow
 
 BENCH = Path(__file__).resolve().parent
 UPSTREAM_DIR = BENCH / ".upstream"  # where --install-upstream puts agentloom 0.4.0

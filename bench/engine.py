@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pytest_agentloom import Scripted, VirtualClock, Workflow, reply, run_workflow
-from pytest_agentloom.engine.loader import parse_workflow
+from pytest_agentloom.engine._format.loader import parse_workflow
 
 CHAIN_LENGTH = 50
 FAN_WIDTH = 20

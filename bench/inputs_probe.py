@@ -46,7 +46,7 @@ def run(text, **kw):
     r = run_workflow("flow.yaml", runs_dir=False, **kw)
     return f"{r.status.value} " + " ".join(f"{s.step_id}:{s.error_code}" for s in r.steps.values() if s.error_code)
 def validate(text, name="flow.yaml"):
-    from pytest_agentloom.engine.loader import load_workflow
+    from pytest_agentloom.engine._format.loader import load_workflow
     Path(name).write_text(text)
     w = load_workflow(name)
     return f"loaded {len(w.steps)} steps"
@@ -181,7 +181,7 @@ def cases() -> list[tuple[str, str, str]]:
         ("loader", "1 MB workflow: load time", f"import time; t=time.time(); outcome(lambda: validate({big!r})); "
          "print('RESULT seconds', round(time.time()-t, 2))"),
         ("loader", "backoff_multiplier: 1e300",
-         "from pytest_agentloom import Scripted; from pytest_agentloom.core.clock import VirtualClock; "
+         "from pytest_agentloom import Scripted; from pytest_agentloom._core.clock import VirtualClock; "
          "outcome(lambda: run('name: b\\nsteps:\\n  - {id: s, type: llm_call, model: m, prompt: hi, output: o, retry: "
          "{max_retries: 3, backoff_multiplier: 1e300, backoff_seconds: 1}}\\n', "
          "provider=Scripted.from_data({'s': [{'error': 500}, {'error': 500}, {'error': 500}, 'ok']}), "
@@ -220,7 +220,7 @@ def bad_files() -> list[tuple[str, str, str]]:
                  "def test_tape(agentloom):\n"
                  "    agentloom.run('flow.yaml')\n")
     for name, body in [("invalid YAML", "calls: [1,"), ("a list", "- 1\n- 2\n"), ("non-UTF-8", b"\xff\xfe")]:
-        code = ("from pytest_agentloom.replay.tool_tape import ToolTape; "
+        code = ("from pytest_agentloom.replay._tool_tape import ToolTape; "
                 f"Path('t.tools.yaml').write_bytes({body if isinstance(body, bytes) else body.encode()!r}); "
                 "outcome(lambda: ToolTape('t.tools.yaml', recording=False).entries)")
         out.append(("tool tape", f"tool tape: {name}", code))
@@ -228,7 +228,7 @@ def bad_files() -> list[tuple[str, str, str]]:
     cassette = ("format_version: 1\ninteractions:\n- request: {method: POST, url: 'http://x/v1', headers: [a, b]}\n"
                 "  response: {status: 200, headers: [a, b], body: {text: hi}}\n")
     out.append(("cassette", "cassette: headers as a list",
-                f"from pytest_agentloom.replay.serializer import loads; outcome(lambda: loads({cassette!r}))"))
+                f"from pytest_agentloom.replay._cassette_file import loads; outcome(lambda: loads({cassette!r}))"))
     tables: list[tuple[str, str, bytes]] = [
         ("non-UTF-8 YAML", "t.yaml", b"- id: a\n  state: {x: \"\xff\"}\n"),
         ("deep nesting JSONL", "t.jsonl", b'{"id": "a", "state": {"x": ' + b"[" * 100000 + b"]" * 100000 + b"}}\n"),
@@ -240,7 +240,7 @@ def bad_files() -> list[tuple[str, str, str]]:
         ("duplicate key in a YAML row", "t.yaml", b"- id: a\n  state: {}\n  state: {x: 1}\n"),
     ]
     for name, file, body in tables:
-        code = ("from pytest_agentloom.testing.scenarios import load_table; "
+        code = ("from pytest_agentloom.testing._scenarios.table import load_table; "
                 f"Path({file!r}).write_bytes({body!r}); "
                 f"outcome(lambda: [s.id for s in load_table(Path({file!r}), default_workflow='f.yaml')])")
         out.append(("scenario table", f"scenario table: {name}", code))
@@ -269,7 +269,7 @@ def bad_files() -> list[tuple[str, str, str]]:
     for name, make in [("non-UTF-8", "Path('.agentloom/salt').write_bytes(b'\\xff\\xfe\\n')"),
                        ("a directory", "Path('.agentloom/salt').mkdir()")]:
         code = ("Path('.git').mkdir(); Path('.agentloom').mkdir(); " + make + "; "
-                "from pytest_agentloom.engine.salt import load_salt; "
+                "from pytest_agentloom._redaction.salt import load_salt; "
                 "os.environ.pop('AGENTLOOM_REDACTION_SALT', None); outcome(lambda: load_salt(Path('.')))")
         out.append(("salt", f"salt file: {name}", code))
     return out

@@ -12,7 +12,7 @@ Three measurements, each printed as a ratio or a per-unit cost from paired round
      OpenAI SDK directly inside ``vcr.use_cassette`` (vcrpy's own YAML format
      and default matchers, ``record_mode="none"``), a new client per round;
    - **bare vcrpy, shared TLS**: the same, its client given the one TLS context
-     our providers share (``providers.common.shared_ssl_context``). Without it
+     our providers share (``providers._common.shared_ssl_context``). Without it
      every bare-vcrpy round loads the CA bundle (~10 ms) and the comparison
      measures that, not the replay. **This is the floor issue 10's replay
      target uses** (a 100-call replay ≤ 1.05x it): the same calls, the same
@@ -105,7 +105,7 @@ def record(folder: Path, calls: int) -> Recorded:
     import vcr
 
     from pytest_agentloom import load_workflow
-    from pytest_agentloom.providers.registry import default_gateway
+    from pytest_agentloom.providers._factory import default_gateway
     from pytest_agentloom.replay import CassetteConfig, CassetteSession, RecordMode
     from tests.servers.fake_llm import FakeLLMServer, text
 
@@ -138,7 +138,7 @@ def record(folder: Path, calls: int) -> Recorded:
 
 
 def cassette_round(recorded: Recorded) -> None:
-    from pytest_agentloom.providers.registry import default_gateway
+    from pytest_agentloom.providers._factory import default_gateway
     from pytest_agentloom.replay import CassetteConfig, CassetteSession, RecordMode
 
     with CassetteSession(CassetteConfig(path=recorded.ours, mode=RecordMode.NONE)) as session:
@@ -158,7 +158,7 @@ def bare_vcr_round(recorded: Recorded, *, shared_tls: bool) -> None:
     import openai
     import vcr
 
-    from pytest_agentloom.providers.common import PLACEHOLDER_API_KEY, sdk_http_client
+    from pytest_agentloom.providers._common import PLACEHOLDER_API_KEY, sdk_http_client
 
     async def calls() -> None:
         extra = {"http_client": sdk_http_client(openai.DefaultAsyncHttpxClient, 600.0)} if shared_tls else {}
@@ -233,7 +233,7 @@ def write_synthetic(path: Path, size: int) -> None:
 
     from vcr.request import Request
 
-    from pytest_agentloom.replay.serializer import dumps
+    from pytest_agentloom.replay._cassette_file import dumps
 
     requests = [Request("POST", URL, json.dumps(chat_body(n)).encode(), {"content-type": "application/json"})
                 for n in range(size)]
@@ -265,8 +265,8 @@ def matching_cost(folder: Path, rounds: int) -> dict[int, float]:
     for size, path in paths.items():
         write_synthetic(path, size)
     costs: dict[int, list[float]] = {size: [] for size in MATCH_SIZES}
-    from pytest_agentloom.core.types import LLMRequest, Message
-    from pytest_agentloom.replay.cassette import CallInfo, current_call
+    from pytest_agentloom._core.types import LLMRequest, Message
+    from pytest_agentloom.replay._cassette import CallInfo, current_call
 
     # the lookups happen inside a provider call, as in a run (outside one, requests are not the cassette's)
     token = current_call.set(CallInfo(LLMRequest(step_id="s", model=MODEL, messages=(Message(role="user",

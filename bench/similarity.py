@@ -17,7 +17,7 @@ import random
 import statistics
 import time
 
-from pytest_agentloom.testing.checks import assert_similar, levenshtein, similarity
+from pytest_agentloom.testing._output_checks import assert_similar, levenshtein, similarity
 
 
 def texts(size: int, seed: int = 15) -> tuple[str, str]:

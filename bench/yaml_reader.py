@@ -20,7 +20,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pytest_agentloom.core.yaml_io import load_yaml
+from pytest_agentloom._core.yaml_io import load_yaml
 
 TEXT = ("name: big\nstate:\n" + "".join(f"  k{i}: [{', '.join(['value'] * 10)}]\n" for i in range(20000))
         + "steps:\n  - {id: s, type: tool, tool_name: echo, output: o}\n")
@@ -40,7 +40,7 @@ def main() -> None:
     pure = median_seconds(yaml.safe_load)
     c_only = median_seconds(lambda text: yaml.load(text, Loader=yaml.CSafeLoader))
     print(f"{len(TEXT):,} characters")
-    print(f"core.yaml_io.load_yaml     {ours:7.3f} s")
+    print(f"_core.yaml_io.load_yaml     {ours:7.3f} s")
     print(f"yaml.safe_load (pure)      {pure:7.3f} s   ours / pure = {ours / pure:.2f}")
     print(f"yaml.load(CSafeLoader)     {c_only:7.3f} s   ours / C    = {ours / c_only:.2f}")
 

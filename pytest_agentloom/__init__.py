@@ -38,8 +38,8 @@ if TYPE_CHECKING:
         WorkflowError,
     )
     from .providers import LLMRequest, LLMResponse, Scripted, embedding, error, reply, tool_call
-    from .testing.checks import assert_contains, assert_json_schema, assert_matches, assert_similar, similarity
-    from .testing.judge import Verdict
+    from .testing._judge.judge import Verdict
+    from .testing._output_checks import assert_contains, assert_json_schema, assert_matches, assert_similar, similarity
     from .tools import BaseTool, Tool, ToolRegistry, tool
 
 __version__ = "0.1.0"
@@ -129,11 +129,11 @@ _EXPORTS = {
     "Tool": ".tools",
     "ToolRegistry": ".tools",
     "tool": ".tools",
-    "Verdict": ".testing.judge",
-    "assert_contains": ".testing.checks",
-    "assert_json_schema": ".testing.checks",
-    "assert_matches": ".testing.checks",
-    "assert_similar": ".testing.checks",
-    "similarity": ".testing.checks",
+    "Verdict": ".testing._judge.judge",
+    "assert_contains": ".testing._output_checks",
+    "assert_json_schema": ".testing._output_checks",
+    "assert_matches": ".testing._output_checks",
+    "assert_similar": ".testing._output_checks",
+    "similarity": ".testing._output_checks",
 }
 __getattr__, __dir__ = attach(__name__, _EXPORTS)

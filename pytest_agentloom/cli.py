@@ -41,16 +41,16 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .core.clock import random_run_id
-from .engine.checkpoints import CheckpointError, list_checkpoints
-from .engine.checkpoints import default_checkpoint_dir as _default_checkpoint_dir
-from .engine.loader import load_workflow
-from .engine.model import Workflow
-from .engine.options import mock_provider
-from .engine.records import resolve_runs_dir
-from .engine.result import RunStatus, WorkflowResult
-from .engine.resume import resume_workflow
-from .engine.runner import run_workflow
+from ._core.clock import random_run_id
+from .engine._entry.options import mock_provider
+from .engine._entry.resume_workflow import resume_workflow
+from .engine._entry.run_workflow import run_workflow
+from .engine._format.loader import load_workflow
+from .engine._format.model import Workflow
+from .engine._outcome.result import RunStatus, WorkflowResult
+from .engine._persist.checkpoints import CheckpointError, list_checkpoints
+from .engine._persist.checkpoints import default_checkpoint_dir as _default_checkpoint_dir
+from .engine._persist.records import resolve_runs_dir
 from .errors import AgentloomError, UsageError, WorkflowError
 
 __all__ = ["EXIT_CODES", "main", "parse_state_args", "parse_state_value"]
@@ -167,10 +167,10 @@ def _scripted(path: str) -> Any:
 
     The replies take the forms of scenario tables' ``script`` (:meth:`Scripted.from_data`).
     """
-    from .core.yaml_io import read_yaml_file
+    from ._core.yaml_io import read_yaml_file
     from .errors import DataReadError
-    from .providers.script_data import ScriptDataError
-    from .providers.scripted import Scripted
+    from .providers._script_data import ScriptDataError
+    from .providers._scripted import Scripted
 
     try:
         data = read_yaml_file(path)
@@ -201,8 +201,8 @@ def _real_provider(workflow: Workflow | None, *, placeholder: bool = False) -> A
 
 def _cassette(path: str, *, record: bool, workflow_file: str) -> Any:
     try:
-        from .replay.cassette import CassetteConfig, CassetteSession
-        from .replay.modes import RecordMode
+        from .replay._cassette import CassetteConfig, CassetteSession
+        from .replay._modes import RecordMode
     except ImportError:
         raise AgentloomError("--replay/--record are not available yet in this installation "
                              "(the cassette module is missing).") from None
@@ -248,7 +248,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     cassette_path = args.replay or args.record
     if cassette_path:
         session = _cassette(cassette_path, record=bool(args.record), workflow_file=args.file)
-        from .replay.tool_tape import ToolTape, tape_path
+        from .replay._tool_tape import ToolTape, tape_path
 
         tape = ToolTape(tape_path(cassette_path), recording=bool(args.record), scrub=session.scrub_text)
         common["tools"] = tape.wrap_run_tools(workflow, tools)
@@ -289,7 +289,7 @@ def _cmd_run_showing_text(args: argparse.Namespace) -> int:
     """
     if not args.stream or args.json:
         return _cmd_run(args)
-    from .core.types import text_listener
+    from ._core.types import text_listener
 
     last = [""]
     scrubber = _stream_scrubber(args)
@@ -324,9 +324,9 @@ def _stream_scrubber(args: argparse.Namespace) -> Any:
     The secrets are those known when the run starts (the file's state and ``--state`` values whose keys are
     redacted), as the run's own redactor finds them; text that could begin one is held back until it cannot.
     """
-    from .core.api_keys import SCRUBBED, api_keys_from_env
-    from .engine.redaction import Redactor
-    from .engine.streamed_text import StreamedTextScrubber
+    from ._redaction.api_keys import SCRUBBED, api_keys_from_env
+    from ._redaction.redactor import Redactor
+    from ._redaction.streamed_text import StreamedTextScrubber
 
     workflow = load_workflow(args.file)
     redactor = Redactor.from_workflow(workflow)
@@ -365,7 +365,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 def _report_findings(file: str, workflow: Workflow, model: str | None) -> int:
     """What would certainly fail at run time (errors: exit 3) or silently misbehave (warnings)."""
-    from .engine.lint import findings
+    from .engine._format.lint import findings
 
     found = findings(workflow, model=model)
     errors = [item for item in found if item.severity == "error"]
@@ -382,13 +382,13 @@ def _report_findings(file: str, workflow: Workflow, model: str | None) -> int:
 
 def _cmd_visualize(args: argparse.Namespace) -> int:
     """Draw one workflow (its layers as columns, dependencies and router branches) to stdout or a file."""
-    from .engine import diagram
+    from .engine._format import diagram
 
     workflow = load_workflow(args.file)
     draw = {"mermaid": diagram.to_mermaid, "ascii": diagram.to_ascii, "svg": diagram.to_svg}[args.format]
     text = draw(workflow)
     if args.output:
-        from .core.files import write_text_atomic
+        from ._core.files import write_text_atomic
 
         write_text_atomic(Path(args.output), text)
         print(f"{args.file}: {args.format} drawing written to {args.output}")

@@ -48,9 +48,9 @@
 
 Three exceptions are internal signals, never raised to users, and stay private
 to their modules: ``cli._Usage`` (a command-line mistake, printed with exit
-status 2), ``providers.http.HTTPStatusFailure`` (an error status inside
+status 2), ``providers._http.HTTPStatusFailure`` (an error status inside
 ``http_errors``, which turns it into a :class:`ProviderError` on the spot) and
-``core.yaml_io._NeedsNodes`` (a document the reader builds from a node tree
+``_core.yaml_io._NeedsNodes`` (a document the reader builds from a node tree
 instead, caught in the same module).
 
 Messages have one shape, written by :func:`render_message`: a headline saying
@@ -70,7 +70,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from .core.types import Usage
+    from ._core.types import Usage
 
 __all__ = [
     "AgentStopped",
@@ -430,7 +430,7 @@ class ArtifactError(AgentloomError, ValueError):
 class YamlReadError(DataReadError):
     """YAML we refuse: invalid syntax, a duplicate key, an alias bomb, nesting too deep.
 
-    Raised by :mod:`pytest_agentloom.core.yaml_io`, the one reader of YAML in the package.
+    Raised by :mod:`pytest_agentloom._core.yaml_io`, the one reader of YAML in the package.
     """
 
     code: str = ErrorCode.INVALID_YAML
@@ -439,7 +439,7 @@ class YamlReadError(DataReadError):
 class JsonReadError(DataReadError):
     """JSON we refuse: invalid syntax, a duplicate key, nesting too deep, a number too long to read.
 
-    Raised by :mod:`pytest_agentloom.core.json_io`.
+    Raised by :mod:`pytest_agentloom._core.json_io`.
     """
 
     code: str = ErrorCode.INVALID_JSON_DATA
@@ -665,7 +665,7 @@ class UnusedInteractionsError(ReplayError, AssertionError):
 class RequestNotInterceptedError(ReplayError):
     """A replayed request that the installed vcrpy did not intercept; it was not sent, and the replay stops.
 
-    It reached the providers' offline transport (see :mod:`pytest_agentloom.core.offline`): that vcrpy
+    It reached the providers' offline transport (see :mod:`pytest_agentloom._core.offline`): that vcrpy
     does not patch the HTTP library the SDK uses.
     """
 

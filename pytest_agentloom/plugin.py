@@ -1,7 +1,7 @@
 """The pytest plugin, registered through the ``pytest11`` entry point as ``agentloom``.
 
 Hooks, options and fixtures only: each hook hands its work to the
-:class:`~pytest_agentloom.testing.session.AgentloomSession` kept under
+:class:`~pytest_agentloom.testing._session.AgentloomSession` kept under
 ``config.stash[SESSION_KEY]``. ``pytest -p no:agentloom`` turns it all off.
 Loading this module imports neither the provider SDKs nor deepdiff.
 """
@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .errors import MarkerError, ScenarioTableError
-from .testing.folders import folder_for_test
-from .testing.session import SESSION_KEY, WIRE_KEY, AgentloomSession
-from .testing.settings import MARKER_SIGNATURE, add_options
+from .testing._folders import folder_for_test
+from .testing._session import SESSION_KEY, WIRE_KEY, AgentloomSession
+from .testing._settings.option_table import MARKER_SIGNATURE, add_options
 
 if TYPE_CHECKING:  # imported where used, so that loading the plugin stays cheap
-    from .testing.harness import AgentloomHarness
-    from .testing.scenarios import Scenario
+    from .testing._harness import AgentloomHarness
+    from .testing._scenarios.table import Scenario
 
 __all__ = ["SESSION_KEY"]
 
@@ -46,14 +46,14 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     """The event loop the session's runs shared is closed here, while threads can still start (its default
     executor is shut down by one): at interpreter exit, Python 3.12+ refuses new threads."""
-    from .engine.sync import close_runner
+    from .engine._entry.sync import close_runner
 
     close_runner()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if file_path.suffix in (".yaml", ".yml") and parent.config.stash[SESSION_KEY].is_scenario_file(file_path):
-        from .testing.collect import ScenarioFile
+        from .testing._scenarios.yaml_tests import ScenarioFile
 
         return ScenarioFile.from_parent(parent, path=file_path)
     return None
@@ -69,7 +69,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "scenario" not in metafunc.fixturenames:
         pytest.fail(f"{metafunc.definition.nodeid}: a test marked agentloom_scenarios must take the 'scenario' "
                     "fixture.\nHow to fix: def test_x(agentloom, scenario): ...", pytrace=False)
-    from .testing.scenarios import load_table
+    from .testing._scenarios.table import load_table
 
     default = metafunc.definition.get_closest_marker("agentloom")
     workflow = (default.kwargs.get("workflow") or (default.args[0] if default.args else None)) if default else None
@@ -114,7 +114,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     plan = agentloom.repetition_plan(item)
     if plan is None or agentloom.repetitions is None:
         return None
-    from .testing.repetitions import run_repetitions
+    from .testing._live.repetitions import run_repetitions
 
     run_repetitions(item, nextitem, plan, agentloom.repetitions)
     return True
@@ -143,7 +143,7 @@ def pytest_runtest_makereport(
 def pytest_assertrepr_compare(config: pytest.Config, op: str, left: Any, right: Any) -> list[str] | None:
     if not _is_ours(left) and not _is_ours(right) and not (isinstance(left, dict) and isinstance(right, dict)):
         return None
-    from .testing.assertrepr import explain_comparison
+    from .testing._snapshots.assertrepr import explain_comparison
 
     return explain_comparison(op, left, right, verbose=config.get_verbosity())
 
@@ -211,7 +211,7 @@ def agentloom(request: pytest.FixtureRequest, agentloom_tools: Any) -> Agentloom
     """A per-test harness: ``load(path)``, ``run(workflow, state=, provider=, tools=, **config)``,
     ``scripted(...)`` and ``assert_snapshot(result)``. Runs use a virtual clock and a run id derived
     from the test id; files they write go under ``agentloom.tmp_path`` (the test's ``tmp_path`` when it
-    takes one, else a fresh folder of its own beside it, made when first needed: see :mod:`.testing.folders`).
+    takes one, else a fresh folder of its own beside it, made when first needed: see :mod:`.testing._folders`).
     Tools given to every run come from the ``agentloom_tools`` fixture.
     """
     agentloom = request.config.stash[SESSION_KEY]
@@ -225,7 +225,7 @@ def scenario(request: pytest.FixtureRequest) -> Scenario:
 
     ``scenario.run(agentloom)`` runs it; ``scenario.check(result, agentloom)`` checks every expectation.
     """
-    from .testing.collect import SCENARIO_KEY
+    from .testing._scenarios.yaml_tests import SCENARIO_KEY
 
     stashed = request.node.stash.get(SCENARIO_KEY, None)  # a row of a YAML-only table file
     if stashed is None:  # a marked test's rows are its direct parameters: this fixture is not asked for them

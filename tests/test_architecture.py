@@ -187,8 +187,8 @@ def test_the_cycle_finder_finds_a_cycle_and_ignores_a_chain() -> None:
 
 
 @pytest.mark.parametrize(("source", "expected"), [
-    ("def f():\n    from pytest_agentloom.engine import run\n", ["pytest_agentloom.engine.run"]),
-    ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pytest_agentloom.engine import run\n", []),
+    ("def f():\n    from pytest_agentloom.engine._run import loop\n", ["pytest_agentloom.engine._run.loop"]),
+    ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pytest_agentloom.engine._run import loop\n", []),
     ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    pass\nelse:\n    import pytest_agentloom.errors\n",
      ["pytest_agentloom.errors"]),
 ])
@@ -235,7 +235,7 @@ def test_no_module_reads_a_private_attribute_another_module_defines() -> None:
     assert offenders == []
 
 
-# -- other libraries' private names: none read, none imported (but in core/compat.py) ---------------------------
+# -- other libraries' private names: none read, none imported (but in _core/compat.py) ---------------------------
 
 _NAME_FUNCTIONS = ("getattr", "hasattr", "setattr", "delattr")
 
@@ -309,8 +309,8 @@ def test_no_module_uses_another_librarys_private_names() -> None:
     ("class C(Base):\n    def f(self):\n        return self._match_on\n", "reads ._match_on"),
 ])
 def test_each_form_of_a_foreign_private_use_is_caught(source: str, expected: str) -> None:
-    """The forms the package used before it kept to public APIs (engine/sync.py, core/api_keys.py,
-    testing/session.py, replay/cassette.py), each found; a name the package defines itself is not."""
+    """The forms the package used before it kept to public APIs (engine/_entry/sync.py, _redaction/api_keys.py,
+    testing/_session.py, replay/_cassette.py), each found; a name the package defines itself is not."""
     found = foreign_private_uses({f"{ROOT}.probe": source})
     assert len(found) == 1 and found[0].endswith(expected), found
     own = "class D:\n    def __init__(self):\n        self._mine = 1\n\n    def f(self):\n        return self._mine\n"

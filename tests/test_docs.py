@@ -22,10 +22,10 @@ import pytest
 import yaml
 
 # imported here, before pytester's inner runs, which forget the modules first imported inside them
-import pytest_agentloom.engine.runner
-import pytest_agentloom.testing.harness  # noqa: F401
-from pytest_agentloom.engine.loader import parse_workflow
-from pytest_agentloom.testing.scenarios import load_table
+import pytest_agentloom.engine._entry.run_workflow
+import pytest_agentloom.testing._harness  # noqa: F401
+from pytest_agentloom.engine._format.loader import parse_workflow
+from pytest_agentloom.testing._scenarios.table import load_table
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -91,10 +91,10 @@ def code_literals() -> Iterator[tuple[str, int, str]]:
 def test_the_scan_sees_the_codes_it_should() -> None:
     """Guard the scan itself: it finds codes of each kind it looks for, in the engine too."""
     found = {(where, code) for where, _, code in code_literals()}
-    assert ("pytest_agentloom/engine/steps/router.py", "router_no_match") in found  # a code= keyword
-    assert ("pytest_agentloom/engine/run.py", "not_chosen") in found  # positional, into _skip's 'code'
-    assert ("pytest_agentloom/engine/steps/agent_loop.py", "empty_answer") in found  # unpacked into a local
-    assert ("pytest_agentloom/engine/steps/tool.py", "tool_error") in found  # getattr's default
+    assert ("pytest_agentloom/engine/_steps/router.py", "router_no_match") in found  # a code= keyword
+    assert ("pytest_agentloom/engine/_run/loop.py", "not_chosen") in found  # positional, into _skip's 'code'
+    assert ("pytest_agentloom/engine/_calls/agent_loop.py", "empty_answer") in found  # unpacked into a local
+    assert ("pytest_agentloom/engine/_steps/tool.py", "tool_error") in found  # getattr's default
 
 
 def test_every_code_literal_in_the_package_is_an_error_code() -> None:
@@ -107,7 +107,7 @@ def test_every_code_literal_in_the_package_is_an_error_code() -> None:
 
 def test_agent_stop_reasons_and_check_codes_are_error_codes() -> None:
     """An agent's stop reason becomes its step's error_code; check codes are the ``code`` of trace events."""
-    from pytest_agentloom.engine.steps import agent_loop as agents
+    from pytest_agentloom.engine._calls import agent_loop as agents
 
     failing_stops = set(agents.STOP_REASONS) - {"done", "needs_approval"}  # done succeeds, needs_approval pauses
     assert failing_stops <= CODES, failing_stops - CODES
@@ -197,7 +197,7 @@ def test_a_missing_key_fails_its_step_once_with_its_own_code(monkeypatch: pytest
 
 # Exceptions raised and caught inside the providers, never seen by users; shared by three modules, so not
 # _private. Private ones (cli._Usage) are left out of the walk. errors.py's docstring names them all.
-INTERNAL_SIGNALS = {"pytest_agentloom.providers.http.HTTPStatusFailure"}
+INTERNAL_SIGNALS = {"pytest_agentloom.providers._http.HTTPStatusFailure"}
 
 
 def package_exception_classes(*, internal: bool = False) -> dict[str, type[BaseException]]:
@@ -231,7 +231,7 @@ def drawn_names() -> list[str]:
 def test_the_walk_finds_exceptions_all_over_the_package() -> None:
     """Guard the walk itself: it sees errors.py and the modules beyond it (a provider's internal signal)."""
     assert "pytest_agentloom.errors.CassetteMismatchError" in package_exception_classes()
-    assert "pytest_agentloom.providers.http.HTTPStatusFailure" in package_exception_classes(internal=True)
+    assert "pytest_agentloom.providers._http.HTTPStatusFailure" in package_exception_classes(internal=True)
 
 
 def test_every_exception_class_of_the_package_is_defined_in_errors_py() -> None:

@@ -91,8 +91,9 @@ def test_loading_the_plugin_builds_no_workflow_model() -> None:
     """Every pytest run loads the plugin: the engine's models and runner wait until a test needs them."""
     probe = (
         "import json, sys, pytest_agentloom.plugin\n"
-        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('pytest_agentloom.engine.model',"
-        " 'pytest_agentloom.engine.runner', 'pytest_agentloom.providers', 'openai', 'anthropic', 'vcr', 'deepdiff')))))"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('pytest_agentloom.engine._format.model',"
+        " 'pytest_agentloom.engine._entry.run_workflow', 'pytest_agentloom.providers',"
+        " 'openai', 'anthropic', 'vcr', 'deepdiff')))))"
     )
     completed = subprocess.run(
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=False, timeout=60,

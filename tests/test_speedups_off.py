@@ -16,9 +16,9 @@ import pytest
 
 import pytest_agentloom
 from pytest_agentloom import Scripted, VirtualClock, run_workflow
-from pytest_agentloom.core.speedups import ENV_VAR
-from pytest_agentloom.core.yaml_io import load_yaml
-from pytest_agentloom.engine.loader import parse_workflow
+from pytest_agentloom._core.speedups import ENV_VAR
+from pytest_agentloom._core.yaml_io import load_yaml
+from pytest_agentloom.engine._format.loader import parse_workflow
 from pytest_agentloom.errors import YamlReadError
 
 ROOT = Path(pytest_agentloom.__file__).resolve().parents[1]

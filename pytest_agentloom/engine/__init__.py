@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING
 from .._lazy import attach
 
 if TYPE_CHECKING:
-    from ..core.clock import Clock, SystemClock, VirtualClock, derived_run_id, random_run_id
-    from .checkpoints import CheckpointError
-    from .loader import load_workflow, parse_workflow
-    from .model import Workflow, WorkflowConfig
-    from .redaction import Redactor
-    from .result import RunStatus, StepResult, StepStatus, TerminationReason, WorkflowResult
-    from .resume import aresume_workflow, resume_workflow
-    from .runner import arun_workflow, run_workflow
-    from .trace import Trace, TraceEvent
+    from .._core.clock import Clock, SystemClock, VirtualClock, derived_run_id, random_run_id
+    from .._redaction.redactor import Redactor
+    from ._entry.resume_workflow import aresume_workflow, resume_workflow
+    from ._entry.run_workflow import arun_workflow, run_workflow
+    from ._format.loader import load_workflow, parse_workflow
+    from ._format.model import Workflow, WorkflowConfig
+    from ._outcome.result import RunStatus, StepResult, StepStatus, TerminationReason, WorkflowResult
+    from ._outcome.trace import Trace, TraceEvent
+    from ._persist.checkpoints import CheckpointError
 
 __all__ = [
     "CheckpointError",
@@ -43,27 +43,27 @@ __all__ = [
 ]
 
 _EXPORTS = {
-    "CheckpointError": ".checkpoints",
-    "aresume_workflow": ".resume",
-    "resume_workflow": ".resume",
-    "Clock": "..core.clock",
-    "SystemClock": "..core.clock",
-    "VirtualClock": "..core.clock",
-    "derived_run_id": "..core.clock",
-    "random_run_id": "..core.clock",
-    "load_workflow": ".loader",
-    "parse_workflow": ".loader",
-    "Workflow": ".model",
-    "WorkflowConfig": ".model",
-    "Redactor": ".redaction",
-    "RunStatus": ".result",
-    "StepResult": ".result",
-    "StepStatus": ".result",
-    "TerminationReason": ".result",
-    "WorkflowResult": ".result",
-    "arun_workflow": ".runner",
-    "run_workflow": ".runner",
-    "Trace": ".trace",
-    "TraceEvent": ".trace",
+    "CheckpointError": "._persist.checkpoints",
+    "aresume_workflow": "._entry.resume_workflow",
+    "resume_workflow": "._entry.resume_workflow",
+    "Clock": ".._core.clock",
+    "SystemClock": ".._core.clock",
+    "VirtualClock": ".._core.clock",
+    "derived_run_id": ".._core.clock",
+    "random_run_id": ".._core.clock",
+    "load_workflow": "._format.loader",
+    "parse_workflow": "._format.loader",
+    "Workflow": "._format.model",
+    "WorkflowConfig": "._format.model",
+    "Redactor": ".._redaction.redactor",
+    "RunStatus": "._outcome.result",
+    "StepResult": "._outcome.result",
+    "StepStatus": "._outcome.result",
+    "TerminationReason": "._outcome.result",
+    "WorkflowResult": "._outcome.result",
+    "arun_workflow": "._entry.run_workflow",
+    "run_workflow": "._entry.run_workflow",
+    "Trace": "._outcome.trace",
+    "TraceEvent": "._outcome.trace",
 }
 __getattr__, __dir__ = attach(__name__, _EXPORTS)

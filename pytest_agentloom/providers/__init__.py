@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from .._lazy import attach
 
 if TYPE_CHECKING:
-    from ..core.types import (
+    from .._core.types import (
         EmbedRequest,
         EmbedResponse,
         LLMRequest,
@@ -24,23 +24,16 @@ if TYPE_CHECKING:
         ToolSpec,
         Usage,
     )
-    from .anthropic_provider import AnthropicProvider
-    from .gateway import CircuitBreaker, Gateway
-    from .generic_openai import GenericOpenAIProvider
-    from .google import GoogleProvider
-    from .misbehaving import (
-        calls_unknown_tool,
-        claims_done,
-        invalid_call,
-        never_finishes,
-        obeys_injection,
-        repeats,
-    )
-    from .ollama import OllamaProvider
-    from .openai_provider import OpenAIProvider
-    from .registry import create_provider, default_gateway
-    from .replies import embedding, error, reply, tool_call, tool_calls
-    from .scripted import Scripted, ScriptedCall
+    from ._anthropic import AnthropicProvider
+    from ._factory import create_provider, default_gateway
+    from ._gateway import CircuitBreaker, Gateway
+    from ._generic_openai import GenericOpenAIProvider
+    from ._google import GoogleProvider
+    from ._misbehaving import calls_unknown_tool, claims_done, invalid_call, never_finishes, obeys_injection, repeats
+    from ._ollama import OllamaProvider
+    from ._openai import OpenAIProvider
+    from ._replies import embedding, error, reply, tool_call, tool_calls
+    from ._scripted import Scripted, ScriptedCall
 
 __all__ = [
     "AnthropicProvider",
@@ -77,36 +70,36 @@ __all__ = [
 ]
 
 _EXPORTS = {
-    "AnthropicProvider": ".anthropic_provider",
-    "CircuitBreaker": ".gateway",
-    "Gateway": ".gateway",
-    "GenericOpenAIProvider": ".generic_openai",
-    "GoogleProvider": ".google",
-    "OllamaProvider": ".ollama",
-    "OpenAIProvider": ".openai_provider",
-    "create_provider": ".registry",
-    "default_gateway": ".registry",
-    "Scripted": ".scripted",
-    "ScriptedCall": ".scripted",
-    "calls_unknown_tool": ".misbehaving",
-    "claims_done": ".misbehaving",
-    "embedding": ".replies",
-    "error": ".replies",
-    "invalid_call": ".misbehaving",
-    "never_finishes": ".misbehaving",
-    "obeys_injection": ".misbehaving",
-    "repeats": ".misbehaving",
-    "reply": ".replies",
-    "tool_call": ".replies",
-    "tool_calls": ".replies",
-    "EmbedRequest": "..core.types",
-    "EmbedResponse": "..core.types",
-    "LLMRequest": "..core.types",
-    "LLMResponse": "..core.types",
-    "Message": "..core.types",
-    "Provider": "..core.types",
-    "ToolCall": "..core.types",
-    "ToolSpec": "..core.types",
-    "Usage": "..core.types",
+    "AnthropicProvider": "._anthropic",
+    "CircuitBreaker": "._gateway",
+    "Gateway": "._gateway",
+    "GenericOpenAIProvider": "._generic_openai",
+    "GoogleProvider": "._google",
+    "OllamaProvider": "._ollama",
+    "OpenAIProvider": "._openai",
+    "create_provider": "._factory",
+    "default_gateway": "._factory",
+    "Scripted": "._scripted",
+    "ScriptedCall": "._scripted",
+    "calls_unknown_tool": "._misbehaving",
+    "claims_done": "._misbehaving",
+    "embedding": "._replies",
+    "error": "._replies",
+    "invalid_call": "._misbehaving",
+    "never_finishes": "._misbehaving",
+    "obeys_injection": "._misbehaving",
+    "repeats": "._misbehaving",
+    "reply": "._replies",
+    "tool_call": "._replies",
+    "tool_calls": "._replies",
+    "EmbedRequest": ".._core.types",
+    "EmbedResponse": ".._core.types",
+    "LLMRequest": ".._core.types",
+    "LLMResponse": ".._core.types",
+    "Message": ".._core.types",
+    "Provider": ".._core.types",
+    "ToolCall": ".._core.types",
+    "ToolSpec": ".._core.types",
+    "Usage": ".._core.types",
 }
 __getattr__, __dir__ = attach(__name__, _EXPORTS)

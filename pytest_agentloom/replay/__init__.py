@@ -7,7 +7,7 @@ only when a cassette is opened, a mismatch is explained, or a provider called.
 - :class:`ReplayProvider`: a provider whose calls go through a cassette.
 - :class:`RecordMode`, :func:`parse_record_mode`: ``none``/``once``/``new_episodes``/``all``.
 - :class:`ToolTape`: recorded results of tools with side effects, replayed beside the cassette.
-- :mod:`.matchers`, :mod:`.scrub`, :mod:`.serializer`, :mod:`.provenance`: the parts.
+- :mod:`._matchers`, :mod:`.._redaction.http_traffic`, :mod:`._cassette_file`, :mod:`._provenance`: the parts.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ if TYPE_CHECKING:
         ToolReplayMissError,
         UnusedInteractionsError,
     )
-    from .cassette import CallInfo, CassetteConfig, CassetteSession, ReplayProvider, current_call
-    from .modes import RecordMode, parse_record_mode
-    from .provenance import Provenance, workflow_hash
-    from .tool_tape import ToolTape, tape_path
+    from ._cassette import CallInfo, CassetteConfig, CassetteSession, ReplayProvider, current_call
+    from ._modes import RecordMode, parse_record_mode
+    from ._provenance import Provenance, workflow_hash
+    from ._tool_tape import ToolTape, tape_path
 
 __all__ = [
     "CallInfo",
@@ -55,11 +55,11 @@ __all__ = [
 ]
 
 _EXPORTS = {
-    "CallInfo": ".cassette",
-    "CassetteConfig": ".cassette",
-    "CassetteSession": ".cassette",
-    "ReplayProvider": ".cassette",
-    "current_call": ".cassette",
+    "CallInfo": "._cassette",
+    "CassetteConfig": "._cassette",
+    "CassetteSession": "._cassette",
+    "ReplayProvider": "._cassette",
+    "current_call": "._cassette",
     "CassetteFormatError": "..errors",
     "CassetteMismatchError": "..errors",
     "CassetteNotFoundError": "..errors",
@@ -68,11 +68,11 @@ _EXPORTS = {
     "RequestNotInterceptedError": "..errors",
     "ToolReplayMissError": "..errors",
     "UnusedInteractionsError": "..errors",
-    "RecordMode": ".modes",
-    "parse_record_mode": ".modes",
-    "Provenance": ".provenance",
-    "workflow_hash": ".provenance",
-    "ToolTape": ".tool_tape",
-    "tape_path": ".tool_tape",
+    "RecordMode": "._modes",
+    "parse_record_mode": "._modes",
+    "Provenance": "._provenance",
+    "workflow_hash": "._provenance",
+    "ToolTape": "._tool_tape",
+    "tape_path": "._tool_tape",
 }
 __getattr__, __dir__ = attach(__name__, _EXPORTS)

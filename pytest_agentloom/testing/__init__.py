@@ -12,17 +12,17 @@ from .._lazy import attach
 
 if TYPE_CHECKING:
     from ..errors import ScenarioTableError
-    from .harness import AgentloomHarness
-    from .scenarios import Scenario, load_table
-    from .snapshots import SnapshotSession
+    from ._harness import AgentloomHarness
+    from ._scenarios.table import Scenario, load_table
+    from ._snapshots.compare import SnapshotSession
 
 __all__ = ["AgentloomHarness", "Scenario", "ScenarioTableError", "SnapshotSession", "load_table"]
 
 _EXPORTS = {
-    "AgentloomHarness": ".harness",
-    "Scenario": ".scenarios",
+    "AgentloomHarness": "._harness",
+    "Scenario": "._scenarios.table",
     "ScenarioTableError": "..errors",
-    "load_table": ".scenarios",
-    "SnapshotSession": ".snapshots",
+    "load_table": "._scenarios.table",
+    "SnapshotSession": "._snapshots.compare",
 }
 __getattr__, __dir__ = attach(__name__, _EXPORTS)

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agentloom._redaction.redactor import make_marker
 from pytest_agentloom.cli import _STATUS_EXIT, EXIT_CODES, parse_state_value
-from pytest_agentloom.engine.redaction import make_marker
-from pytest_agentloom.engine.result import RunStatus
+from pytest_agentloom.engine._outcome.result import RunStatus
 
 SALT = "cli-tests"
 CANARY = "sk-canary-cli-5d6e7f"

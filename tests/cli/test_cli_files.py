@@ -19,7 +19,7 @@ import pytest
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="file modes and kill -9 are POSIX")
 
 TOOLS = """\
-from pytest_agentloom.tools.registry import tool
+from pytest_agentloom.tools._registry import tool
 
 @tool(side_effects=True)
 def ship(service):

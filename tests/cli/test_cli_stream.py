@@ -109,6 +109,6 @@ def test_stream_redacts_a_secret_split_across_pieces_and_api_keys(tmp_path, serv
     streamed = done.stdout.partition("secret: success")[0]
     for word in ("horse", "battery", "staple", "canary", "sk-test-stream"):
         assert word not in done.stdout + done.stderr
-    from pytest_agentloom.engine.redaction import make_marker
+    from pytest_agentloom._redaction.redactor import make_marker
 
     assert streamed == f"It is {make_marker(passphrase, salt=b'stream-salt')}, and the key is <SCRUBBED> ok.\n"

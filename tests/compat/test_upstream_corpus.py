@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from pytest_agentloom import VirtualClock, run_workflow
-from pytest_agentloom.engine.loader import load_workflow
+from pytest_agentloom.engine._format.loader import load_workflow
 from pytest_agentloom.errors import WorkflowError
-from pytest_agentloom.providers.mock import MockProvider
+from pytest_agentloom.providers._mock import MockProvider
 
 HERE = Path(__file__).parent
 EXAMPLES = sorted((HERE / "upstream_examples").glob("*.yaml"))

@@ -9,9 +9,9 @@ import pytest
 
 from pytest_agentloom import Scripted, VirtualClock, error, reply, run_workflow
 from pytest_agentloom.cli import main as cli_main
-from pytest_agentloom.engine.loader import load_workflow, parse_workflow
+from pytest_agentloom.engine._format.loader import load_workflow, parse_workflow
 from pytest_agentloom.errors import SandboxRefusal, WorkflowError
-from pytest_agentloom.tools.sandbox import Sandbox, SandboxConfig
+from pytest_agentloom.tools._sandbox import Sandbox, SandboxConfig
 
 HERE = Path(__file__).parent
 FIXTURES = HERE / "fixtures"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_agentloom.core.addresses import is_internal_address, is_internal_host, is_ip_literal
+from pytest_agentloom._core.addresses import is_internal_address, is_internal_host, is_ip_literal
 
 
 @pytest.mark.parametrize("address", ["127.0.0.1", "10.1.2.3", "192.168.0.1", "172.16.5.4", "169.254.169.254",
@@ -28,13 +28,13 @@ def test_hosts_are_judged_as_written_without_resolving_names() -> None:
     assert is_ip_literal("[::1]") and not is_ip_literal("example.org")
 
 
-# -- the transport that connects only where it checked (core/public_transport.py) -------------------------------
+# -- the transport that connects only where it checked (_core/public_transport.py) -------------------------------
 
 def test_every_httpcore_error_becomes_the_httpx_error_of_its_name_the_most_specific_first() -> None:
     import httpcore
     import httpx
 
-    from pytest_agentloom.core.public_transport import ERRORS, httpx_error
+    from pytest_agentloom._core.public_transport import ERRORS, httpx_error
 
     raised = {name for name in httpcore.__all__ if isinstance(getattr(httpcore, name), type)
               and issubclass(getattr(httpcore, name), Exception)} - {"ConnectionNotAvailable"}
@@ -68,7 +68,7 @@ def _fetch(port: int, checked_to: list[str]) -> tuple[int, bytes]:
 
     import httpx
 
-    from pytest_agentloom.core.public_transport import CheckedTransport
+    from pytest_agentloom._core.public_transport import CheckedTransport
 
     asked: list[tuple[str, int]] = []
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from pytest_agentloom.core.clock import (
+from pytest_agentloom._core.clock import (
     SystemClock,
     VirtualClock,
     current_clock,

@@ -1,4 +1,4 @@
-"""The private names core/compat.py uses are still there as it expects; when they are not, a clear error."""
+"""The private names _core/compat.py uses are still there as it expects; when they are not, a clear error."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from pytest_agentloom.core import compat
+from pytest_agentloom._core import compat
 from pytest_agentloom.errors import UsageError
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
@@ -26,7 +26,7 @@ def test_a_test_runs_twice_with_fresh_function_fixtures_and_its_reports_are_not_
         pytester: pytest.Pytester) -> None:
     pytester.makeconftest("""
         import pytest
-        from pytest_agentloom.core.compat import run_protocol
+        from pytest_agentloom._core.compat import run_protocol
 
         made = []
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_agentloom.core.diffs import diff_report, path_diff, render_path
+from pytest_agentloom._core.diffs import diff_report, path_diff, render_path
 
 
 def test_diff_lines_are_sorted_paths_and_cut_at_the_limit() -> None:

@@ -9,7 +9,7 @@ import contextvars
 import anyio
 import pytest
 
-from pytest_agentloom.core.eager import gather_eager
+from pytest_agentloom._core.eager import gather_eager
 
 seen: contextvars.ContextVar[str] = contextvars.ContextVar("seen", default="caller")
 

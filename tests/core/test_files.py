@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentloom.core import files as files_module
-from pytest_agentloom.core.files import write_json_atomic, write_text_atomic
+from pytest_agentloom._core import files as files_module
+from pytest_agentloom._core.files import write_json_atomic, write_text_atomic
 
 
 def test_atomic_write_leaves_no_temporary_file_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -127,7 +127,7 @@ def test_the_temporary_file_carries_a_name_the_sweep_recognises(tmp_path: Path,
 
 
 def test_resolved_is_what_resolve_gives_and_follows_links_made_later(tmp_path: Path) -> None:
-    from pytest_agentloom.core.files import resolved
+    from pytest_agentloom._core.files import resolved
 
     (tmp_path / "real").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "real")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_agentloom.core.speedups import ENV_VAR, speedups_on
+from pytest_agentloom._core.speedups import ENV_VAR, speedups_on
 
 
 def test_speedups_are_on_unless_the_variable_says_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:

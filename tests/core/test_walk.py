@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_agentloom.core.walk import post_order
+from pytest_agentloom._core.walk import post_order
 
 
 def test_children_come_before_their_parents_whatever_the_order_of_the_edges() -> None:

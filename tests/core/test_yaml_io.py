@@ -16,9 +16,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_agentloom.core import yaml_io
-from pytest_agentloom.core.speedups import ENV_VAR
-from pytest_agentloom.core.yaml_io import YamlLimits, load_yaml, load_yaml_items
+from pytest_agentloom._core import yaml_io
+from pytest_agentloom._core.speedups import ENV_VAR
+from pytest_agentloom._core.yaml_io import YamlLimits, load_yaml, load_yaml_items
 from pytest_agentloom.errors import YamlReadError
 
 SETTINGS = settings(max_examples=200, deadline=None, derandomize=True,

@@ -1,6 +1,6 @@
 """A process that ran workflows ends quietly: no "Exception ignored" at exit, on Python 3.11 and 3.12+.
 
-The runs of a process share one event loop (``engine/sync.py``). Closing it shuts its default executor
+The runs of a process share one event loop (``engine/_entry/sync.py``). Closing it shuts its default executor
 down, which starts a thread; from Python 3.12 on, a thread can no longer start at interpreter exit, so a
 loop closed by an ``atexit`` hook the way ``asyncio.Runner.close`` does it printed "Exception ignored in
 atexit callback ... RuntimeError: can't create new thread at interpreter shutdown" after every pytest

@@ -16,13 +16,13 @@ except ImportError:  # pragma: no cover - optional speed-up only
 # The package's exports are lazy, so the plugin alone no longer imports the engine or pydantic. Import them
 # here: otherwise the first inner run imports them, pytester drops them afterwards, and the next inner run
 # builds the engine's models against a second copy of pydantic's modules (private attributes then break).
-import pytest_agentloom.engine.loader
-import pytest_agentloom.engine.runner
-import pytest_agentloom.testing.checks
-import pytest_agentloom.testing.harness
-import pytest_agentloom.testing.judge
-import pytest_agentloom.testing.scenarios
-import pytest_agentloom.testing.verdicts  # noqa: F401
+import pytest_agentloom.engine._entry.run_workflow
+import pytest_agentloom.engine._format.loader
+import pytest_agentloom.testing._harness
+import pytest_agentloom.testing._judge.judge
+import pytest_agentloom.testing._judge.verdicts
+import pytest_agentloom.testing._output_checks
+import pytest_agentloom.testing._scenarios.table  # noqa: F401
 
 TRIAGE = """\
 name: triage

@@ -1,4 +1,4 @@
-"""The deterministic checks of pytest_agentloom.testing.checks: values, and the failure each one shows."""
+"""The deterministic checks of pytest_agentloom.testing._output_checks: values, and the failure each one shows."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from pytest_agentloom import (
     run_workflow,
     similarity,
 )
-from pytest_agentloom.engine.loader import parse_workflow
-from pytest_agentloom.testing.checks import cosine_distance
+from pytest_agentloom.engine._format.loader import parse_workflow
+from pytest_agentloom.testing._output_checks import cosine_distance
 
 FLOW = parse_workflow("""\
 name: order
@@ -135,7 +135,7 @@ def _full_table(a: str, b: str) -> int:
 def test_the_banded_edit_distance_agrees_with_the_full_table_up_to_its_limit() -> None:
     import random
 
-    from pytest_agentloom.testing.checks import levenshtein
+    from pytest_agentloom.testing._output_checks import levenshtein
 
     rng = random.Random(15)
     for _ in range(400):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_agentloom import Scripted, VirtualClock, error, run_workflow
-from pytest_agentloom.testing.assertrepr import explain_comparison
+from pytest_agentloom.testing._snapshots.assertrepr import explain_comparison
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentloom.engine.records import HeldRecords, record_name
+from pytest_agentloom.engine._persist.records import HeldRecords, record_name
 
 SCRIPT = "{'classify': 'question', 'reply': 'hi'}"
 
@@ -145,7 +145,7 @@ def test_unheld_records_are_written_at_once_and_a_copy_shares_the_holder(tmp_pat
 
 
 def test_finding_a_checkpoint_by_run_id_writes_held_records_first(tmp_path: Path) -> None:
-    from pytest_agentloom.engine.checkpoints import find_checkpoint
+    from pytest_agentloom.engine._persist.checkpoints import find_checkpoint
     from pytest_agentloom.errors import CheckpointError
 
     held = HeldRecords(tmp_path / "runs")

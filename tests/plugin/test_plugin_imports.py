@@ -29,7 +29,7 @@ def test_tests_without_the_plugin_import_no_engine_model(pytester: pytest.Pytest
             pass
 
         def test_after():
-            assert "pytest_agentloom.engine.model" not in sys.modules
+            assert "pytest_agentloom.engine._format.model" not in sys.modules
     """)
     result = pytester.runpytest_subprocess("-p", "agentloom", "-p", "no:randomly", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)

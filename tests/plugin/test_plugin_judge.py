@@ -110,7 +110,7 @@ def test_a_scripted_judge_grades_the_final_output_a_step_or_a_text_and_fails_rea
     assert "JudgeError: Judge 'test_malformed.verdict' gave no usable verdict" in output
     assert "$.score: 7 is more than the maximum 1" in output
     assert "script the judge with agentloom.scripted(judge='{\"score\": 0.9" in output
-    assert "testing/judge.py" not in output and "testing/harness.py" not in output
+    assert "testing/_judge/judge.py" not in output and "testing/_harness.py" not in output
 
     # embeddings too far apart
     assert "AssertionError: Embeddings are 1.000 apart (cosine distance), more than max_distance 0.2." in output

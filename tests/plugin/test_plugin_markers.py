@@ -143,7 +143,7 @@ def test_settings_read_once_per_session_keep_their_precedence(pytester: pytest.P
     the last (the harness reads several settings per test), and each test's marker still counts."""
     pytester.makeini("[pytest]\nagentloom_missing_template_keys = error\nagentloom_snapshot_dir = from_ini\n")
     pytester.makeconftest("""
-        from pytest_agentloom.testing.session import SESSION_KEY
+        from pytest_agentloom.testing._session import SESSION_KEY
 
         def pytest_sessionfinish(session):
             agentloom = session.config.stash[SESSION_KEY]

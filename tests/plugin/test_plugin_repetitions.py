@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_agentloom.engine.loader import parse_workflow
-from pytest_agentloom.engine.runner import run_workflow
-from pytest_agentloom.providers.scripted import Scripted
-from pytest_agentloom.testing.repetitions import Plan, RepetitionLog, run_output
-from pytest_agentloom.testing.settings import pass_rate, repeat_count
+from pytest_agentloom.engine._entry.run_workflow import run_workflow
+from pytest_agentloom.engine._format.loader import parse_workflow
+from pytest_agentloom.providers._scripted import Scripted
+from pytest_agentloom.testing._live.repetitions import Plan, RepetitionLog, run_output
+from pytest_agentloom.testing._settings.option_table import pass_rate, repeat_count
 
 FLOW = parse_workflow("""
 name: answer

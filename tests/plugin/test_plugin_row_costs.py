@@ -35,7 +35,7 @@ def test_merged_markers_follow_the_mark_objects(pytester: pytest.Pytester) -> No
     module mark) reuse it, another mark or another order of marks merges again."""
     pytester.makeconftest("""
         import pytest
-        from pytest_agentloom.testing.session import SESSION_KEY
+        from pytest_agentloom.testing._session import SESSION_KEY
 
         def pytest_collection_finish(session):
             agentloom = session.config.stash[SESSION_KEY]
@@ -199,7 +199,7 @@ def test_settings_read_from_the_markers_follow_each_merge(triage: pytest.Pyteste
 
 
 def test_a_rows_workflow_path_follows_its_workflow(tmp_path: Path) -> None:
-    from pytest_agentloom.testing.scenarios import Scenario
+    from pytest_agentloom.testing._scenarios.table import Scenario
 
     table = tmp_path / "tables" / "cases.yaml"
     row = Scenario(id="r", source=table, line=1, workflow="flow.yaml")
@@ -213,8 +213,8 @@ def test_a_rows_workflow_path_follows_its_workflow(tmp_path: Path) -> None:
 
 
 def test_a_rows_text_script_gives_the_replies_from_data_would() -> None:
-    from pytest_agentloom.providers.scripted import Scripted
-    from pytest_agentloom.testing.scenarios import Scenario
+    from pytest_agentloom.providers._scripted import Scripted
+    from pytest_agentloom.testing._scenarios.table import Scenario
 
     for script in ({"a": "x", "b": ["y", "z"]}, {"a": {"text": "x", "input_tokens": 3}, "b": ["y"]}, {"a": []}):
         row = Scenario(id="r", source=Path("t.yaml"), line=1, script=script)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from pytest_agentloom.testing.snapshots import SnapshotSession, dump_yaml, sanitize
+from pytest_agentloom.testing._snapshots.compare import SnapshotSession, dump_yaml, sanitize
 
 
 def test_sanitize_keeps_safe_names_and_hashes_the_ones_it_changed() -> None:

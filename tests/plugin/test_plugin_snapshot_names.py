@@ -79,7 +79,7 @@ def test_a_clash_between_xdist_workers_fails_the_run(triage: pytest.Pytester) ->
 def test_only_tests_that_use_their_cassette_claim_its_file(triage: pytest.Pytester) -> None:
     """A cassette (and tool tape) file is claimed at its first use: a scripted test has none that could clash."""
     (triage.path / "conftest.py").write_text((triage.path / "conftest.py").read_text() + """
-from pytest_agentloom.testing.session import SESSION_KEY
+from pytest_agentloom.testing._session import SESSION_KEY
 
 def pytest_sessionfinish(session):
     owners = session.config.stash[SESSION_KEY].replay.owners

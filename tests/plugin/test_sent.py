@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_agentloom.core.types import LLMRequest, Message
-from pytest_agentloom.engine.loader import parse_workflow
-from pytest_agentloom.engine.redaction import PATTERNS_ENV, make_marker
-from pytest_agentloom.engine.salt import SALT_ENV
-from pytest_agentloom.testing.sent import sent_data
+from pytest_agentloom._core.types import LLMRequest, Message
+from pytest_agentloom._redaction.redactor import PATTERNS_ENV, make_marker
+from pytest_agentloom._redaction.salt import SALT_ENV
+from pytest_agentloom.engine._format.loader import parse_workflow
+from pytest_agentloom.testing._snapshots.sent import sent_data
 
 FLOW = "name: w\nstate: {token: ''}\nSCHEMA\nsteps: [{id: s, type: llm_call, model: m, prompt: 'Use {state.token}'}]\n"
 SECRET = "tok-secret-123"
@@ -36,8 +36,8 @@ def test_the_requests_hide_the_values_of_redacted_keys_whichever_way_the_key_is_
 
 
 def test_a_result_works_out_what_its_run_sent_when_first_asked_and_once() -> None:
-    from pytest_agentloom.engine.runner import run_workflow
-    from pytest_agentloom.providers.scripted import Scripted
+    from pytest_agentloom.engine._entry.run_workflow import run_workflow
+    from pytest_agentloom.providers._scripted import Scripted
 
     workflow = parse_workflow("name: w\nsteps:\n  - {id: a, type: llm_call, prompt: hi, output: x}\n")
     result = run_workflow(workflow, provider=Scripted({"a": "yo"}), runs_dir=False)

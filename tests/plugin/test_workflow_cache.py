@@ -18,9 +18,9 @@ from pytest_agentloom import (
     load_workflow,
     run_workflow,
 )
-from pytest_agentloom.engine.loader import load_workflow_read
+from pytest_agentloom.engine._format.loader import load_workflow_read
 from pytest_agentloom.errors import UsageError
-from pytest_agentloom.testing.workflow_cache import WorkflowCache
+from pytest_agentloom.testing._workflow_cache import WorkflowCache
 
 PARENT = """\
 name: parent
@@ -60,7 +60,7 @@ def rewrite_keeping_stat(path: Path, old: str, new: str) -> None:
 
 
 def test_a_hit_is_what_loading_the_file_gives_and_loads_it_once(files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import pytest_agentloom.testing.workflow_cache as module
+    import pytest_agentloom.testing._workflow_cache as module
 
     loads = []
     monkeypatch.setattr(module, "load_workflow_read", lambda path: loads.append(path) or load_workflow_read(path))
@@ -186,15 +186,15 @@ def test_the_least_recently_used_entry_goes_first(tmp_path: Path) -> None:
 
 
 def _hash_of(workflow: Workflow) -> str:
-    from pytest_agentloom.engine.checkpoints import workflow_hash
-    from pytest_agentloom.engine.redaction import Redactor
+    from pytest_agentloom._redaction.redactor import Redactor
+    from pytest_agentloom.engine._persist.checkpoints import workflow_hash
 
     return workflow_hash(workflow, Redactor.from_workflow(workflow))
 
 
 def test_the_shared_workflow_keeps_what_runs_worked_out_until_the_file_changes(files: Path,
                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    import pytest_agentloom.engine.checkpoints as checkpoints
+    import pytest_agentloom.engine._persist.checkpoints as checkpoints
 
     cache = WorkflowCache()
     first = cache.load(files)
@@ -232,7 +232,7 @@ def test_the_workflow_hash_follows_the_api_keys_and_the_redaction_patterns(
 
 
 def test_every_use_reads_the_files_again(files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import pytest_agentloom.testing.workflow_cache as module
+    import pytest_agentloom.testing._workflow_cache as module
 
     cache = WorkflowCache()
     cache.load(files)
@@ -258,7 +258,7 @@ def test_the_fixture_runs_the_kept_workflow_itself_and_nothing_a_run_or_test_hol
         agentloom: Any, tmp_path: Path) -> None:
     """``agentloom.run(path)`` takes no copy: a tool that changes what it is given, config overrides, ``only=``
     and a resumed run leave the kept workflow as the file says, and no result leads to it."""
-    from pytest_agentloom.testing.workflow_cache import load_cached
+    from pytest_agentloom.testing._workflow_cache import load_cached
 
     path = tmp_path / "shared.yaml"
     path.write_text(SHARED)

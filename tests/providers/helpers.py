@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from pytest_agentloom.core.types import LLMRequest, LLMResponse, Message, Provider, ToolSpec
+from pytest_agentloom._core.types import LLMRequest, LLMResponse, Message, Provider, ToolSpec
 
 
 def request(

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pytest_agentloom import VirtualClock, run_workflow
-from pytest_agentloom.engine.resume import resume_workflow
+from pytest_agentloom.engine._entry.resume_workflow import resume_workflow
 from pytest_agentloom.providers import default_gateway
 from pytest_agentloom.tools import tool
 from tests.servers.fake_llm import text, tool_calls

@@ -7,10 +7,10 @@ import json
 import anthropic
 import pytest
 
-from pytest_agentloom.core.types import Message
+from pytest_agentloom._core.types import Message
 from pytest_agentloom.errors import ProviderConfigError, ProviderError
 from pytest_agentloom.providers import AnthropicProvider
-from pytest_agentloom.providers.anthropic_provider import anthropic_errors
+from pytest_agentloom.providers._anthropic import anthropic_errors
 from tests.providers.helpers import LOOKUP, complete, request, sdk_error_classes, sdk_error_instance
 from tests.servers.fake_llm import drop, fail, text, tool_calls
 

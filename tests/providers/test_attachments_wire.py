@@ -16,8 +16,8 @@ import pytest
 from pydantic import TypeAdapter
 
 from pytest_agentloom import VirtualClock, run_workflow
-from pytest_agentloom.core.types import Attachment, AttachmentRefused, LLMRequest, Message, Provider
-from pytest_agentloom.engine.loader import load_workflow
+from pytest_agentloom._core.types import Attachment, AttachmentRefused, LLMRequest, Message, Provider
+from pytest_agentloom.engine._format.loader import load_workflow
 from pytest_agentloom.providers import (
     AnthropicProvider,
     GenericOpenAIProvider,
@@ -25,7 +25,7 @@ from pytest_agentloom.providers import (
     OllamaProvider,
     OpenAIProvider,
 )
-from pytest_agentloom.providers.gateway import Gateway
+from pytest_agentloom.providers._gateway import Gateway
 from tests.servers.fake_llm import text
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(40))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from pytest_agentloom.core.types import EmbedRequest
+from pytest_agentloom._core.types import EmbedRequest
 from pytest_agentloom.providers import GoogleProvider, OllamaProvider, OpenAIProvider
 
 TEXTS = ("the cat sat", "a dog")

@@ -11,10 +11,10 @@ import pytest
 from openai.types import CreateEmbeddingResponse
 
 from pytest_agentloom import VirtualClock, Workflow, run_workflow
-from pytest_agentloom.core.types import EmbedRequest
-from pytest_agentloom.engine.loader import parse_workflow
+from pytest_agentloom._core.types import EmbedRequest
+from pytest_agentloom.engine._format.loader import parse_workflow
 from pytest_agentloom.providers import AnthropicProvider, GoogleProvider, OllamaProvider, OpenAIProvider
-from pytest_agentloom.providers.gateway import Gateway
+from pytest_agentloom.providers._gateway import Gateway
 from tests.servers.fake_llm import fail, fake_vector
 
 TEXTS = ("the cat sat", "a dog")

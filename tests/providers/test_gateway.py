@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from pytest_agentloom.core.clock import VirtualClock
-from pytest_agentloom.core.types import LLMRequest, LLMResponse
-from pytest_agentloom.engine.model import WorkflowConfig
+from pytest_agentloom._core.clock import VirtualClock
+from pytest_agentloom._core.types import LLMRequest, LLMResponse
+from pytest_agentloom.engine._format.model import WorkflowConfig
 from pytest_agentloom.errors import ProviderConfigError, ProviderError, StepError, UsageError
 from pytest_agentloom.providers import (
     AnthropicProvider,
@@ -19,7 +19,7 @@ from pytest_agentloom.providers import (
     Scripted,
     default_gateway,
 )
-from pytest_agentloom.providers.common import PLACEHOLDER_API_KEY, MidStreamError
+from pytest_agentloom.providers._common import PLACEHOLDER_API_KEY, MidStreamError
 from tests.providers.helpers import complete, request
 from tests.servers.fake_llm import drop, fail, text
 
@@ -192,7 +192,7 @@ def test_429_never_opens_the_breaker(fake_llm):
 
 
 def test_breaker_uses_the_running_steps_clock_when_none_is_given(fake_llm):
-    from pytest_agentloom.core.clock import use_clock
+    from pytest_agentloom._core.clock import use_clock
 
     clock = VirtualClock(start=100)
     gw = Gateway(

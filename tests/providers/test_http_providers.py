@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pytest_agentloom.core.types import Message
+from pytest_agentloom._core.types import Message
 from pytest_agentloom.errors import ProviderConfigError, ProviderError
 from pytest_agentloom.providers import GoogleProvider, OllamaProvider
 from tests.providers.helpers import LOOKUP, complete, request

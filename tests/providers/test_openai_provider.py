@@ -7,10 +7,10 @@ import json
 import openai
 import pytest
 
-from pytest_agentloom.core.types import Message
+from pytest_agentloom._core.types import Message
 from pytest_agentloom.errors import ProviderConfigError, ProviderError, StepError
 from pytest_agentloom.providers import GenericOpenAIProvider, OpenAIProvider
-from pytest_agentloom.providers.openai_provider import is_reasoning_model, openai_errors
+from pytest_agentloom.providers._openai import is_reasoning_model, openai_errors
 from tests.providers.helpers import LOOKUP, complete, request, sdk_error_classes, sdk_error_instance
 from tests.servers.fake_llm import FakeToolCall, drop, fail, text, tool_calls
 

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from pytest_agentloom.core.types import LLMRequest, LLMResponse, Message, Provider, ToolCall, ToolSpec
+from pytest_agentloom._core.types import LLMRequest, LLMResponse, Message, Provider, ToolCall, ToolSpec
 from pytest_agentloom.errors import MidStreamError, ProviderError
 from pytest_agentloom.providers import (
     AnthropicProvider,
@@ -20,7 +20,7 @@ from pytest_agentloom.providers import (
     OllamaProvider,
     OpenAIProvider,
 )
-from pytest_agentloom.providers.google import to_gemini_contents
+from pytest_agentloom.providers._google import to_gemini_contents
 from tests.providers import recorded as rec
 from tests.servers.fake_llm import recorded
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from pytest_agentloom import VirtualClock, run_workflow
-from pytest_agentloom.core.types import LLMRequest, LLMResponse, Message, Provider, Thinking, text_listener
-from pytest_agentloom.engine.loader import parse_workflow
+from pytest_agentloom._core.types import LLMRequest, LLMResponse, Message, Provider, Thinking, text_listener
+from pytest_agentloom.engine._format.loader import parse_workflow
 from pytest_agentloom.errors import ProviderError
 from pytest_agentloom.providers import (
     AnthropicProvider,
@@ -22,8 +22,8 @@ from pytest_agentloom.providers import (
     OllamaProvider,
     OpenAIProvider,
 )
-from pytest_agentloom.providers.common import MidStreamError
-from pytest_agentloom.providers.gateway import Gateway
+from pytest_agentloom.providers._common import MidStreamError
+from pytest_agentloom.providers._gateway import Gateway
 from tests.servers.fake_llm import cut_stream, drop, fail, text
 
 THOUGHT = "First the consumers, then the producers."
@@ -304,7 +304,7 @@ def test_a_claude_tool_loop_sends_its_thinking_blocks_back(fake_llm, stream):
 
 
 def test_the_fake_refuses_a_tool_turn_without_its_thinking_like_the_api(fake_llm):
-    from pytest_agentloom.core.types import ToolCall
+    from pytest_agentloom._core.types import ToolCall
 
     turns = (Message(role="user", content="q"),
              Message(role="assistant", tool_calls=(ToolCall(id="toolu_1", name="lookup"),)),

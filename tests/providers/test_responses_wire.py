@@ -14,8 +14,8 @@ import openai
 import pytest
 
 from pytest_agentloom import VirtualClock, run_workflow
-from pytest_agentloom.core.types import Attachment, LLMRequest, Message, Thinking
-from pytest_agentloom.engine.loader import parse_workflow
+from pytest_agentloom._core.types import Attachment, LLMRequest, Message, Thinking
+from pytest_agentloom.engine._format.loader import parse_workflow
 from pytest_agentloom.errors import MidStreamError, ProviderError, StepError, WorkflowError
 from pytest_agentloom.providers import (
     AnthropicProvider,
@@ -24,7 +24,7 @@ from pytest_agentloom.providers import (
     OpenAIProvider,
     default_gateway,
 )
-from pytest_agentloom.tools.registry import tool
+from pytest_agentloom.tools._registry import tool
 from tests.providers.helpers import LOOKUP
 from tests.servers.fake_llm import cut_stream, fail, refusal, text, tool_calls
 
@@ -287,7 +287,7 @@ def test_gemini_3_tool_loop_sends_the_signature_back(fake_llm, monkeypatch) -> N
 
 
 def test_a_conversation_becomes_input_items_in_order() -> None:
-    from pytest_agentloom.providers.openai_responses import to_response_input
+    from pytest_agentloom.providers._openai_responses import to_response_input
 
     turns = (Message(role="system", content="You are terse."), Message(role="user", content="Hi", name="ana"),
              Message(role="assistant", content="Hello."), Message(role="system", content="Now in French."),

@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
-from pytest_agentloom.core.types import EmbedRequest, LLMRequest, Message
+from pytest_agentloom._core.types import EmbedRequest, LLMRequest, Message
 from pytest_agentloom.errors import ProviderError
-from pytest_agentloom.providers.script_data import ScriptDataError
-from pytest_agentloom.providers.scripted import Scripted
+from pytest_agentloom.providers._script_data import ScriptDataError
+from pytest_agentloom.providers._scripted import Scripted
 
 
 def ask(provider: Scripted, step: str) -> object:

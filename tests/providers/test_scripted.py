@@ -20,9 +20,9 @@ from pytest_agentloom import (
     run_workflow,
     tool_call,
 )
-from pytest_agentloom.core.types import Message, ToolCall, Usage
-from pytest_agentloom.engine.loader import parse_workflow
-from pytest_agentloom.providers.replies import ErrorSpec, ReplySpec
+from pytest_agentloom._core.types import Message, ToolCall, Usage
+from pytest_agentloom.engine._format.loader import parse_workflow
+from pytest_agentloom.providers._replies import ErrorSpec, ReplySpec
 
 
 def request(step_id: str = "ask", *, attempt: int = 1, content: str = "hi", **params: Any) -> LLMRequest:
@@ -249,8 +249,8 @@ def test_scripted_is_not_collected_as_a_test_class() -> None:
 
 def test_the_request_log_reads_the_same_whenever_it_is_read() -> None:
     """Requests are made into ScriptedCall objects when the log is read: reading between calls changes nothing."""
-    from pytest_agentloom.core.types import EmbedRequest
-    from pytest_agentloom.providers.replies import embedding
+    from pytest_agentloom._core.types import EmbedRequest
+    from pytest_agentloom.providers._replies import embedding
 
     provider = Scripted({"ask": ["one", "two"], "vectors": embedding([[0.5]])})
     complete(provider, request(content="first"))

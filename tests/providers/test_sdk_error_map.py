@@ -2,7 +2,7 @@
 
 As httpx checks that every httpcore exception has an httpx counterpart: a new
 SDK release that adds an exception class fails here until the class has a rule
-in :data:`pytest_agentloom.providers.sdk_errors.SDK_ERRORS`, instead of reaching
+in :data:`pytest_agentloom.providers._sdk_errors.SDK_ERRORS`, instead of reaching
 users through the rule of last resort (the SDK's base class).
 """
 
@@ -17,9 +17,9 @@ import pytest
 
 from pytest_agentloom import errors
 from pytest_agentloom.errors import AgentloomError, MidStreamError, ProviderError
-from pytest_agentloom.providers.anthropic_provider import anthropic_errors
-from pytest_agentloom.providers.openai_provider import openai_errors
-from pytest_agentloom.providers.sdk_errors import SDK_BASES, SDK_ERRORS, mapped_by, rule_for
+from pytest_agentloom.providers._anthropic import anthropic_errors
+from pytest_agentloom.providers._openai import openai_errors
+from pytest_agentloom.providers._sdk_errors import SDK_BASES, SDK_ERRORS, mapped_by, rule_for
 
 TRANSLATE: dict[str, Callable[..., AbstractContextManager[None]]] = {
     "openai": openai_errors,

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from pytest_agentloom.providers.anthropic_provider import AnthropicProvider
-from pytest_agentloom.providers.common import shared_ssl_context
-from pytest_agentloom.providers.openai_provider import OpenAIProvider
+from pytest_agentloom.providers._anthropic import AnthropicProvider
+from pytest_agentloom.providers._common import shared_ssl_context
+from pytest_agentloom.providers._openai import OpenAIProvider
 
 
 def _client_of_a_new_run(provider: Any) -> Any:

@@ -58,8 +58,8 @@ def test_gateway_does_not_fall_back_on_it(transport_raises_ours):
 @pytest.mark.parametrize("kind", ["ReadError", "RemoteProtocolError", "ReadTimeout"])
 def test_raw_transport_errors_from_a_stream_have_no_status(stack, kind):
     from pytest_agentloom.errors import ProviderError
-    from pytest_agentloom.providers.anthropic_provider import anthropic_errors
-    from pytest_agentloom.providers.openai_provider import openai_errors
+    from pytest_agentloom.providers._anthropic import anthropic_errors
+    from pytest_agentloom.providers._openai import openai_errors
 
     module = pytest.importorskip(stack)
     for translate in (openai_errors, anthropic_errors):

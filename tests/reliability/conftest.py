@@ -13,7 +13,7 @@ import pytest
 
 import pytest_agentloom
 from pytest_agentloom import Scripted, run_workflow
-from pytest_agentloom.testing.snapshots import SnapshotSession
+from pytest_agentloom.testing._snapshots.compare import SnapshotSession
 
 FLOW = "name: f\nsteps:\n  - {id: s, type: llm_call, model: m, prompt: hi, output: o}\n"
 

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from pytest_agentloom import run_workflow
-from pytest_agentloom.engine.resume import resume_workflow
-from pytest_agentloom.engine.salt import load_salt
+from pytest_agentloom._redaction.salt import load_salt
+from pytest_agentloom.engine._entry.resume_workflow import resume_workflow
 from pytest_agentloom.errors import ArtifactError, CassetteFormatError, CheckpointError, ScenarioTableError
-from pytest_agentloom.replay.serializer import loads, read_cassette
-from pytest_agentloom.replay.tool_tape import ToolTape
-from pytest_agentloom.testing.scenarios import load_table
+from pytest_agentloom.replay._cassette_file import loads, read_cassette
+from pytest_agentloom.replay._tool_tape import ToolTape
+from pytest_agentloom.testing._scenarios.table import load_table
 
 
 def kept(path: Path) -> Callable[[], None]:
@@ -294,7 +294,7 @@ def test_an_unusable_salt_file_is_named_and_kept(tmp_path: Path, make: Any, prob
 def test_unreadable_run_records_are_skipped_not_a_crash(tmp_path: Path) -> None:
     import os
 
-    from pytest_agentloom.engine.records import list_records
+    from pytest_agentloom.engine._persist.records import list_records
 
     good = {"kind": "agentloom.run_record", "run_id": "r1", "started_at": "2026-01-01T00:00:00Z"}
     (tmp_path / "r1.json").write_text(json.dumps(good))

@@ -15,15 +15,15 @@ from typing import Any
 import pytest
 
 from pytest_agentloom import Scripted, run_workflow
-from pytest_agentloom.core.clock import VirtualClock
-from pytest_agentloom.engine.expressions import EvaluationError, compile_expression
-from pytest_agentloom.engine.loader import MAX_LISTED_PROBLEMS, load_workflow, parse_workflow
-from pytest_agentloom.engine.model import RetryPolicy
-from pytest_agentloom.engine.templates import check_template, render
+from pytest_agentloom._core.clock import VirtualClock
+from pytest_agentloom.engine._evaluate.expressions import EvaluationError, compile_expression
+from pytest_agentloom.engine._evaluate.templates import check_template, render
+from pytest_agentloom.engine._format.loader import MAX_LISTED_PROBLEMS, load_workflow, parse_workflow
+from pytest_agentloom.engine._format.model import RetryPolicy
 from pytest_agentloom.errors import TemplateError, ToolError, WorkflowError
 from pytest_agentloom.tools import Sandbox, builtin_tools
-from pytest_agentloom.tools.processes import run_command
-from pytest_agentloom.tools.sandbox import SandboxConfig
+from pytest_agentloom.tools._processes import run_command
+from pytest_agentloom.tools._sandbox import SandboxConfig
 
 PY = sys.executable
 

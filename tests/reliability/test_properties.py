@@ -17,11 +17,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_agentloom.engine.expressions import EvaluationError, ExpressionSyntaxError, compile_expression
-from pytest_agentloom.engine.loader import parse_workflow
-from pytest_agentloom.engine.templates import render
+from pytest_agentloom.engine._evaluate.expressions import EvaluationError, ExpressionSyntaxError, compile_expression
+from pytest_agentloom.engine._evaluate.templates import render
+from pytest_agentloom.engine._format.loader import parse_workflow
 from pytest_agentloom.errors import ScenarioTableError, TemplateError, WorkflowError
-from pytest_agentloom.testing.scenarios import load_table
+from pytest_agentloom.testing._scenarios.table import load_table
 
 pytestmark = pytest.mark.slow
 
@@ -85,8 +85,8 @@ def mutate(text: str, edits: list[tuple[int, str, int]]) -> str:
 @BOUNDED
 @given(st.one_of(YAML_TEXT.map(lambda text: ("f.yaml", text)), st.text(max_size=200).map(lambda t: ("f.json", t))))
 def test_the_yaml_and_json_readers_read_or_name_the_problem(case: tuple[str, str]) -> None:
-    from pytest_agentloom.core.json_io import load_json  # here: bench/properties_census.py runs the other
-    from pytest_agentloom.core.yaml_io import load_yaml  # properties against checkouts that lack these
+    from pytest_agentloom._core.json_io import load_json  # here: bench/properties_census.py runs the other
+    from pytest_agentloom._core.yaml_io import load_yaml  # properties against checkouts that lack these
     from pytest_agentloom.errors import JsonReadError, YamlReadError
 
     file, text = case

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_agentloom.core import yaml_io
-from pytest_agentloom.core.json_io import load_json
-from pytest_agentloom.core.yaml_io import YamlLimits, load_yaml, parse_yaml, read_text_capped, read_yaml_file
-from pytest_agentloom.engine.loader import load_workflow, parse_workflow
+from pytest_agentloom._core import yaml_io
+from pytest_agentloom._core.json_io import load_json
+from pytest_agentloom._core.yaml_io import YamlLimits, load_yaml, parse_yaml, read_text_capped, read_yaml_file
+from pytest_agentloom.engine._format.loader import load_workflow, parse_workflow
 from pytest_agentloom.errors import (
     CassetteFormatError,
     CheckpointError,
@@ -204,11 +204,11 @@ def test_no_module_reads_yaml_by_itself() -> None:
     readers = ("safe_load(", "yaml.load(", "SafeLoader", "yaml.compose(", "full_load(", "unsafe_load(")
     found = [f"{path.relative_to(package)}: {word}" for path in sorted(package.rglob("*.py"))
              if path.name != "yaml_io.py" for word in readers if word in path.read_text(encoding="utf-8")]
-    assert not found, f"read YAML with pytest_agentloom.core.yaml_io instead: {found}"
+    assert not found, f"read YAML with pytest_agentloom._core.yaml_io instead: {found}"
 
 
 def test_duplicate_keys_in_a_scenario_table(tmp_path: Path) -> None:
-    from pytest_agentloom.testing.scenarios import load_table
+    from pytest_agentloom.testing._scenarios.table import load_table
 
     table = tmp_path / "t.yaml"
     table.write_text("- id: a\n  state: {}\n  state: {x: 1}\n")
@@ -222,7 +222,7 @@ def test_duplicate_keys_in_a_scenario_table(tmp_path: Path) -> None:
 
 
 def test_duplicate_keys_in_a_cassette() -> None:
-    from pytest_agentloom.replay.serializer import loads
+    from pytest_agentloom.replay._cassette_file import loads
 
     with pytest.raises(CassetteFormatError) as info:
         loads("format_version: 1\nformat_version: 1\ninteractions: []\n", path="c.yaml")
@@ -231,7 +231,7 @@ def test_duplicate_keys_in_a_cassette() -> None:
 
 def test_duplicate_keys_in_a_tool_tape(tmp_path: Path) -> None:
     from pytest_agentloom.errors import ArtifactError
-    from pytest_agentloom.replay.tool_tape import ToolTape
+    from pytest_agentloom.replay._tool_tape import ToolTape
 
     tape = tmp_path / "t.tools.yaml"
     tape.write_text("format_version: 1\ncalls: []\ncalls: []\n")
@@ -240,7 +240,7 @@ def test_duplicate_keys_in_a_tool_tape(tmp_path: Path) -> None:
 
 
 def test_duplicate_keys_in_a_checkpoint(tmp_path: Path) -> None:
-    from pytest_agentloom.engine.checkpoints import load_checkpoint
+    from pytest_agentloom.engine._persist.checkpoints import load_checkpoint
 
     path = tmp_path / "run.json"
     path.write_text('{"kind": "x", "kind": "y"}')

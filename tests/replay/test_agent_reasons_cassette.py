@@ -18,8 +18,8 @@ INNER = textwrap.dedent('''\
     import os
 
     from pytest_agentloom import tool
-    from pytest_agentloom.core.clock import current_clock
-    from pytest_agentloom.engine.loader import parse_workflow
+    from pytest_agentloom._core.clock import current_clock
+    from pytest_agentloom.engine._format.loader import parse_workflow
 
 
     def log(line):

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_agentloom.core.types import LLMRequest, LLMResponse, Message, ToolSpec
-from pytest_agentloom.providers.anthropic_provider import AnthropicProvider
-from pytest_agentloom.providers.common import PLACEHOLDER_API_KEY
-from pytest_agentloom.providers.google import GoogleProvider
-from pytest_agentloom.providers.ollama import OllamaProvider
-from pytest_agentloom.providers.openai_provider import OpenAIProvider
+from pytest_agentloom._core.types import LLMRequest, LLMResponse, Message, ToolSpec
+from pytest_agentloom.providers._anthropic import AnthropicProvider
+from pytest_agentloom.providers._common import PLACEHOLDER_API_KEY
+from pytest_agentloom.providers._google import GoogleProvider
+from pytest_agentloom.providers._ollama import OllamaProvider
+from pytest_agentloom.providers._openai import OpenAIProvider
 from pytest_agentloom.replay import (
     CassetteConfig,
     CassetteMismatchError,
@@ -236,7 +236,7 @@ def test_new_episodes_appends_and_once_does_not_touch_an_existing_file(tmp_path:
 
 
 def test_redacted_values_are_replaced_and_still_match(tmp_path: Path) -> None:
-    from pytest_agentloom.engine.loader import load_workflow
+    from pytest_agentloom.engine._format.loader import load_workflow
 
     flow = tmp_path / "flow.yaml"
     flow.write_text("name: f\nstate_schema: {token: {redact: true}}\nstate: {token: ''}\n"
@@ -260,7 +260,7 @@ def test_redacted_values_are_replaced_and_still_match(tmp_path: Path) -> None:
 
 
 def test_provenance_hashes_the_workflow_and_flags_edits(tmp_path: Path) -> None:
-    from pytest_agentloom.engine.loader import load_workflow
+    from pytest_agentloom.engine._format.loader import load_workflow
 
     flow = tmp_path / "flow.yaml"
     flow.write_text("name: f\nsteps:\n  - {id: ask, type: llm_call, model: gpt-4o-mini, prompt: hello}\n")
@@ -280,8 +280,8 @@ def test_provenance_hashes_the_workflow_and_flags_edits(tmp_path: Path) -> None:
 
 def test_concurrent_steps_replay_and_a_mismatch_names_its_own_step(tmp_path: Path) -> None:
     from pytest_agentloom import VirtualClock, run_workflow
-    from pytest_agentloom.engine.loader import load_workflow
-    from pytest_agentloom.providers.registry import default_gateway
+    from pytest_agentloom.engine._format.loader import load_workflow
+    from pytest_agentloom.providers._factory import default_gateway
 
     steps = "".join(f"  - {{id: s{n}, type: llm_call, model: gpt-4o-mini, prompt: 'part {n} of {{state.topic}}'}}\n"
                     for n in range(4))
@@ -353,9 +353,9 @@ def test_a_dropped_connection_is_recorded_and_fails_the_same_way_on_replay(tmp_p
 
 
 def test_a_fallback_after_a_dropped_connection_replays_through_the_same_providers(tmp_path: Path) -> None:
-    from pytest_agentloom.core.clock import VirtualClock
-    from pytest_agentloom.providers.gateway import Gateway
-    from pytest_agentloom.providers.generic_openai import GenericOpenAIProvider
+    from pytest_agentloom._core.clock import VirtualClock
+    from pytest_agentloom.providers._gateway import Gateway
+    from pytest_agentloom.providers._generic_openai import GenericOpenAIProvider
 
     def gateway(server: FakeLLMServer | None) -> Gateway:
         base_url = server.openai_base_url if server else "http://127.0.0.1:9/v1"  # replay: nothing listens there

@@ -1,4 +1,5 @@
-"""The facts of a run (testing/trace_facts.py) and a test's drift read from two sides' facts (testing/drift_diff.py).
+"""The facts of a run (testing/_live/trace_facts.py) and a test's drift read from two sides'
+facts (testing/_live/drift_diff.py).
 
 Runs are scripted here (no HTTP): what a drift report says follows from the facts alone.
 """
@@ -9,10 +10,10 @@ import textwrap
 from typing import Any
 
 from pytest_agentloom import Scripted, VirtualClock, run_workflow
-from pytest_agentloom.engine.loader import parse_workflow
-from pytest_agentloom.providers.replies import reply, tool_call
-from pytest_agentloom.testing.drift_diff import compare_test, signed
-from pytest_agentloom.testing.trace_facts import run_facts
+from pytest_agentloom.engine._format.loader import parse_workflow
+from pytest_agentloom.providers._replies import reply, tool_call
+from pytest_agentloom.testing._live.drift_diff import compare_test, signed
+from pytest_agentloom.testing._live.trace_facts import run_facts
 
 FLOW = textwrap.dedent("""\
     name: desk

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from vcr.matchers import requests_match
 from vcr.request import Request
 
-from pytest_agentloom.replay.index import RequestIndex
-from pytest_agentloom.replay.matchers import DEFAULT_MATCH_ON, resolve_matchers
+from pytest_agentloom.replay._match_index import RequestIndex
+from pytest_agentloom.replay._matchers import DEFAULT_MATCH_ON, resolve_matchers
 
 HOSTS = ["http://127.0.0.1:8011", "https://api.openai.com"]
 PATHS = ["/v1/chat/completions", "/v1/chat/completions/", "/v1/messages", "/"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from vcr.request import Request
 
-from pytest_agentloom.replay.matchers import body, body_diff, method, url
+from pytest_agentloom.replay._matchers import body, body_diff, method, url
 from tests.replay.helpers import make_request
 
 

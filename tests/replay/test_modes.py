@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_agentloom.errors import UsageError
-from pytest_agentloom.replay.modes import RecordMode, parse_record_mode
+from pytest_agentloom.replay._modes import RecordMode, parse_record_mode
 
 
 def test_record_modes_are_vcrpys_names() -> None:

@@ -2,7 +2,7 @@
 
 vcrpy 8.0 and 8.1 patch httpx but not httpx2, which the openai (3.x) and anthropic (2.x) SDKs send
 through: without a guard of our own, a replay under them sent real requests to the providers. In a
-replay the providers' HTTP clients are built on an offline transport (``core/offline.py``) that cannot
+replay the providers' HTTP clients are built on an offline transport (``_core/offline.py``) that cannot
 open a connection; vcrpy intercepts it like the network transports, and a request that reaches it
 raises :class:`RequestNotInterceptedError`.
 
@@ -27,14 +27,14 @@ import pytest
 from packaging.version import Version
 
 from pytest_agentloom import VirtualClock, load_workflow, run_workflow
-from pytest_agentloom.core.types import LLMRequest, Message
+from pytest_agentloom._core.types import LLMRequest, Message
 from pytest_agentloom.errors import ReplayError, RequestNotInterceptedError
-from pytest_agentloom.providers.common import PLACEHOLDER_API_KEY
-from pytest_agentloom.providers.ollama import OllamaProvider
-from pytest_agentloom.providers.openai_provider import OpenAIProvider
-from pytest_agentloom.providers.registry import default_gateway
+from pytest_agentloom.providers._common import PLACEHOLDER_API_KEY
+from pytest_agentloom.providers._factory import default_gateway
+from pytest_agentloom.providers._ollama import OllamaProvider
+from pytest_agentloom.providers._openai import OpenAIProvider
 from pytest_agentloom.replay import CassetteConfig, CassetteSession, RecordMode
-from pytest_agentloom.replay import cassette as cassette_module
+from pytest_agentloom.replay import _cassette as cassette_module
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "support_triage"

@@ -9,7 +9,7 @@ import pytest
 from vcr.request import Request
 
 from pytest_agentloom.errors import CassetteFormatError
-from pytest_agentloom.replay.serializer import dumps, loads, read_cassette, write_atomic
+from pytest_agentloom.replay._cassette_file import dumps, loads, read_cassette, write_atomic
 from tests.replay.helpers import make_request
 
 

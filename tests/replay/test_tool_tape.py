@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from pytest_agentloom import Scripted, VirtualClock, run_workflow, tool_call
-from pytest_agentloom.engine.loader import parse_workflow
-from pytest_agentloom.replay.tool_tape import ToolReplayMissError, ToolTape, tape_path
+from pytest_agentloom.engine._format.loader import parse_workflow
+from pytest_agentloom.replay._tool_tape import ToolReplayMissError, ToolTape, tape_path
 from pytest_agentloom.tools import tool
-from pytest_agentloom.tools.registry import Tool
+from pytest_agentloom.tools._registry import Tool
 
 
 class Outbox:
@@ -183,7 +183,7 @@ def test_secrets_are_scrubbed_from_the_file_and_replay_still_matches(tmp_path: P
 
 
 def test_a_multi_line_or_long_secret_is_scrubbed_before_yaml_folds_it(tmp_path: Path) -> None:
-    from pytest_agentloom.replay.scrub import Scrubber
+    from pytest_agentloom._redaction.http_traffic import Scrubber
 
     secret = "-----BEGIN KEY-----\nMIIEvAIBADANBgkqhkiG9w0BAQEFAASC " + "x" * 90 + "\n-----END KEY-----"
     scrubber = Scrubber(secrets=[secret], marker=lambda value: "<REDACTED:sha256=0123456789abcdef>")

@@ -1,6 +1,6 @@
 """vcrpy still calls the public methods our cassette overrides, and lets through what our filter drops.
 
-``replay/cassette.py`` talks to vcrpy only through public names: the ``Cassette.use`` context
+``replay/_cassette.py`` talks to vcrpy only through public names: the ``Cassette.use`` context
 manager, its constructor's keyword arguments, public attributes, and four public methods it overrides
 (``can_play_response_for``, ``__contains__``, ``play_response``, ``append``), which vcrpy's httpx stubs
 call. A vcrpy that found recordings another way would still replay, through its own scan of every
@@ -16,11 +16,11 @@ from typing import Any
 import httpx
 import pytest
 
-from pytest_agentloom.core.types import LLMRequest, Message
-from pytest_agentloom.providers.common import PLACEHOLDER_API_KEY
-from pytest_agentloom.providers.openai_provider import OpenAIProvider
+from pytest_agentloom._core.types import LLMRequest, Message
+from pytest_agentloom.providers._common import PLACEHOLDER_API_KEY
+from pytest_agentloom.providers._openai import OpenAIProvider
 from pytest_agentloom.replay import CassetteConfig, CassetteMismatchError, CassetteSession, RecordMode
-from pytest_agentloom.replay import cassette as cassette_module
+from pytest_agentloom.replay import _cassette as cassette_module
 from tests.servers.fake_llm import FakeLLMServer, text
 
 KEY = "sk-contract-key-0123456789"

@@ -14,7 +14,7 @@ import pytest
 from pydantic import ValidationError
 
 from pytest_agentloom.tools import BUILTIN_TOOL_NAMES, Sandbox, SandboxRefusal, Tool, builtin_tools
-from pytest_agentloom.tools.sandbox import SandboxConfig
+from pytest_agentloom.tools._sandbox import SandboxConfig
 
 
 def tools(tmp_path: Path, **config: Any) -> dict[str, Tool]:
@@ -206,7 +206,7 @@ def test_a_host_name_that_resolves_to_an_internal_address_is_refused(tmp_path: P
 
 def test_a_tool_step_with_a_built_in_follows_the_workflows_sandbox(tmp_path: Path) -> None:
     from pytest_agentloom import VirtualClock, run_workflow
-    from pytest_agentloom.engine.loader import parse_workflow
+    from pytest_agentloom.engine._format.loader import parse_workflow
 
     text = (
         "name: files\nconfig: {sandbox: {writable_paths: [out]}}\nsteps:\n"
@@ -315,8 +315,8 @@ def test_arguments_of_an_allowed_command_are_outside_the_path_rules(tmp_path: Pa
 def test_http_request_connects_only_to_the_address_it_checked_dns_rebinding(
         tmp_path: Path, local_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The check sees a public address; the connection, a moment later, would get 127.0.0.1: refused there."""
-    from pytest_agentloom.core import addresses as addresses_module
-    from pytest_agentloom.tools import sandbox as sandbox_module
+    from pytest_agentloom._core import addresses as addresses_module
+    from pytest_agentloom.tools import _sandbox as sandbox_module
 
     async def public(host: str, port: int) -> list[str]:
         return ["93.184.216.34"]

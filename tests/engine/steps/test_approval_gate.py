@@ -16,9 +16,9 @@ from typing import Any, ClassVar
 import pytest
 
 from pytest_agentloom import VirtualClock, resume_workflow, run_workflow
-from pytest_agentloom.engine.checkpoints import load_checkpoint
-from pytest_agentloom.engine.redaction import make_marker
-from pytest_agentloom.engine.salt import load_salt
+from pytest_agentloom._redaction.redactor import make_marker
+from pytest_agentloom._redaction.salt import load_salt
+from pytest_agentloom.engine._persist.checkpoints import load_checkpoint
 
 SALT = "approval-tests"
 CANARY = "sk-canary-7f3a9c2e11"
@@ -248,8 +248,8 @@ def test_internal_webhook_targets_are_refused_without_the_sandbox_flag(tmp_path,
 
 
 def test_a_webhook_connects_only_to_the_address_it_checked_dns_rebinding(tmp_path, hook_server, monkeypatch):
-    from pytest_agentloom.core import addresses as addresses_module
-    from pytest_agentloom.engine.steps import approval_gate as gate_module
+    from pytest_agentloom._core import addresses as addresses_module
+    from pytest_agentloom.engine._steps import approval_gate as gate_module
 
     async def public(host, port):
         return ["93.184.216.34"]

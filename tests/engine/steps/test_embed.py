@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from pytest_agentloom import Scripted, VirtualClock, Workflow, embedding, error, run_workflow
-from pytest_agentloom.core.types import EmbedRequest
-from pytest_agentloom.engine.loader import parse_workflow
+from pytest_agentloom._core.types import EmbedRequest
+from pytest_agentloom.engine._format.loader import parse_workflow
 
 
 def flow(inputs: str, *, extra: str = "", config: str = "{}") -> Workflow:

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from pytest_agentloom import LLMRequest, Scripted, VirtualClock, Workflow, error, reply, run_workflow
-from pytest_agentloom.core.clock import current_clock
-from pytest_agentloom.engine.loader import parse_workflow
+from pytest_agentloom._core.clock import current_clock
+from pytest_agentloom.engine._format.loader import parse_workflow
 
 STATE: dict[str, Any] = {
     "question": "What changed?",

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from pytest_agentloom import Scripted, VirtualClock, Workflow, run_workflow
-from pytest_agentloom.engine.loader import parse_workflow
+from pytest_agentloom.engine._format.loader import parse_workflow
 
 TRIAGE = """
 name: triage

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from pytest_agentloom import Scripted, VirtualClock, WorkflowError, reply, run_workflow
-from pytest_agentloom.engine.loader import load_workflow
-from pytest_agentloom.engine.model import FUTURE_STEP_TYPES
+from pytest_agentloom.engine._format.loader import load_workflow
+from pytest_agentloom.engine._format.model import FUTURE_STEP_TYPES
 
 SALT = b"subworkflow-test-salt"
 
@@ -111,7 +111,7 @@ def test_the_steps_timeout_caps_the_child(tmp_path: Path) -> None:
     path = parent(tmp_path, "{id: sub, type: subworkflow, workflow: child.yaml, timeout: 5}")
 
     async def wait() -> str:
-        from pytest_agentloom.core.clock import current_clock
+        from pytest_agentloom._core.clock import current_clock
 
         await current_clock().sleep(6)
         return "done"

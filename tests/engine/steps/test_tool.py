@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_agentloom import UsageError, VirtualClock, Workflow, run_workflow
-from pytest_agentloom.engine.loader import parse_workflow
+from pytest_agentloom.engine._format.loader import parse_workflow
 
 STATE: dict[str, Any] = {
     "user_id": 42,
@@ -305,7 +305,7 @@ def test_an_unknown_tool_fails_the_step_and_lists_the_registered_ones() -> None:
 
 
 def test_a_tool_timeout_under_the_virtual_clock() -> None:
-    from pytest_agentloom.core.clock import current_clock
+    from pytest_agentloom._core.clock import current_clock
 
     async def slow() -> str:
         await current_clock().sleep(30)

@@ -1,0 +1,337 @@
+"""Scrubbing: what never reaches a cassette, applied before anything is written or matched.
+
+Three layers, in order:
+
+1. **Headers.** Only the headers a replay needs are kept (:data:`KEPT_REQUEST_HEADERS`,
+   :data:`KEPT_RESPONSE_HEADERS`); everything else is dropped. That removes,
+   among others, every header of :data:`SECRET_HEADERS` (``authorization``,
+   ``x-api-key``, ``api-key``, ``x-goog-api-key``, ``openai-organization``,
+   ``openai-project``, ``anthropic-organization-id``, cookies) and request ids.
+2. **URLs.** Credentials in the URL (``http://user:secret@proxy/v1``) are dropped;
+   the ``key`` query parameter (Gemini) becomes ``<SCRUBBED>``.
+3. **Values.** In bodies (JSON walked as data, SSE/NDJSON as text), every value
+   of a state key that the workflow's redaction patterns mark becomes the
+   engine's own ``<REDACTED:sha256=…>`` marker. API keys found in the
+   environment (``*_API_KEY``) or given to the cassette become ``<SCRUBBED>``
+   wherever they appear.
+
+The same scrubbing runs on every request at replay time before matching, so a
+redacted prompt still matches its recording. Matchers also treat any two
+redaction markers as equal, so a replay whose secret differs from the one
+recorded (a CI job with a dummy value) still matches.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import zlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from .api_keys import SCRUBBED, api_keys_from_env, replace_each
+
+if TYPE_CHECKING:
+    from vcr.request import Request
+
+__all__ = [
+    "KEPT_REQUEST_HEADERS",
+    "KEPT_RESPONSE_HEADERS",
+    "SCRUBBED",
+    "SECRET_HEADERS",
+    "SECRET_QUERY_PARAMS",
+    "Scrubber",
+    "api_keys_from_env",
+    "scrub_data",
+]
+
+SECRET_HEADERS = frozenset({
+    "authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "openai-organization",
+    "openai-project", "anthropic-organization-id", "cookie", "set-cookie", "x-request-id", "request-id",
+})
+SECRET_QUERY_PARAMS = frozenset({"key"})
+KEPT_REQUEST_HEADERS = frozenset({"content-type", "accept", "anthropic-version", "anthropic-beta", "openai-beta"})
+KEPT_RESPONSE_HEADERS = frozenset({"content-type", "retry-after", "retry-after-ms", "x-should-retry"})
+KEPT_RESPONSE_HEADER_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-")
+
+
+def scrub_data(value: Any, scrub: Callable[[str], str]) -> Any:
+    """A copy of JSON-like data with ``scrub`` applied to every string, keys included.
+
+    Data is scrubbed *before* it is serialised: YAML folds or escapes a long or
+    multi-line string, so the serialised text may no longer contain the value.
+    """
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, Mapping):
+        return {scrub(key) if isinstance(key, str) else key: scrub_data(item, scrub) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub_data(item, scrub) for item in value]
+    return value
+
+
+def _is_json_body(content_type: str) -> bool:
+    base = content_type.split(";")[0].strip().lower()
+    return base.endswith("json") and "ndjson" not in base
+
+
+_EVENT_LINE = re.compile(r"^(data:[ \t]*)?([\[{].*)$")
+
+
+def scrub_stream(text: str, pairs: Sequence[tuple[str, str]]) -> str:
+    """A streamed body (SSE ``data:`` lines, NDJSON lines) with each secret replaced in what the events add up to.
+
+    A provider streams a reply token by token, so a secret usually arrives split
+    over several events (``"correct horse "``, ``"battery staple"``): no single
+    line holds it. The string fields at the same place of each event's JSON (say
+    ``choices.0.delta.content``) are joined in order, each secret found in the
+    joined text is replaced by its replacement in the event where it starts,
+    and the rest of it is cut from the events that held it. Changed events are
+    written back as compact JSON; the others keep their bytes.
+    """
+    lines = text.split("\n")
+    events: dict[int, tuple[str, Any]] = {}
+    for number, line in enumerate(lines):
+        match = _EVENT_LINE.match(line.rstrip("\r"))
+        if match is None:
+            continue
+        try:
+            events[number] = (match.group(1) or "", json.loads(match.group(2)))
+        except ValueError:
+            continue
+    pieces: dict[tuple[Any, ...], list[list[Any]]] = {}  # place -> [[line number, container, key, text], ...]
+    for number, (_, data) in events.items():
+        _collect_strings(data, (), number, pieces)
+    changed: set[int] = set()
+    for group in pieces.values():
+        if len(group) > 1:
+            changed.update(_replace_across(group, pairs))
+    if not changed:
+        return text
+    for number in changed:
+        prefix, data = events[number]
+        ending = "\r" if lines[number].endswith("\r") else ""
+        lines[number] = prefix + json.dumps(data, ensure_ascii=False, separators=(",", ":")) + ending
+    return "\n".join(lines)
+
+
+def _collect_strings(value: Any, place: tuple[Any, ...], number: int,
+                     pieces: dict[tuple[Any, ...], list[list[Any]]]) -> None:
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        if isinstance(item, str):
+            pieces.setdefault((*place, key), []).append([number, value, key, item])
+        else:
+            _collect_strings(item, (*place, key), number, pieces)
+
+
+def _replace_across(group: list[list[Any]], pairs: Sequence[tuple[str, str]]) -> set[int]:
+    """Replace each secret in the joined texts of ``group`` (edited in place); the line numbers changed."""
+    changed: set[int] = set()
+    for raw, replacement in pairs:
+        joined = "".join(piece[3] for piece in group)
+        if raw not in joined:
+            continue
+        starts, position = [], 0
+        for piece in group:
+            starts.append(position)
+            position += len(piece[3])
+        cuts: list[tuple[int, int]] = []
+        found = joined.find(raw)
+        while found >= 0:
+            cuts.append((found, found + len(raw)))
+            found = joined.find(raw, found + len(raw))
+        for index, piece in enumerate(group):
+            begin, end = starts[index], starts[index] + len(piece[3])
+            kept, cursor = [], begin
+            for cut_start, cut_end in cuts:
+                if cut_end <= begin or cut_start >= end:
+                    continue
+                kept.append(joined[cursor:max(cursor, cut_start)])
+                if begin <= cut_start < end:
+                    kept.append(replacement)
+                cursor = max(cursor, min(cut_end, end))
+            kept.append(joined[cursor:end])
+            new = "".join(kept)
+            if new != piece[3]:
+                piece[3] = new
+                piece[1][piece[2]] = new
+                changed.add(piece[0])
+    return changed
+
+
+def _body_bytes(request: Any) -> bytes | None:
+    """A request's body as bytes, whether vcrpy holds it as bytes, a file or an iterator."""
+    body = request.body
+    if body is None or isinstance(body, bytes):
+        return body
+    if isinstance(body, str):
+        return body.encode("utf-8")
+    raw = getattr(request, "body_bytes", None)  # files and iterators, materialised by vcrpy
+    return bytes(raw) if raw is not None else None
+
+
+def _nothing_to_scrub(request: Any) -> bool:
+    """Whether :meth:`Scrubber.request` (with no values to replace) would return a request equal to this one."""
+    if not all(name in KEPT_REQUEST_HEADERS for name in request.headers):  # kept names are lower case
+        return False
+    return isinstance(request.body, bytes | None) and Scrubber.url(request.uri) == request.uri
+
+
+def _keep_response_header(name: str) -> bool:
+    return name in KEPT_RESPONSE_HEADERS or name.startswith(KEPT_RESPONSE_HEADER_PREFIXES)
+
+
+def _decompress(body: bytes, encoding: str) -> bytes | None:
+    if encoding == "gzip":
+        return zlib.decompress(body, zlib.MAX_WBITS | 16)
+    if encoding == "deflate":
+        try:
+            return zlib.decompress(body)
+        except zlib.error:
+            return zlib.decompress(body, -zlib.MAX_WBITS)
+    if encoding == "br":
+        try:
+            import brotli  # type: ignore[import-not-found]
+        except ImportError:
+            return None
+        return bytes(brotli.decompress(body))
+    return None
+
+
+class Scrubber:
+    """Scrubs requests and responses for one cassette.
+
+    ``secrets`` are raw values to replace by ``marker(value)`` (the engine's
+    redaction marker); ``api_keys`` are raw values to replace by ``<SCRUBBED>``.
+    """
+
+    def __init__(self, *, secrets: Sequence[str] = (), marker: Callable[[str], str] | None = None,
+                 api_keys: Iterable[str] = ()) -> None:
+        self.secrets = sorted({s for s in secrets if s}, key=lambda s: (-len(s), s))
+        self._marker = marker
+        self.api_keys = sorted({k for k in api_keys if k}, key=lambda k: (-len(k), k))
+        self._pairs = self._replacement_pairs()
+        self._body_cache: dict[bytes, bytes] = {}
+
+    def _replacement_pairs(self) -> list[tuple[str, str]]:
+        pairs: list[tuple[str, str]] = []
+        if self.secrets and self._marker is None:
+            raise ValueError("Scrubber needs marker= to redact secrets")
+        for secret in self.secrets:
+            pairs.append((secret, self._marker(secret)))  # type: ignore[misc]
+        pairs.extend((key, SCRUBBED) for key in self.api_keys)
+        # each value as it appears inside a JSON string too (quotes, backslashes, non-ASCII escaped)
+        extra = []
+        for raw, replacement in pairs:
+            for escaped in {json.dumps(raw)[1:-1], json.dumps(raw, ensure_ascii=False)[1:-1]}:
+                if escaped != raw:
+                    extra.append((escaped, replacement))
+        return pairs + extra
+
+    @property
+    def active(self) -> bool:
+        return bool(self._pairs)
+
+    # -- text and data ----------------------------------------------------------------------------------------
+
+    def text(self, value: str) -> str:
+        """``value`` with every secret and key replaced, longest first."""
+        return replace_each(value, self._pairs)
+
+    def data(self, value: Any) -> Any:
+        """A copy of JSON data with :meth:`text` applied to every string (keys included)."""
+        return scrub_data(value, self.text)
+
+    def body(self, body: bytes | None, content_type: str = "") -> bytes | None:
+        """A body with secrets replaced: JSON bodies as data (so escaping cannot hide a value), others as text."""
+        if not body or not self._pairs:
+            return body
+        cached = self._body_cache.get(body)
+        if cached is not None:
+            return cached
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            return body
+        if not _is_json_body(content_type):  # a stream: a secret may be split across its events
+            text = scrub_stream(text, self._pairs)
+        if not any(raw in text for raw, _ in self._pairs):
+            result = text.encode("utf-8")
+        else:
+            result = self._scrub_text_body(text, content_type).encode("utf-8")
+        if len(self._body_cache) < 256:
+            self._body_cache[body] = result
+        return result
+
+    def _scrub_text_body(self, text: str, content_type: str) -> str:
+        if _is_json_body(content_type):
+            try:
+                data = json.loads(text)
+            except ValueError:
+                return self.text(text)
+            return json.dumps(self.data(data), ensure_ascii=False, separators=(",", ":"))
+        return self.text(text)
+
+    # -- vcrpy hooks ------------------------------------------------------------------------------------------
+
+    def request(self, request: Request) -> Request:
+        """``before_record_request``: a scrubbed copy (vcrpy also calls it on each request before matching).
+
+        A request with nothing to scrub (one read from a cassette, when no secret or key is known) comes back
+        as it is: the copy would be equal to it, and vcrpy scrubs every recording it loads.
+        """
+        if not self._pairs and _nothing_to_scrub(request):
+            return request
+        scrubbed = copy.copy(request)
+        headers = {name.lower(): value for name, value in request.headers.items()}
+        kept = {name: self.text(str(value)) for name, value in headers.items() if name in KEPT_REQUEST_HEADERS}
+        scrubbed.headers = kept
+        scrubbed.uri = self.text(self.url(request.uri))
+        scrubbed.body = self.body(_body_bytes(request), headers.get("content-type", "application/json"))
+        return scrubbed
+
+    @staticmethod
+    def url(url: str) -> str:
+        """``url`` without credentials: no ``user:password@`` (a proxy's base URL may carry them) and the value of
+        each query parameter of :data:`SECRET_QUERY_PARAMS` replaced."""
+        parts = urlsplit(url)
+        if "@" in parts.netloc:
+            parts = parts._replace(netloc=parts.netloc.rpartition("@")[2])
+            url = urlunsplit(parts)
+        if not parts.query:
+            return url
+        pairs = parse_qsl(parts.query, keep_blank_values=True)
+        if not any(name.lower() in SECRET_QUERY_PARAMS for name, _ in pairs):
+            return url
+        query = urlencode([(name, SCRUBBED if name.lower() in SECRET_QUERY_PARAMS else value)
+                           for name, value in pairs], safe="<>")
+        return urlunsplit(parts._replace(query=query))
+
+    def response(self, response: dict[str, Any]) -> dict[str, Any]:
+        """``before_record_response``: bodies decompressed, headers cut to the kept ones, secrets replaced."""
+        headers = {str(name).lower(): list(values) if isinstance(values, list | tuple) else [values]
+                   for name, values in (response.get("headers") or {}).items()}
+        body = (response.get("body") or {}).get("string")
+        if isinstance(body, str):
+            body = body.encode("utf-8")
+        encoding = (headers.get("content-encoding") or [""])[0].strip().lower()
+        keep_encoding = False
+        if body and encoding and encoding != "identity":
+            plain = _decompress(body, encoding)
+            if plain is None:
+                keep_encoding = True  # cannot decode it here: keep it encoded, and say how
+            else:
+                body = plain
+        kept = {name: [self.text(str(v)) for v in values] for name, values in headers.items()
+                if _keep_response_header(name) or (keep_encoding and name == "content-encoding")}
+        content_type = (headers.get("content-type") or [""])[0]
+        if not keep_encoding:
+            body = self.body(body, content_type)
+        return {
+            "status": dict(response.get("status") or {"code": 200, "message": "OK"}),
+            "headers": kept,
+            "body": {"string": body if body is not None else b""},
+        }

@@ -1,0 +1,3 @@
+"""The small languages inside a workflow file (internal): :mod:`.templates` (prompts and arguments),
+:mod:`.expressions` (router conditions), :mod:`.paths` (state paths), :mod:`.sizes` (text lengths).
+"""

@@ -1,0 +1,145 @@
+"""What ``agentloom validate`` reports beyond loading: files that load but would certainly fail or
+silently misbehave when run.
+
+- **errors** (``validate`` exits 3): a model step with no model anywhere. Every call of it would
+  fail with ``no_model``; this engine never falls back to a default model (upstream ``agentloom``
+  silently uses ``gpt-4o-mini``). A model given at run time (``--model``) counts.
+- **warnings** (printed; ``validate`` still exits 0): a template or ``tool_args`` path whose first
+  key is neither in ``state:`` nor written by any step's ``output`` (it would render empty, or fail
+  with ``missing_state_key``), and a router without ``default`` (when no condition holds, the step
+  fails with ``router_no_match``).
+
+Child workflows are checked too, their findings named ``<step>/<child step>``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .._evaluate.templates import template_fields
+from .model import AgentStep, EmbedStep, LLMCallStep, RouterStep, SubworkflowStep, ToolStep, Workflow
+
+__all__ = ["Finding", "findings"]
+
+_FIRST_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing ``validate`` reports: ``severity`` is ``error`` or ``warning``."""
+
+    severity: str
+    step_id: str
+    field: str
+    message: str
+    hint: str
+
+    def __str__(self) -> str:
+        return f"{self.severity}: step '{self.step_id}', field '{self.field}': {self.message}. How to fix: {self.hint}"
+
+
+def findings(workflow: Workflow, *, model: str | None = None, inherited: frozenset[str] = frozenset(),
+             prefix: str = "") -> list[Finding]:
+    """Every finding for ``workflow``; ``model`` is a run-time ``--model``; ``inherited`` keys a parent passes."""
+    found = [*_no_model(workflow, model, prefix), *_unknown_keys(workflow, inherited, prefix),
+             *_routers_without_default(workflow, prefix)]
+    for step in workflow.steps:
+        child = workflow.compiled.children.get(step.id)
+        if isinstance(step, SubworkflowStep) and child is not None:
+            passed = _known_keys(workflow) | inherited if step.inherits_state else frozenset(step.input)
+            # --model replaces the parent's config.model only: a child keeps its own config
+            found += findings(child, inherited=frozenset(passed), prefix=f"{prefix}{step.id}/")
+    return found
+
+
+def _no_model(workflow: Workflow, model: str | None, prefix: str) -> list[Finding]:
+    found = []
+    default = model or workflow.config.model
+    for step in workflow.steps:
+        if isinstance(step, LLMCallStep) and not (step.model or default):
+            where, fix = "model", "set 'model' on the step or 'config.model' (upstream agentloom used gpt-4o-mini)"
+        elif isinstance(step, AgentStep) and step.agent in workflow.agents \
+                and not (workflow.agents[step.agent].model or default):
+            where, fix = "agent", f"set 'model' on agent '{step.agent}' or 'config.model'"
+        elif isinstance(step, EmbedStep) and not (step.model or workflow.config.embedding_model):
+            where, fix = "model", "set 'model' on the step or 'config.embedding_model'"
+        else:
+            continue
+        found.append(Finding("error", prefix + step.id, where,
+                             "no model is named, so every call would fail with no_model", fix))
+    return found
+
+
+def _known_keys(workflow: Workflow) -> set[str]:
+    keys = set(workflow.state) | {"steps", "_approval"}
+    for step in workflow.steps:
+        if step.output:
+            match = _FIRST_KEY.match(step.output)
+            if match:
+                keys.add(match.group())
+        if isinstance(step, LLMCallStep | AgentStep) and step.conversation:
+            match = _FIRST_KEY.match(step.conversation.removeprefix("state."))
+            if match:
+                keys.add(match.group())
+    return keys
+
+
+def _unknown_keys(workflow: Workflow, inherited: frozenset[str], prefix: str) -> list[Finding]:
+    known = _known_keys(workflow) | inherited
+    found = []
+    for step in workflow.steps:
+        for field, key in _reads(step):
+            if key not in known:
+                found.append(Finding(
+                    "warning", prefix + step.id, field,
+                    f"it reads state key '{key}', which is neither in 'state:' nor any step's 'output'",
+                    f"add '{key}' to 'state:', pass it with --state, or correct the name",
+                ))
+    return found
+
+
+def _reads(step: Any) -> list[tuple[str, str]]:
+    """``(field, first state key)`` for each state path the step's templates and tool arguments read."""
+    texts: list[tuple[str, str]] = []
+    if isinstance(step, LLMCallStep):
+        texts += [(name, text) for name in ("prompt", "system_prompt") if (text := getattr(step, name))]
+    if isinstance(step, AgentStep):
+        texts.append(("prompt", step.prompt))
+    if isinstance(step, ToolStep | SubworkflowStep):
+        arguments = step.tool_args if isinstance(step, ToolStep) else step.input
+        label = "tool_args" if isinstance(step, ToolStep) else "input"
+        texts += [(f"{label}.{name}", value) for name, value in arguments.items() if isinstance(value, str)]
+    reads = []
+    for field, text in texts:
+        if text.startswith("state.") and "{" not in text:  # a whole-value path (tool_args, input)
+            names = [text]
+        else:
+            try:
+                names = template_fields(text)
+            except Exception:  # a broken template is a load error already
+                continue
+        reads += [(field, key) for name in names if (key := _state_key(name))]
+    return reads
+
+
+def _state_key(name: str) -> str | None:
+    """The top-level key a template field or path reads: ``state.a.b`` and a bare ``a.b`` both read ``a``."""
+    if name.startswith(("state.", "state[")):
+        name = name.removeprefix("state.").lstrip("['\"")
+    elif name == "state":
+        return None
+    match = _FIRST_KEY.match(name)
+    return match.group() if match else None
+
+
+def _routers_without_default(workflow: Workflow, prefix: str) -> list[Finding]:
+    return [
+        Finding("warning", prefix + step.id, "default",
+                "the router has no 'default': when no condition holds, the step fails with router_no_match",
+                "add 'default: <step id>' for the case no condition covers")
+        for step in workflow.steps
+        if isinstance(step, RouterStep) and step.default is None
+        and not any(condition.expression.strip() in ("True", "true") for condition in step.conditions)
+    ]

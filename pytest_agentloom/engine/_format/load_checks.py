@@ -1,0 +1,339 @@
+"""The checks a loaded workflow gets beyond its schema: what could never work at run time.
+
+Each check returns a list of problems (:class:`WorkflowError`, naming the file,
+the step and the field) instead of raising, so the loader can report them all
+together. :func:`compile_routers` also stores each router's compiled
+expressions on the workflow (``workflow.compiled.conditions``).
+"""
+
+from __future__ import annotations
+
+from ..._core.suggest import did_you_mean
+from ...errors import TemplateError, WorkflowError
+from ...tools._schema import find_additional_properties_true
+from .._calls.conversation import SPEAKER_PATTERN, conversation_key, read_conversation
+from .._evaluate.expressions import ExpressionSyntaxError, compile_expression
+from .._evaluate.paths import get_path, parse_path
+from .._evaluate.templates import check_template
+from .graph import dependency_graph, step_depths
+from .model import AgentStep, LLMCallStep, NamedToolChoice, RouterStep, Workflow
+
+__all__ = [
+    "check_agent_conversations",
+    "check_agents",
+    "check_llm_calls",
+    "check_shared_conversations",
+    "check_thinking",
+    "check_tool_calling",
+    "compile_routers",
+    "template_problem",
+]
+
+
+def check_llm_calls(workflow: Workflow, file: str) -> list[WorkflowError]:
+    problems = []
+    for step in workflow.steps:
+        if not isinstance(step, LLMCallStep):
+            continue
+        if step.prompt is None and step.conversation is None:
+            problems.append(WorkflowError(
+                f"llm_call '{step.id}' has neither 'prompt' nor 'conversation'", file=file, step_id=step.id,
+                field="prompt", hint="add a prompt, e.g. prompt: \"Summarize {state.text}\".",
+            ))
+        problems.extend(_check_conversation_fields(workflow, step, file))
+        for field in ("prompt", "system_prompt"):
+            text = getattr(step, field)
+            if text is None:
+                continue
+            try:
+                check_template(text)
+            except TemplateError as exc:
+                problems.append(WorkflowError(
+                    str(exc), file=file, step_id=step.id, field=field,
+                    hint="write literal braces twice: {{ and }}.",
+                ))
+    return problems
+
+
+def _check_conversation_fields(workflow: Workflow, step: LLMCallStep, file: str) -> list[WorkflowError]:
+    """Conversations: a readable state key, a well-formed starting value, a speaker name of the allowed shape."""
+
+    problems = []
+    if step.speaker is not None and not SPEAKER_PATTERN.match(step.speaker):
+        problems.append(WorkflowError(
+            f"llm_call '{step.id}' has speaker {step.speaker!r}, which isn't a valid speaker name", file=file,
+            step_id=step.id, field="speaker", hint="use letters, digits, _ and -, up to 64 characters.",
+        ))
+    if step.speaker is not None and step.conversation is None:
+        problems.append(WorkflowError(
+            f"llm_call '{step.id}' has a speaker but no conversation", file=file, step_id=step.id, field="speaker",
+            hint="add conversation: state.<key>, or remove speaker.",
+        ))
+    if step.conversation is None:
+        return problems
+    key = conversation_key(step.conversation)
+    try:
+        segments = parse_path(key)
+    except ValueError as exc:
+        return [*problems, WorkflowError(
+            f"llm_call '{step.id}': conversation {step.conversation!r} is not a state key ({exc})", file=file,
+            step_id=step.id, field="conversation", hint="name a state key, e.g. conversation: state.chat.",
+        )]
+    if step.output is not None and conversation_key(step.output) == key:
+        problems.append(WorkflowError(
+            f"llm_call '{step.id}' writes its output to its own conversation, state.{key}", file=file,
+            step_id=step.id, field="output", hint="write the reply elsewhere, e.g. output: reply.",
+        ))
+    try:
+        read_conversation(get_path(workflow.state, segments))
+    except ValueError as exc:
+        problems.append(WorkflowError(
+            f"the conversation at state.{key} (used by llm_call '{step.id}') is not valid: {exc}", file=file,
+            step_id=step.id, field=f"state.{key}",
+            hint="give it messages (role and content each), and optionally token_budget, trim_policy "
+                 "(drop_oldest, drop_pairs or summarize_oldest) and summary.",
+        ))
+    return problems
+
+
+def check_agent_conversations(workflow: Workflow, file: str) -> list[WorkflowError]:
+    """An agent step in a conversation speaks by the agent's name; its pauses can't carry a conversation yet."""
+
+    problems = []
+    for step in workflow.steps:
+        if not isinstance(step, AgentStep) or step.conversation is None or step.agent not in workflow.agents:
+            continue
+        if not SPEAKER_PATTERN.match(step.agent):
+            problems.append(WorkflowError(
+                f"agent step '{step.id}' takes a conversation, but agent name {step.agent!r} isn't a valid speaker "
+                "name", file=file, step_id=step.id, field="agent",
+                hint="name the agent with letters, digits, _ and -, up to 64 characters.",
+            ))
+        if workflow.agents[step.agent].approval_required:
+            problems.append(WorkflowError(
+                f"agent step '{step.id}' takes a conversation, but agent '{step.agent}' may pause for approval, "
+                "which this version can't do inside a conversation", file=file, step_id=step.id,
+                field="conversation", hint="remove approval_required from the agent, or the conversation.",
+            ))
+        key = conversation_key(step.conversation)
+        try:
+            parse_path(key)
+        except ValueError as exc:
+            problems.append(WorkflowError(
+                f"agent step '{step.id}': conversation {step.conversation!r} is not a state key ({exc})", file=file,
+                step_id=step.id, field="conversation", hint="name a state key, e.g. conversation: state.chat.",
+            ))
+            continue
+        if step.output is not None and conversation_key(step.output) == key:
+            problems.append(WorkflowError(
+                f"agent step '{step.id}' writes its output to its own conversation, state.{key}", file=file,
+                step_id=step.id, field="output", hint="write the answer elsewhere, e.g. output: answer.",
+            ))
+    return problems
+
+
+def check_shared_conversations(workflow: Workflow, file: str) -> list[WorkflowError]:
+    """Two steps of one layer on one conversation would each write their own copy: refused.
+
+    A step's layer is its depth in the dependency graph, as the runner forms layers. Steps on
+    different branches of one router are exempt: only one of them runs.
+    """
+
+    users: dict[str, list[LLMCallStep | AgentStep]] = {}
+    for step in workflow.steps:
+        if isinstance(step, LLMCallStep | AgentStep) and step.conversation is not None:
+            users.setdefault(conversation_key(step.conversation), []).append(step)
+    if not any(len(steps) > 1 for steps in users.values()):
+        return []
+    graph = dependency_graph(workflow)
+    depth = step_depths(graph)
+    problems = []
+    for key, steps in users.items():
+        for index, second in enumerate(steps):
+            for first in steps[:index]:  # one problem per step: its first clash (not one per pair)
+                if depth[first.id] != depth[second.id] or _other_branches(workflow, graph, first.id, second.id):
+                    continue
+                problems.append(WorkflowError(
+                    f"steps '{first.id}' and '{second.id}' run in the same layer on the conversation "
+                    f"state.{key}: each would write its own copy, and one turn would be lost", file=file,
+                    step_id=second.id, field="conversation",
+                    hint=f"chain them: add depends_on: [{first.id}] to '{second.id}'.",
+                ))
+                break
+    return problems
+
+
+def _other_branches(workflow: Workflow, graph: dict[str, list[str]], first: str, second: str) -> bool:
+    """Whether one router has two different targets, one leading to each step (only one branch runs)."""
+    def ancestors(step_id: str) -> set[str]:
+        seen, todo = {step_id}, [step_id]
+        while todo:
+            for dep in graph.get(todo.pop(), ()):
+                if dep not in seen:
+                    seen.add(dep)
+                    todo.append(dep)
+        return seen
+
+    above_first, above_second = ancestors(first), ancestors(second)
+    for step in workflow.steps:
+        if isinstance(step, RouterStep):
+            targets = step.targets()
+            if any(a != b and a in above_first and b in above_second and a not in above_second
+                   and b not in above_first for a in targets for b in targets):
+                return True
+    return False
+
+
+def check_tool_calling(workflow: Workflow, file: str) -> list[WorkflowError]:
+    """Tools and ``response_schema`` can't share a step; a named tool_choice must be a declared tool."""
+    problems = []
+    for step in workflow.steps:
+        if not isinstance(step, LLMCallStep):
+            continue
+        names = [tool.name for tool in step.tools]
+        if step.response_schema is not None and step.tools:
+            problems.append(WorkflowError(
+                f"llm_call '{step.id}' has both 'tools' and 'response_schema', which can't share a step",
+                file=file, step_id=step.id, field="response_schema",
+                hint="split it into two steps (one with tools, one with response_schema), or use an agent "
+                     "with an output_schema.",
+            ))
+        elif step.response_schema is not None:
+            problems.extend(_check_response_schema(step, file))
+        for index, name in enumerate(names):
+            if name in names[:index]:
+                problems.append(WorkflowError(
+                    f"llm_call '{step.id}' declares tool '{name}' twice", file=file, step_id=step.id,
+                    field=f"tools[{index}].name", hint="declare each tool once.",
+                ))
+        choice = step.tool_choice
+        if isinstance(choice, NamedToolChoice) and choice.name not in names:
+            problems.append(WorkflowError(
+                f"llm_call '{step.id}' sets tool_choice to '{choice.name}', which the step does not declare",
+                file=file, step_id=step.id, field="tool_choice.name",
+                hint=did_you_mean(choice.name, names) or (
+                    f"declared tools: {', '.join(names)}." if names else "add the tool under 'tools:'."),
+            ))
+        elif choice == "required" and not names:
+            problems.append(WorkflowError(
+                f"llm_call '{step.id}' sets tool_choice: required but declares no tools", file=file,
+                step_id=step.id, field="tool_choice", hint="declare the tools under 'tools:' or remove tool_choice.",
+            ))
+    return problems
+
+
+def _check_response_schema(step: LLMCallStep, file: str) -> list[WorkflowError]:
+    spec = step.response_schema
+    assert spec is not None
+    problems = []
+    if spec.type == "pydantic" and not spec.model:
+        problems.append(WorkflowError(
+            f"llm_call '{step.id}': response_schema of type pydantic needs 'model'", file=file, step_id=step.id,
+            field="response_schema.model", hint="add model: package.module.Class (or package.module:Class).",
+        ))
+    if spec.type == "json_schema" and spec.schema_ is None:
+        problems.append(WorkflowError(
+            f"llm_call '{step.id}': response_schema of type json_schema needs 'schema'", file=file,
+            step_id=step.id, field="response_schema.schema", hint="add schema: with the inline JSON Schema.",
+        ))
+    found = find_additional_properties_true(spec.schema_) if spec.schema_ is not None else None
+    if found:
+        problems.append(WorkflowError(
+            f"llm_call '{step.id}': response_schema has additionalProperties: true, which is refused", file=file,
+            step_id=step.id, field=f"response_schema.{found}", hint="remove it, or list the properties.",
+        ))
+    return problems
+
+
+def check_thinking(workflow: Workflow, file: str) -> list[WorkflowError]:
+    """Reasoning: a Claude step with thinking needs a budget, and any max_tokens must leave room above it."""
+    problems = []
+    for step in workflow.steps:
+        if not isinstance(step, LLMCallStep) or step.thinking is None or not step.thinking.enabled:
+            continue
+        model = step.model or workflow.config.model or ""
+        budget = step.thinking.budget_tokens
+        if model.startswith("claude") and budget is None:
+            problems.append(WorkflowError(
+                f"llm_call '{step.id}' enables thinking on Claude model '{model}' without 'budget_tokens'",
+                file=file, step_id=step.id, field="thinking.budget_tokens",
+                hint="Anthropic takes a reasoning budget, not a level: add budget_tokens: 4000 (at least 1024).",
+            ))
+        if budget is not None and step.max_tokens is not None and step.max_tokens <= budget:
+            problems.append(WorkflowError(
+                f"llm_call '{step.id}' has max_tokens {step.max_tokens}, which isn't above its thinking budget "
+                f"({budget}): the reply would have no room left after the reasoning",
+                file=file, step_id=step.id, field="max_tokens",
+                hint=f"raise max_tokens above {budget} (e.g. {budget + 4096}), or remove it to send budget + 4096.",
+            ))
+    return problems
+
+
+def check_agents(workflow: Workflow, file: str) -> list[WorkflowError]:
+    """Agent steps name a defined agent; an agent's approval list is part of its allowlist."""
+    problems = []
+    for name, agent in workflow.agents.items():
+        allowed = agent.tool_names()
+        for index, tool in enumerate(agent.approval_required):
+            if tool not in allowed:
+                problems.append(WorkflowError(
+                    f"agent '{name}' requires approval for '{tool}', which is not in its tools", file=file,
+                    field=f"agents.{name}.approval_required[{index}]",
+                    hint=did_you_mean(tool, allowed) or "add the tool to the agent's 'tools:' list.",
+                ))
+        for index, tool in enumerate(allowed):
+            if tool in allowed[:index]:
+                problems.append(WorkflowError(
+                    f"agent '{name}' lists tool '{tool}' twice", file=file, field=f"agents.{name}.tools[{index}]",
+                    hint="list each tool once.",
+                ))
+        if agent.require_evidence and not allowed:
+            problems.append(WorkflowError(
+                f"agent '{name}' sets require_evidence but has no tools, so no answer could ever count",
+                file=file, field=f"agents.{name}.require_evidence",
+                hint="give the agent tools, or remove require_evidence.",
+            ))
+        if agent.instructions is not None:
+            problems.extend(template_problem(agent.instructions, file, None, f"agents.{name}.instructions"))
+    for step in workflow.steps:
+        if not isinstance(step, AgentStep):
+            continue
+        if step.agent not in workflow.agents:
+            known = list(workflow.agents)
+            problems.append(WorkflowError(
+                f"agent step '{step.id}' runs unknown agent '{step.agent}'", file=file, step_id=step.id,
+                field="agent", hint=did_you_mean(step.agent, known) or (
+                    f"defined agents: {', '.join(known)}." if known else "define it under top-level 'agents:'."),
+            ))
+        problems.extend(template_problem(step.prompt, file, step.id, "prompt"))
+    return problems
+
+
+def template_problem(text: str, file: str, step_id: str | None, field: str) -> list[WorkflowError]:
+    try:
+        check_template(text)
+    except TemplateError as exc:
+        return [WorkflowError(str(exc), file=file, step_id=step_id, field=field,
+                              hint="write literal braces twice: {{ and }}.")]
+    return []
+
+
+def compile_routers(workflow: Workflow, file: str) -> list[WorkflowError]:
+    """Compile every router's conditions into ``workflow.compiled.conditions``; a refused expression is a problem."""
+    problems = []
+    for step in workflow.steps:
+        if not isinstance(step, RouterStep):
+            continue
+        compiled = []
+        for index, condition in enumerate(step.conditions):
+            try:
+                compiled.append(compile_expression(condition.expression))
+            except ExpressionSyntaxError as exc:
+                problems.append(WorkflowError(
+                    f"Router expression not allowed: {exc}", file=file, step_id=step.id,
+                    field=f"conditions[{index}].expression",
+                    hint="use comparisons, and/or/not, in, literals, state paths and simple string methods.",
+                ))
+        if len(compiled) == len(step.conditions):
+            workflow.compiled.conditions[step.id] = tuple(compiled)
+    return problems

@@ -1,0 +1,171 @@
+"""Run records: one small JSON file per run, for auditing what ran, with what, at what cost.
+
+A record holds the run id, when it started (from an injectable wall clock), the
+workflow's name, file and hash, the package version, status and reason, the
+providers and models used, tokens, cost, duration and the steps executed. It
+never holds the state, step outputs or prompts.
+
+Where records go, first match wins: ``runs_dir=`` given to the run (``False``
+turns records off), ``AGENTLOOM_RUNS_DIR``, else ``agentloom_runs/`` in the
+current directory. In pytest, the ``agentloom`` fixture puts them in the test's
+temporary folder, through :class:`HeldRecords`: held in memory until someone may
+read them. A record is ``<run id>.json``; a resumed run writes
+``<run id>.resume-<n>.json`` next to it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..._core.files import resolved, write_json_atomic
+from ..._core.json_io import load_json
+from ..._core.yaml_io import DEFAULT_LIMITS, read_text_capped
+from ...errors import DataReadError
+
+if TYPE_CHECKING:
+    from .._outcome.result import WorkflowResult
+
+__all__ = [
+    "RECORD_FORMAT_VERSION",
+    "RUNS_DIR_ENV",
+    "HeldRecords",
+    "build_record",
+    "iso_time",
+    "list_records",
+    "record_name",
+    "resolve_runs_dir",
+]
+
+RECORD_FORMAT_VERSION = 1
+RUNS_DIR_ENV = "AGENTLOOM_RUNS_DIR"
+DEFAULT_RUNS_DIR = "agentloom_runs"
+
+WallClock = Callable[[], float]
+
+
+class HeldRecords:
+    """Run records kept in memory until someone may read them, then written into ``folder``.
+
+    The ``agentloom`` fixture's runs give their records to one. Most tests pass without
+    anyone looking at their run folder, and making that folder and writing a file into it
+    was a fifth of what a scenario-table row cost. So records wait here until
+    :meth:`release`: when the test reads the folder or a result's ``record_path``, or fails.
+    From then on each record is written as soon as its run ends. ``held=False`` writes
+    every record at once (a test that took pytest's ``tmp_path`` sees the folder anyway).
+    """
+
+    def __init__(self, folder: Path, *, held: bool = True) -> None:
+        self.folder = folder
+        self._held = held
+        self._pending: list[tuple[str, Callable[[], dict[str, Any]]]] = []
+
+    def __repr__(self) -> str:
+        return f"<HeldRecords {str(self.folder)!r}: {len(self._pending)} held>"
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> HeldRecords:
+        return self  # a handle on files to be written, not a value: a copied result writes the same files
+
+    def add(self, name: str, make: Callable[[], dict[str, Any]]) -> None:
+        """Keep the record ``make`` builds, to be written as ``name`` (once released: write it now).
+
+        A held record is not even built until it is written: most never are.
+        """
+        if self._held:
+            self._pending.append((name, make))
+        else:
+            write_json_atomic(self.folder / name, make())
+
+    def release(self) -> None:
+        """Write every record held so far, and each later one as soon as it comes."""
+        self._held = False
+        pending, self._pending = self._pending, []
+        for name, make in pending:
+            write_json_atomic(self.folder / name, make())
+
+
+def resolve_runs_dir(runs_dir: str | Path | bool | HeldRecords | None,
+                     env: Mapping[str, str] | None = None) -> Path | None:
+    """The folder records go to, or ``None`` when records are off (``runs_dir=False``)."""
+    if runs_dir is False:
+        return None
+    if isinstance(runs_dir, HeldRecords):
+        return runs_dir.folder
+    if runs_dir is not None and runs_dir is not True:
+        return resolved(Path(runs_dir))  # a test's run folder: each new, under a folder already resolved
+    environ = os.environ if env is None else env
+    if environ.get(RUNS_DIR_ENV):
+        return Path(environ[RUNS_DIR_ENV]).expanduser().resolve()
+    return (Path.cwd() / DEFAULT_RUNS_DIR).resolve()
+
+
+def iso_time(seconds: float) -> str:
+    """A wall-clock reading as ISO 8601 UTC, to the microsecond: ``2026-01-02T03:04:05.000000Z``."""
+    moment = _dt.datetime.fromtimestamp(seconds, tz=_dt.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def build_record(
+    result: WorkflowResult,
+    *,
+    workflow_hash: str,
+    workflow_file: str | None,
+    started_at: float,
+    duration: float,
+    steps_executed: list[str],
+    checkpoint: str | None,
+    resumes: int,
+) -> dict[str, Any]:
+    """The record of one run (or one resumed segment). Reads only counters and ids from ``result``."""
+    from ... import __version__
+
+    providers = sorted({step.provider for step in result.steps.values() if step.provider})
+    models = sorted({step.model for step in result.steps.values() if step.model})
+    usage = result.usage
+    return {
+        "format_version": RECORD_FORMAT_VERSION,
+        "kind": "agentloom.run_record",
+        "run_id": result.run_id,
+        "started_at": iso_time(started_at),
+        "workflow": {"name": result.workflow, "hash": workflow_hash, "file": workflow_file},
+        "agentloom_version": __version__,
+        "status": result.status.value,
+        "reason": result.reason.value,
+        "failed_step": result.failed_step,
+        "paused_step": getattr(result, "paused_step", None),
+        "providers": providers,
+        "models": models,
+        "usage": {**usage, "total_tokens": sum(usage.values())},
+        "cost_usd": result.cost_usd,
+        "duration_seconds": round(duration, 6),
+        "steps_executed": steps_executed,
+        "step_status": {step_id: step.status.value for step_id, step in result.steps.items()},
+        "checkpoint": checkpoint,
+        "resumes": resumes,
+    }
+
+
+def record_name(run_id: str, resumes: int) -> str:
+    """``<run id>.json``, or ``<run id>.resume-<n>.json`` for the n-th resume, so each attempt keeps its own."""
+    return f"{run_id}.json" if not resumes else f"{run_id}.resume-{resumes}.json"
+
+
+def list_records(runs_dir: Path) -> list[dict[str, Any]]:
+    """Every readable record in ``runs_dir``, oldest first (unreadable files are skipped)."""
+    records: list[dict[str, Any]] = []
+    if not runs_dir.is_dir():
+        return records
+    for path in sorted(runs_dir.glob("*.json")):
+        try:
+            data = load_json(read_text_capped(path, max_bytes=DEFAULT_LIMITS.max_bytes, what="run record"),
+                             file=str(path))
+        except (OSError, DataReadError):  # DataReadError: not a file, not UTF-8, not JSON, nested too deep
+            continue
+        if isinstance(data, dict) and data.get("kind") == "agentloom.run_record":
+            data["_path"] = str(path)
+            records.append(data)
+    records.sort(key=lambda record: (str(record.get("started_at")), str(record.get("run_id"))))
+    return records

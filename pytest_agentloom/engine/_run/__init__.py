@@ -1,0 +1,3 @@
+"""One run (internal): :mod:`.loop` (layers of ready steps, run concurrently, written in file order),
+:mod:`.dispatch` (the runner of each step type), :mod:`.slots` (``max_concurrent_steps``).
+"""

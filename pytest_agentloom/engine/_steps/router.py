@@ -1,0 +1,43 @@
+"""The ``router`` step: the first condition that holds picks the next branch."""
+
+from __future__ import annotations
+
+from ...errors import StepError
+from .._evaluate.expressions import EvaluationError, Expression, compile_expression
+from .._format.model import RouterStep, Workflow
+from .._outcome.step_context import StepContext, StepOutcome
+
+__all__ = ["conditions_of", "run_router"]
+
+
+def conditions_of(workflow: Workflow, step: RouterStep) -> tuple[Expression, ...]:
+    """The router's compiled conditions: the loader's, or compiled now for a workflow built in Python."""
+    compiled = workflow.compiled.conditions.get(step.id)
+    sources = [condition.expression for condition in step.conditions]
+    if compiled is None or [expression.source for expression in compiled] != sources:  # a copy with other steps
+        compiled = tuple(compile_expression(condition.expression) for condition in step.conditions)
+        workflow.compiled.conditions[step.id] = compiled
+    return compiled
+
+
+async def run_router(step: RouterStep, ctx: StepContext) -> StepOutcome:
+    ctx.attempts = 1
+    for index, (condition, expression) in enumerate(zip(step.conditions, conditions_of(ctx.workflow, step),
+                                                        strict=True)):
+        try:
+            matched = bool(expression.evaluate(ctx.state))
+        except EvaluationError as exc:
+            raise StepError(f"condition {index} ({condition.expression!r}) failed: {exc}",
+                            code="expression_error") from exc
+        if matched:
+            ctx.event("router_choice", target=condition.target, condition=index, expression=condition.expression)
+            return StepOutcome(value=condition.target, chosen=condition.target)
+    if step.default is not None:
+        ctx.event("router_choice", target=step.default, condition="default")
+        return StepOutcome(value=step.default, chosen=step.default)
+    tried = "; ".join(c.expression for c in step.conditions)
+    raise StepError(
+        f"router '{step.id}' matched no condition and has no default (tried: {tried}). "
+        "How to fix: add 'default: <step id>' or a condition that covers this state.",
+        code="router_no_match",
+    )

@@ -1,0 +1,206 @@
+"""A provider for tests that answers from a script, never from a default.
+
+``Scripted({"classify": "bug", "summarize": ["draft", reply("final")]})`` gives
+each step its own queue of replies (:mod:`._replies`). Running out of replies is
+an error that names the step and the size of its script: a test must never
+pass because a fake made something up. :meth:`Scripted.from_data` builds one
+from plain data (YAML or JSON), as ``agentloom run --script`` and scenario
+tables write it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Usage
+from ..errors import ProviderError, ScriptError
+from ._replies import EmbeddingSpec, ErrorSpec, Reply, ReplySpec, is_answer
+from ._script_data import replies_from_data
+
+__all__ = ["Scripted", "ScriptedCall"]
+
+
+@dataclass(frozen=True)
+class ScriptedCall:
+    """One request a scripted provider received, in plain data for assertions."""
+
+    step_id: str
+    model: str
+    messages: list[dict[str, Any]]
+    params: dict[str, Any]
+    tools: list[str]
+    attempt: int
+    turn: int
+    request: LLMRequest | EmbedRequest = field(repr=False, compare=False)
+    texts: list[str] = field(default_factory=list)  # an embed step's texts (no messages then)
+
+
+class Scripted:
+    """Answers each step's requests from its own queue of scripted replies.
+
+    ``replies`` maps a step id to one reply or a list of successive replies. A
+    reply is a string, :func:`reply`, :func:`tool_call`, :func:`error`, or a
+    callable taking the :class:`LLMRequest` and returning one of those. A
+    single callable answers every request of its step.
+
+    In a test of the ``agentloom`` fixture, replies left unused when the test
+    passes fail it; ``allow_unused=True`` keeps them on purpose.
+    """
+
+    __test__ = False  # not a test class, whatever its name looks like to pytest
+
+    def __init__(self, replies: Mapping[str, Reply | Sequence[Reply]] | None = None, *,
+                 allow_unused: bool = False) -> None:
+        self.allow_unused = allow_unused
+        self._script: dict[str, list[Reply]] = {}
+        self._repeat: dict[str, Reply] = {}
+        for step_id, value in (replies or {}).items():
+            if callable(value) and not is_answer(value):
+                self._repeat[step_id] = value
+            elif isinstance(value, (list, tuple)):
+                self._script[step_id] = list(value)
+            else:
+                self._script[step_id] = [value]  # type: ignore[list-item]
+        self._used: dict[str, int] = {}
+        self._calls: list[ScriptedCall] = []
+        self._unrecorded: list[LLMRequest | EmbedRequest] = []  # frozen requests, made into calls when read
+
+    @property
+    def requests(self) -> list[ScriptedCall]:
+        """Every request received, in order, as plain data.
+
+        A request is frozen, so it is turned into a :class:`ScriptedCall` only when
+        someone reads this list: a run that nobody inspects pays nothing for it.
+        """
+        if self._unrecorded:
+            self._calls.extend(_record(request) for request in self._unrecorded)
+            self._unrecorded.clear()
+        return self._calls
+
+    name = "scripted"
+
+    @classmethod
+    def from_data(cls, data: Any, *, where: str = "script") -> Scripted:
+        """A provider from plain data: step id -> a reply or a list of replies, each written as data.
+
+        The forms (one reading for ``--script`` files and scenario tables): ``"text"``,
+        ``{text: ..., input_tokens: ..., finish_reason: ...}``, ``{error: 429}``,
+        ``{tool_call: name, arguments: {...}}``, ``{embedding: [[...]]}`` and
+        ``{misbehave: repeats, tool: ...}``. A bad form raises
+        :class:`~._script_data.ScriptDataError` naming where it is (``where`` is the prefix).
+        """
+        return cls(replies_from_data(data, where=where))
+
+    def calls(self, step_id: str) -> list[ScriptedCall]:
+        """The requests received for one step, in order."""
+        return [call for call in self.requests if call.step_id == step_id]
+
+    def unused(self) -> dict[str, int]:
+        """Steps whose scripted replies were not all consumed, with how many are left."""
+        return {
+            step: len(queue) - self._used.get(step, 0)
+            for step, queue in self._script.items()
+            if len(queue) > self._used.get(step, 0)
+        }
+
+    def script_length(self, step_id: str) -> int:
+        """How many replies were scripted for ``step_id`` (0 for a step answered by a callable)."""
+        return len(self._script.get(step_id, ()))
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        self._unrecorded.append(request)
+        answer = self._next_reply(request)
+        if type(answer) is str:  # the usual script: no callable to call
+            return _to_response(answer, request)
+        if callable(answer) and not is_answer(answer):
+            answer = answer(request)
+            if inspect.isawaitable(answer):  # an async callable, e.g. one that sleeps on the run's clock
+                answer = await answer
+        return _to_response(answer, request)
+
+    async def embed(self, request: EmbedRequest) -> EmbedResponse:
+        """Answer an ``embed`` step from its script: :func:`embedding`, :func:`error` or a callable."""
+        self._unrecorded.append(request)
+        answer = self._next_reply(request)
+        if callable(answer) and not is_answer(answer):
+            answer = answer(request)  # type: ignore[arg-type]  # an embed step's callable takes the EmbedRequest
+            if inspect.isawaitable(answer):
+                answer = await answer
+        if isinstance(answer, ErrorSpec):
+            raise ProviderError(answer.message, status=answer.status, provider="scripted")
+        if not isinstance(answer, EmbeddingSpec):
+            raise ScriptError(
+                f"Scripted reply for embed step '{request.step_id}' must be embedding([[...], ...]) or error(), "
+                f"got {type(answer).__name__}: {answer!r}.\nHow to fix: script it as embedding([[0.1, 0.2]])."
+            )
+        return EmbedResponse(
+            vectors=[list(vector) for vector in answer.vectors], usage=Usage(input_tokens=answer.input_tokens),
+            model=answer.model or request.model, provider="scripted", cost=answer.cost,
+        )
+
+    def _next_reply(self, request: LLMRequest | EmbedRequest) -> Reply:
+        step = request.step_id
+        if step in self._repeat:
+            return self._repeat[step]
+        if step not in self._script:
+            scripted = ", ".join(sorted([*self._script, *self._repeat])) or "none"
+            raise ScriptError(
+                f"Scripted provider has no replies for step '{step}' (steps with replies: {scripted}).\n"
+                f"How to fix: add '{step}' to the script, e.g. Scripted({{'{step}': 'the reply text'}})."
+            )
+        used = self._used.get(step, 0)
+        queue = self._script[step]
+        if used >= len(queue):
+            raise ScriptError(
+                f"Scripted provider has no reply left for step '{step}': {len(queue)} "
+                f"{'reply was' if len(queue) == 1 else 'replies were'} scripted and all were used "
+                f"(this is request {used + 1} for the step, attempt {request.attempt}, "
+                f"turn {getattr(request, 'turn', 1)}).\n"
+                f"How to fix: add another reply to the list for '{step}'."
+            )
+        self._used[step] = used + 1
+        return queue[used]
+
+
+def _record(request: LLMRequest | EmbedRequest) -> ScriptedCall:
+    if isinstance(request, EmbedRequest):
+        return ScriptedCall(
+            step_id=request.step_id, model=request.model, messages=[], params={}, tools=[], attempt=request.attempt,
+            turn=1, request=request, texts=list(request.texts),
+        )
+    return ScriptedCall(
+        step_id=request.step_id,
+        model=request.model,
+        messages=[message.to_dict() for message in request.messages],
+        params=dict(request.params),
+        tools=[tool.name for tool in request.tools],
+        attempt=request.attempt,
+        turn=request.turn,
+        request=request,
+    )
+
+
+def _to_response(answer: Any, request: LLMRequest) -> LLMResponse:
+    if isinstance(answer, ErrorSpec):
+        raise ProviderError(answer.message, status=answer.status, provider="scripted")
+    if isinstance(answer, str):  # the usual script: what ReplySpec(text=answer) gives, built in one step
+        return LLMResponse(text=answer, finish_reason="stop", model=request.model, provider="scripted")
+    if not isinstance(answer, ReplySpec):
+        raise ScriptError(
+            f"Scripted reply for step '{request.step_id}' must be a str, reply(), tool_call() or error(), "
+            f"got {type(answer).__name__}: {answer!r}"
+        )
+    return LLMResponse(
+        text=answer.text,
+        tool_calls=answer.tool_calls,
+        usage=answer.usage,
+        finish_reason=answer.finish_reason,
+        model=answer.model or request.model,
+        provider="scripted",
+        cost=answer.cost,
+        reasoning_content=answer.reasoning_content,
+        refusal=answer.refusal,
+    )

@@ -1,0 +1,669 @@
+"""The object behind the ``agentloom`` fixture: load, run, script and snapshot workflows in one test.
+
+Every run gets a :class:`~pytest_agentloom._core.clock.VirtualClock` and a run
+id derived from the test's node id, so the same test gives the same result byte
+for byte. Files the engine writes go under :attr:`AgentloomHarness.tmp_path`.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, final
+
+from .._core.clock import VirtualClock, derived_run_id
+from .._core.files import resolved
+from ..engine._entry.options import mock_provider
+from ..engine._entry.resume_workflow import resume_workflow
+from ..engine._entry.run_workflow import arun_workflow, run_workflow
+from ..engine._format.model import Workflow
+from ..engine._persist.records import HeldRecords
+from ..errors import MissingTemplateKeyWarning, UsageError, render_message
+from ..providers._scripted import Scripted
+from ..tools._registry import tools_by_name
+from ._secrets_scan import check_no_secrets, files_written, pending_writes
+from ._snapshots.compare import SnapshotOptions, SnapshotSession, sanitize
+from ._snapshots.sent import SentRequests, sent_data
+from ._workflow_cache import load_cached
+
+if TYPE_CHECKING:
+    from .._core.types import Provider
+    from ..engine._outcome.result import WorkflowResult
+    from ._judge.judge import JudgeAsk, Verdict
+    from ._judge.verdicts import VerdictBook
+    from ._review.review import Observer
+    from ._test_cassette import TestCassette
+
+__all__ = ["TEST_EPOCH", "AgentloomHarness", "virtual_wall_clock"]
+
+#: The wall-clock time a test's run starts at: 2026-01-01T00:00:00Z. In tests, time is virtual, so the
+#: ``saved_at``/``started_at`` dates in checkpoints and run records are the same on every run of a test.
+TEST_EPOCH = 1_767_225_600.0
+
+
+def virtual_wall_clock(clock: VirtualClock) -> Callable[[], float]:
+    """A wall clock that reads :data:`TEST_EPOCH` plus ``clock``'s time, for dating what a test's run writes."""
+    return lambda: TEST_EPOCH + clock.now()
+
+
+@final
+class AgentloomHarness:
+    """A per-test harness. Build it through the ``agentloom`` fixture; pass what differs per run to :meth:`run`.
+
+    ``defaults`` are the merged ``agentloom`` markers (``workflow``, ``tools``,
+    ``state``, ``config``); ``snapshot_dir`` is this test's snapshot folder;
+    ``snapshot_name`` its file name stem (test name and parameter id).
+    """
+
+    __test__ = False
+
+    def __init__(
+        self,
+        *,
+        nodeid: str,
+        test_dir: Path,
+        tmp_path: Path,
+        snapshot_dir: Path,
+        snapshot_name: str,
+        snapshots: SnapshotSession,
+        defaults: Mapping[str, Any] | None = None,
+        cassette: TestCassette | None = None,
+        observer: Observer | None = None,
+        snapshot_options: SnapshotOptions | None = None,
+        missing_template_keys: str = "warn",
+        live: bool = False,
+        hold_records: bool = False,
+    ) -> None:
+        self.nodeid = nodeid
+        self.test_dir = test_dir
+        self._folder = tmp_path
+        self._folder_made = not hold_records
+        # run records wait in memory until someone may read them (see tmp_path); the engine writes the rest
+        self._records = HeldRecords(tmp_path / "runs", held=hold_records)
+        self.snapshot_dir = snapshot_dir
+        self.snapshot_name = snapshot_name
+        self._snapshots = snapshots
+        self._defaults = dict(defaults or {})
+        self._cassette = cassette
+        self._observer = observer  # workflow coverage and the review report, when the session collects them
+        self._runs = 0
+        self._run_inputs: dict[str, dict[str, Any]] = {}  # run id -> workflow, provider, tools (for resume)
+        self._snapshot_count = 0
+        self._snapshot_options = snapshot_options or SnapshotOptions()
+        self._missing_keys = missing_template_keys
+        self._live = live  # --agentloom-live: snapshots are neither compared nor written
+        self._scripted: list[Scripted] = []  # checked for unused replies when the test passed
+        self._side_runs = 0  # judge and embedding calls, each a one-step run of its own
+        self._judges = 0  # unnamed judge calls, which number their verdict snapshots
+        self._verdict_book: VerdictBook | None = None  # made at the first judge call (see _verdicts)
+        #: Every result this harness returned, in order.
+        self.results: list[WorkflowResult] = []
+
+    def __repr__(self) -> str:
+        return f"<AgentloomHarness {self.nodeid!r}>"
+
+    @property
+    def _verdicts(self) -> VerdictBook:
+        """The verdict snapshots of this test's judge calls; made at the first, as few tests judge."""
+        if self._verdict_book is None:
+            from ._judge.verdicts import VerdictBook
+
+            self._verdict_book = VerdictBook(self._snapshots, self.nodeid)
+        return self._verdict_book
+
+    @property
+    def tmp_path(self) -> Path:
+        """A fresh folder for this test: everything its runs write goes here, never the current directory.
+
+        Unless the test took pytest's ``tmp_path`` (then it is that folder), it is made the first time it
+        is read or written to, and the run records of the runs so far are written into it then, each later
+        one at its run's end (:class:`~pytest_agentloom.engine._persist.records.HeldRecords`): a test that never
+        looks, and passes, writes no records. A failing test's are written when it fails.
+        """
+        if not self._folder_made:
+            self._folder.mkdir(parents=True, exist_ok=True)
+            self._folder_made = True
+        self._records.release()
+        return self._folder
+
+    @property
+    def run_dir(self) -> Path:
+        """Where run records and checkpoints of this test's runs go (the engine's working folder), in
+        :attr:`tmp_path`; reading it writes the records held so far."""
+        return self.tmp_path / "runs"
+
+    @property
+    def has_verdict_book(self) -> bool:
+        """Whether a judge call made this test's verdict book (which may have verdicts to write at its end)."""
+        return self._verdict_book is not None
+
+    @property
+    def has_scripted(self) -> bool:
+        """Whether a scripted provider of this test is watched for replies no request used."""
+        return bool(self._scripted)
+
+    def keep_records(self) -> None:
+        """Write the run records held so far (the test failed: someone will want to look)."""
+        self._records.release()
+
+    # -- loading and running ------------------------------------------------------------------------------
+
+    def path(self, path: str | Path) -> Path:
+        """``path`` made absolute against the test file's folder."""
+        candidate = (path if isinstance(path, Path) else Path(path)).expanduser()
+        return candidate if candidate.is_absolute() else resolved(self.test_dir / candidate)
+
+    def load(self, path: str | Path) -> Workflow:
+        """Load and check a workflow file; ``path`` is relative to the test file's folder.
+
+        Loaded once per test process while the file is unchanged (:mod:`._workflow_cache`): the rows of a
+        scenario table do not each parse and check it again. The workflow cannot be changed (each call gets
+        the same object); a changed copy is ``model_copy(update=...)`` or ``with_config(...)``.
+        """
+        return load_cached(self.path(path))
+
+    def scripted(self, replies: Mapping[str, Any] | None = None, /, *, allow_unused: bool = False,
+                 **by_step: Any) -> Scripted:
+        """A :class:`~pytest_agentloom.Scripted` provider: ``agentloom.scripted(classify="bug")``.
+
+        A test that passes with replies of it that no request used fails (the workflow did less than the
+        script says); ``allow_unused=True`` lets this provider keep replies, e.g. for a branch not taken.
+        """
+        provider = Scripted({**dict(replies or {}), **by_step})
+        provider.allow_unused = allow_unused
+        return provider
+
+    def run(
+        self,
+        workflow_or_path: Workflow | str | Path | None = None,
+        state: Mapping[str, Any] | None = None,
+        provider: Provider | None = None,
+        tools: Mapping[str, Callable[..., Any]] | list[Any] | None = None,
+        *,
+        real_tools: bool | list[str] = False,
+        only: str | None = None,
+        start_at: str | None = None,
+        **config_overrides: Any,
+    ) -> WorkflowResult:
+        """Run a workflow with a virtual clock and a run id derived from the test; return its result.
+
+        Without ``workflow_or_path`` the marker's ``workflow`` is used. ``state``
+        and ``tools`` are added to the marker's; ``config_overrides`` (e.g.
+        ``budget_usd=0.01``) replace ``config`` fields for this run only, over
+        the marker's. Without ``provider`` the default provider is used (see
+        :meth:`_default_provider`). In a replayed run, tools with side effects return their recorded
+        results instead of running; ``real_tools=True`` (or a list of tool names) lets them run.
+        ``only="step"`` runs that one step; ``start_at="step"`` runs it and the steps after it (see
+        :func:`~._partial.partial_workflow`); give them the ``state`` they read.
+        """
+        workflow, options, shared = self._prepare(workflow_or_path, state, provider, tools, real_tools=real_tools,
+                                                  only=only, start_at=start_at, **config_overrides)
+        before = self._fallbacks_so_far(options["provider"].inner)
+        return self._finish(run_workflow(workflow, **options), workflow, options, before, shared)
+
+    async def arun(self, workflow_or_path: Workflow | str | Path | None = None,
+                   state: Mapping[str, Any] | None = None, provider: Provider | None = None,
+                   tools: Mapping[str, Callable[..., Any]] | list[Any] | None = None, **options: Any) -> WorkflowResult:
+        """:meth:`run` for async tests, with the same arguments: ``result = await agentloom.arun("flow.yaml")``."""
+        workflow, prepared, shared = self._prepare(workflow_or_path, state, provider, tools, **options)
+        before = self._fallbacks_so_far(prepared["provider"].inner)
+        return self._finish(await arun_workflow(workflow, **prepared), workflow, prepared, before, shared)
+
+    def _prepare(self, workflow_or_path: Workflow | str | Path | None, state: Mapping[str, Any] | None,
+                 provider: Provider | None, tools: Any, *, real_tools: bool | list[str] = False,
+                 only: str | None = None, start_at: str | None = None,
+                 **config_overrides: Any) -> tuple[Workflow, dict[str, Any], bool]:
+        """The workflow and the options of one run (both ``run`` and ``arun``), and whether the workflow is
+        (or shares its parts with) the one the process's workflow cache keeps (see :meth:`_workflow`)."""
+        workflow, shared = self._workflow(workflow_or_path)
+        if only is not None or start_at is not None:
+            from ._partial import partial_workflow
+
+            workflow = partial_workflow(workflow, only=only, start_at=start_at)
+        _check_overrides(config_overrides, self.nodeid)
+        config = {**self._defaults.get("config", {}), **config_overrides}
+        if config:
+            workflow = workflow.with_config(**config)
+        merged_state = {**self._defaults.get("state", {}), **dict(state or {})}
+        merged_tools = {**self._defaults.get("tools", {}), **tools_by_name(tools)}
+        if provider is None:
+            provider = self._default_provider(workflow, merged_state)
+            if self._cassette is not None:  # tools with side effects are replayed with the model calls
+                merged_tools = dict(self._cassette.tools(workflow, merged_tools, allow_real=real_tools))
+        self._watch(provider)
+        self._runs += 1
+        parts = (self.nodeid,) if self._runs == 1 else (self.nodeid, str(self._runs))
+        clock = VirtualClock()
+        return workflow, {
+            "state": merged_state, "provider": SentRequests(provider), "tools": merged_tools, "clock": clock,
+            "run_id": derived_run_id(*parts), "runs_dir": self._records, "wall_clock": virtual_wall_clock(clock),
+        }, shared
+
+    def _finish(self, result: WorkflowResult, workflow: Workflow, options: dict[str, Any],
+                fallbacks_before: int, shared: bool = False) -> WorkflowResult:
+        """Note what the run sent (for snapshots) and its coverage, report template keys it missed, remember
+        it for resume."""
+        __tracebackhide__ = True
+        if shared:
+            _hide_shared(result)
+        sent: SentRequests = options["provider"]
+        if self._observer is not None:
+            self._observer(workflow, result, sent.inner, fallbacks_before)
+        result.sent_requests = functools.partial(sent_data, sent.sent, workflow, result.unredacted_state)
+        self.results.append(result)
+        self._run_inputs[result.run_id] = {"workflow": workflow, "provider": sent.inner, "tools": options["tools"],
+                                           "shared": shared}
+        self._report_missing_keys(result, workflow)
+        return result
+
+    def _watch(self, provider: Any) -> None:
+        if isinstance(provider, Scripted) and not any(provider is known for known in self._scripted):
+            self._scripted.append(provider)
+
+    def _report_missing_keys(self, result: WorkflowResult, workflow: Workflow, stacklevel: int = 4) -> None:
+        """A ``{state.x}`` that rendered empty: a :class:`MissingTemplateKeyWarning` (an error with
+        ``missing_template_keys='error'``), naming the workflow file, the step and the path.
+        """
+        __tracebackhide__ = True
+        seen: set[tuple[str | None, str]] = set()
+        for event in result.trace.events("template_warning"):
+            key = (event.step_id, str(event.data.get("field")))
+            if key in seen:
+                continue
+            seen.add(key)
+            warning = MissingTemplateKeyWarning(_missing_key_text(workflow, *key))
+            if self._missing_keys == "error":
+                raise warning
+            warnings.warn(warning, stacklevel=stacklevel)  # the test's line that ran the workflow
+
+    def unused_replies_message(self) -> str | None:
+        """Why this test fails although it passed: scripted replies that no request used (or ``None``)."""
+        lines = []
+        for provider in self._scripted:
+            if getattr(provider, "allow_unused", False):
+                continue
+            for step, left in sorted(provider.unused().items()):
+                total = provider.script_length(step)
+                lines.append(f"  step '{step}': {left} of {total} scripted repl{'y' if total == 1 else 'ies'} "
+                             "never used")
+        if not lines:
+            return None
+        from ..errors import UnusedRepliesError
+
+        return str(UnusedRepliesError(render_message(
+            f"Test {self.nodeid} passed, but its scripted provider kept replies that no request used: "
+            "the workflow did less than the script says.", details=lines,
+            hint="remove the replies the workflow does not need, or keep them on purpose with "
+                 "agentloom.scripted(..., allow_unused=True) (Scripted(..., allow_unused=True)).",
+        )))
+
+    def resume(self, result: WorkflowResult,
+               approve: bool | Literal["approved", "rejected", "cancelled"] | None = True,
+               state: Mapping[str, Any] | None = None, *, provider: Provider | None = None) -> WorkflowResult:
+        """Resume a paused (or checkpointed) run from its saved, redacted checkpoint (``result.checkpoint``).
+
+        ``approve=True``/``False`` (or ``"approved"``/``"rejected"``) approves or rejects the call or gate
+        it waits at; ``"cancelled"`` cancels it (an agent stops as ``cancelled``, the run is cancelled);
+        ``None`` resumes without a decision. ``state`` puts values back, e.g. a redacted secret a later
+        step (or a paused agent's conversation) needs. The run goes on with the workflow, provider and tools
+        of the run that paused (``provider=`` replaces the provider), on a fresh virtual clock.
+        """
+        if result.checkpoint is None and result.checkpoint_path is None:
+            raise UsageError(
+                f"agentloom.resume() got run '{result.run_id}' (status {result.status.value}), which has no "
+                "checkpoint.\nHow to fix: resume a run that paused at an approval gate, or run with config "
+                "checkpoint: true."
+            )
+        inputs = self._run_inputs.get(result.run_id, {})
+        self._watch(provider)
+        clock = VirtualClock()
+        inner = provider if provider is not None else inputs.get("provider")
+        fallbacks_before = self._fallbacks_so_far(inner)
+        sent = SentRequests(inner) if inner is not None else None
+        resumed = resume_workflow(
+            result, decision=approve, state=state, tools=inputs.get("tools"), workflow=inputs.get("workflow"),
+            provider=sent, clock=clock, runs_dir=self._records, wall_clock=virtual_wall_clock(clock),
+        )
+        workflow = inputs.get("workflow")
+        if self._observer is not None and isinstance(workflow, Workflow):
+            self._observer(workflow, resumed, inner, fallbacks_before)
+        resumed.resumed_from = result
+        if inputs.get("shared"):
+            _hide_shared(resumed)
+        if sent is not None:
+            resumed.sent_requests = functools.partial(sent_data, sent.sent, workflow, resumed.unredacted_state)
+        self.results.append(resumed)
+        self._run_inputs[resumed.run_id] = inputs
+        if workflow is not None:
+            self._report_missing_keys(resumed, workflow, stacklevel=3)
+        return resumed
+
+    def _fallbacks_so_far(self, provider: Any) -> int:
+        """How many gateway fallbacks ``provider`` took before this run (only when coverage is collected)."""
+        if self._observer is None:
+            return 0
+        from ._review.coverage import gateway_fallbacks
+
+        return len(gateway_fallbacks(provider))
+
+    def assert_no_secrets(self, *values: Any) -> None:
+        """Fail if any value appears in a file this test's runs wrote or in a printed result, naming where.
+
+        A cassette (and tool recording) this test is recording is written when the test ends; it is searched
+        as it will be written.
+        """
+        __tracebackhide__ = True
+        printed = {f"result {i + 1} ({r.run_id}) as printed": f"{r!r}\n{r.to_json(indent=2)}"
+                   for i, r in enumerate(self.results)}
+        files = files_written(self.tmp_path, self.snapshot_dir, self.snapshot_name, self._cassette)
+        pending = self._verdict_book.pending if self._verdict_book is not None else []
+        verdicts = {f"{path} (verdict snapshot, written when the test ends)": text for path, text in pending}
+        check_no_secrets(values, files, {**pending_writes(self._cassette), **verdicts, **printed})
+
+    def _workflow(self, workflow_or_path: Workflow | str | Path | None) -> tuple[Workflow, bool]:
+        """The workflow to run, and whether it is the one the process's workflow cache keeps for its file.
+
+        A workflow named by its path is the one the process's cache keeps (:func:`~._workflow_cache.load_cached`),
+        which cannot be changed.
+        Nothing the test can reach may lead to it afterwards (:func:`_hide_shared`).
+        """
+        if isinstance(workflow_or_path, Workflow):
+            return workflow_or_path, False
+        if workflow_or_path is None:
+            workflow_or_path = self._defaults.get("workflow")
+            if workflow_or_path is None:
+                raise UsageError(
+                    f"agentloom.run() got no workflow in {self.nodeid}.\n"
+                    "How to fix: pass one, agentloom.run('flow.yaml'), or set "
+                    "@pytest.mark.agentloom(workflow='flow.yaml') on the test, class or module."
+                )
+        if not isinstance(workflow_or_path, (str, Path)):
+            raise UsageError(
+                f"agentloom.run() takes a Workflow or a path, got {type(workflow_or_path).__name__}: "
+                f"{workflow_or_path!r}"
+            )
+        return load_cached(self.path(workflow_or_path)), True
+
+    def _default_provider(self, workflow: Workflow, state: Mapping[str, Any] | None = None) -> Provider:
+        """The provider of a run that passed none: the real gateway wrapped in this test's cassette.
+
+        Replay by default (placeholder keys, no network); ``--agentloom-record``
+        records against live providers. See :mod:`pytest_agentloom.replay`.
+        """
+        mock = mock_provider(workflow)
+        if mock is not None:  # config.provider: mock answers from its responses file, no cassette needed
+            return mock
+        if self._cassette is None:
+            raise UsageError(
+                f"agentloom.run() needs a provider for workflow '{workflow.name}' in {self.nodeid}: "
+                "this harness has no cassette.\n"
+                "How to fix: pass one, e.g. agentloom.run(path, provider=agentloom.scripted(step_id='reply text'))."
+            )
+        return self._cassette.provider(workflow, state)
+
+    # -- judged assertions and embedding distance (see .judge, .verdicts, .checks) ---------------------------
+
+    def judge(self, value: Any, rubric: str, *, model: str, threshold: float = 0.5, step: str | None = None,
+              name: str | None = None, provider: Provider | None = None, snapshot: bool | None = None,
+              check: bool = True) -> Verdict:
+        """Ask ``model`` to grade ``value`` (a str, or a result by its final output or ``step``'s) against
+        ``rubric``; return the :class:`~._judge.judge.Verdict`, failing the test when its score is below
+        ``threshold`` (``check=False`` returns a failing verdict instead).
+
+        The call goes to ``provider``, else the provider of the run that made ``value`` (or of the test's last
+        run), else the test's cassette. Through the cassette the verdict is kept in a verdict snapshot (see
+        :mod:`._judge.verdicts`; ``snapshot=`` forces it on or off) and a stale one fails the test; ``name`` names that
+        file (``<test>.verdict.<name>.yaml``).
+        """
+        __tracebackhide__ = True
+        asked = self._ask_judge(value, rubric, model, threshold, step, name, provider, snapshot)
+        return self._verdict(asked, run_workflow(asked.workflow, **asked.options), check)
+
+    async def ajudge(self, value: Any, rubric: str, *, model: str, threshold: float = 0.5, step: str | None = None,
+                     name: str | None = None, provider: Provider | None = None, snapshot: bool | None = None,
+                     check: bool = True) -> Verdict:
+        """:meth:`judge` for async tests, with the same arguments: ``verdict = await agentloom.ajudge(...)``."""
+        __tracebackhide__ = True
+        asked = self._ask_judge(value, rubric, model, threshold, step, name, provider, snapshot)
+        return self._verdict(asked, await arun_workflow(asked.workflow, **asked.options), check)
+
+    def _ask_judge(self, value: Any, rubric: str, model: str, threshold: float, step: str | None, name: str | None,
+                   provider: Provider | None, snapshot: bool | None) -> JudgeAsk:
+        """Everything one judge call needs; a stale verdict snapshot fails here, before the judge is asked."""
+        __tracebackhide__ = True
+        from ._judge.judge import JudgeAsk, check_judge_arguments, judge_workflow, judged_text
+
+        check_judge_arguments(rubric, model, threshold)
+        text, judged_from = judged_text(value, step)
+        if name is None:
+            self._judges += 1
+        stem = f"verdict.{name}" if name is not None else ("verdict" if self._judges == 1 else
+                                                           f"verdict.{self._judges}")
+        workflow = judge_workflow(model, self._run_config(value).get("provider"))
+        chosen = self._side_provider(value, provider, workflow, "judge")
+        asked = JudgeAsk(workflow=workflow, options=self._side_options("judge", {"rubric": rubric, "text": text},
+                                                                        chosen),
+                         label=f"{self.snapshot_name}.{stem}", model=model, rubric=rubric, text=text,
+                         judged_from=judged_from, threshold=float(threshold))
+        through_cassette = self._through_cassette(chosen)
+        if through_cassette and self._cassette is not None:
+            asked.record_command = self._cassette.settings.record_command(self._cassette.item)
+        if self._keeps_verdicts() and (snapshot if snapshot is not None else through_cassette):
+            asked.call = self._verdict_call(stem, asked.label, through_cassette)
+            self._verdicts.before(asked.call, asked.hashes())
+        return asked
+
+    def _keeps_verdicts(self) -> bool:
+        """Verdict snapshots are golden files: a live run (``--agentloom-live``), and the replay of one of its
+        repetitions, neither compares nor writes them, as it compares no snapshot; its verdicts still pass or fail.
+        """
+        if self._live:
+            return False
+        return self._cassette is None or self._cassette.settings.live.replay_repetition is None
+
+    def _verdict(self, asked: JudgeAsk, result: WorkflowResult, check: bool) -> Verdict:
+        __tracebackhide__ = True
+        verdict = asked.verdict(result)
+        if asked.call is not None:
+            self._verdicts.after(asked.call, verdict)
+        if check and not verdict.passed:
+            raise AssertionError(verdict.failure_message(f"'{asked.label}'"))
+        return verdict
+
+    def _verdict_call(self, stem: str, label: str, through_cassette: bool) -> Any:
+        __tracebackhide__ = True
+        from ._judge.verdicts import VerdictCall
+        from ._snapshots.compare import update_hint
+
+        path = self.snapshot_path(stem)
+        if through_cassette and self._cassette is not None:
+            recording = self._cassette.recording()
+            session = self._cassette.session
+            return VerdictCall(path=path, label=label, refresh=recording, defer=recording,
+                               refresh_command=self._cassette.settings.record_command(self._cassette.item),
+                               scrub=session.scrub_text if session is not None else None)
+        command = update_hint(self.nodeid).partition("\n  ")[2]
+        return VerdictCall(path=path, label=label, refresh=self._snapshots.update, defer=False, refresh_command=command)
+
+    def finish_verdicts(self, passed: bool) -> None:
+        """At the end of the test: write the verdicts a recording refreshed, when the test passed."""
+        if self._verdict_book is not None:
+            self._verdict_book.flush(passed)
+
+    def embedding_distance(self, value: Any, reference: Any, *, model: str, step: str | None = None,
+                           provider: Provider | None = None) -> float:
+        """The cosine distance (0: same direction, 2: opposite) between the embeddings of ``value`` and
+        ``reference`` (str, or a result by its final output or ``step``'s), from ``model``.
+
+        The embed request goes to the provider chosen as for :meth:`judge` (step id ``embedding_check``), so
+        it is scripted, recorded and replayed like an ``embed`` step's.
+        """
+        __tracebackhide__ = True
+        workflow, options = self._ask_embeddings(value, reference, model, step, provider)
+        return self._distance(run_workflow(workflow, **options), model)
+
+    async def aembedding_distance(self, value: Any, reference: Any, *, model: str, step: str | None = None,
+                                  provider: Provider | None = None) -> float:
+        """:meth:`embedding_distance` for async tests."""
+        __tracebackhide__ = True
+        workflow, options = self._ask_embeddings(value, reference, model, step, provider)
+        return self._distance(await arun_workflow(workflow, **options), model)
+
+    def assert_embedding_close(self, value: Any, reference: Any, *, model: str, max_distance: float = 0.2,
+                               step: str | None = None, provider: Provider | None = None) -> float:
+        """Fail unless the cosine distance of ``value``'s and ``reference``'s embeddings is at most
+        ``max_distance``; return the distance. See :meth:`embedding_distance`.
+        """
+        __tracebackhide__ = True
+        from ._output_checks import check_distance
+
+        distance = self.embedding_distance(value, reference, model=model, step=step, provider=provider)
+        check_distance(distance, max_distance, value, reference, step=step, model=model)
+        return distance
+
+    def _ask_embeddings(self, value: Any, reference: Any, model: str, step: str | None,
+                        provider: Provider | None) -> tuple[Workflow, dict[str, Any]]:
+        __tracebackhide__ = True
+        from ._judge.judge import judged_text
+        from ._output_checks import embedding_workflow
+
+        text, _ = judged_text(value, step)
+        other, _ = judged_text(reference)
+        workflow = embedding_workflow(model, self._run_config(value).get("provider"))
+        chosen = self._side_provider(value, provider, workflow, "embedding_distance")
+        return workflow, self._side_options("embedding", {"texts": [text, other]}, chosen)
+
+    def _distance(self, result: WorkflowResult, model: str) -> float:
+        __tracebackhide__ = True
+        from ._output_checks import distance_from_run
+
+        return distance_from_run(result, model)
+
+    def _run_inputs_of(self, value: Any) -> dict[str, Any]:
+        """The inputs of the run that made ``value`` (a result), else of the test's last run, else nothing."""
+        run_id = getattr(value, "run_id", None)
+        if isinstance(run_id, str) and run_id in self._run_inputs:
+            return self._run_inputs[run_id]
+        return self._run_inputs[self.results[-1].run_id] if self.results else {}
+
+    def _run_config(self, value: Any) -> dict[str, Any]:
+        """``config.provider`` of the run whose provider a judge call reuses (a mock answers no judge)."""
+        workflow = self._run_inputs_of(value).get("workflow")
+        name = workflow.config.provider if isinstance(workflow, Workflow) else None
+        return {"provider": name} if name and name != "mock" else {}
+
+    def _side_provider(self, value: Any, provider: Provider | None, workflow: Workflow, what: str) -> Provider:
+        """The provider of a judge or embedding call: given, else the run's, else the test's cassette."""
+        __tracebackhide__ = True
+        if provider is not None:
+            self._watch(provider)
+            return provider
+        reused = self._run_inputs_of(value).get("provider")
+        if reused is not None:
+            return reused  # type: ignore[no-any-return]
+        if self._cassette is None:
+            raise UsageError(
+                f"agentloom.{what}() needs a provider in {self.nodeid}: no run of this test gave one, and this "
+                f"harness has no cassette.\nHow to fix: pass one, e.g. provider=agentloom.scripted("
+                f"{'judge' if what == 'judge' else 'embedding_check'}=...)."
+            )
+        return self._cassette.provider(workflow)
+
+    def _through_cassette(self, provider: Any) -> bool:
+        session = getattr(provider, "session", None)
+        return self._cassette is not None and session is not None and session is self._cassette.session
+
+    def _side_options(self, kind: str, state: dict[str, Any], provider: Provider) -> dict[str, Any]:
+        """Run options of a judge or embedding call: its own run id and virtual clock, nothing of the marker's."""
+        self._side_runs += 1
+        clock = VirtualClock()
+        return {"state": state, "provider": provider, "clock": clock, "runs_dir": self._records,
+                "run_id": derived_run_id(self.nodeid, kind, str(self._side_runs)),
+                "wall_clock": virtual_wall_clock(clock)}
+
+    # -- snapshots ----------------------------------------------------------------------------------------
+
+    def snapshot_path(self, name: str | None = None) -> Path:
+        """The file a snapshot called ``name`` of this test lives in (without counting it as a use)."""
+        stem = self.snapshot_name if name is None else f"{self.snapshot_name}.{sanitize(name)}"
+        return self.snapshot_dir / f"{stem}.yaml"
+
+    def assert_snapshot(self, result: WorkflowResult, name: str | None = None, *,
+                        exclude: Iterable[str] = (), matchers: Mapping[str, Any] | None = None,
+                        requests: bool | None = None) -> None:
+        """Compare ``result`` with its golden snapshot file; ``--agentloom-create-snapshots`` writes a missing
+        one, ``--agentloom-update-snapshots`` also rewrites a changed one.
+
+        Without ``name`` the first snapshot of a test is ``<test>.yaml``, the
+        next ones ``<test>.2.yaml``, ``<test>.3.yaml``... ``exclude`` paths
+        (``steps.*.output.id``) are left out and ``matchers`` (path -> type,
+        regex or callable) write a matched value as a placeholder, both added to
+        the marker's (or ini's); see :mod:`._snapshots.volatile`. ``requests=False`` leaves
+        what the steps sent out of this snapshot.
+
+        Under ``--agentloom-live`` this checks and writes nothing: a live output is not the recorded one, and
+        only a replayed (or recorded) run may be compared with, or become, a golden file.
+        """
+        __tracebackhide__ = True
+        if self._live:
+            return
+        if name is None:
+            self._snapshot_count += 1
+            if self._snapshot_count > 1:
+                name = str(self._snapshot_count)
+        label = self.snapshot_name if name is None else f"{self.snapshot_name}.{name}"
+        defaults = self._snapshot_options
+        exclude, matchers = tuple(exclude), dict(matchers or {})
+        options = SnapshotOptions(
+            requests=defaults.requests if requests is None else requests,
+            exclude=(*defaults.exclude, *exclude), matchers={**defaults.matchers, **matchers},
+            strict_paths=(*exclude, *matchers), verbose=defaults.verbose,
+        )
+        self._snapshots.assert_match(self.snapshot_path(name), result, label=label, nodeid=self.nodeid,
+                                     options=options)
+
+
+def _missing_key_text(workflow: Workflow, step_id: str | None, field: str) -> str:
+    where = f"{workflow.source}" if workflow.source is not None else f"workflow '{workflow.name}'"
+    path = field.removeprefix("state.")
+    return render_message(
+        f"Template placeholder {{state.{path}}} rendered empty in step '{step_id}': the state has no "
+        f"'{path}' ({where}).",
+        hint="fix the name in the template, or give the run that key in its state; "
+             "-W error::pytest_agentloom.MissingTemplateKeyWarning (or ini agentloom_missing_template_keys = "
+             "error) makes this fail the test.",
+    )
+
+
+def _hide_shared(result: WorkflowResult) -> None:
+    """Keep a shared cached workflow (see :meth:`AgentloomHarness._workflow`) out of the test's reach.
+
+    ``ran_workflow`` is what resuming a result runs when its workflow has no file; a cached workflow
+    always has one (resuming reloads it, and the fixture's ``resume`` keeps the workflow itself), so
+    the field is left empty rather than handing the test an object that every later run of the file
+    shares, where a change would reach them all.
+    """
+    result.ran_workflow = None
+
+
+def _check_overrides(overrides: Mapping[str, Any], nodeid: str) -> None:
+    """Refuse a keyword of ``run()`` that is no ``config`` field, naming it and the closest field."""
+    if not overrides:
+        return
+    from .._core.suggest import did_you_mean
+    from ..engine._format.model import WorkflowConfig
+
+    known = list(WorkflowConfig.model_fields)
+    for key in overrides:
+        if key not in known:
+            hint = did_you_mean(key, known)
+            raise UsageError(
+                f"agentloom.run() got an unexpected keyword '{key}' in {nodeid}: it is no workflow config field.\n"
+                f"  config fields: {', '.join(known)}\n"
+                f"How to fix: {hint + ' ' if hint else ''}pass config fields as keywords, e.g. "
+                "agentloom.run(path, budget_usd=0.01)."
+            )
+
+

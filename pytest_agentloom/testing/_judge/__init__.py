@@ -1,0 +1,3 @@
+"""Judged assertions (internal): :mod:`.judge` (a model grades a text) and :mod:`.verdicts` (its answers
+kept as snapshots).
+"""

@@ -1,0 +1,86 @@
+"""The facts of one run that a drift check compares: what a reviewer asks when a model's behaviour moves.
+
+Read from the (redacted) result after the run, like the coverage map: nothing is
+asked of the engine while it runs. One run's facts are plain data, in trace
+order where order means something:
+
+- ``status`` and ``reason``: how the run ended (the termination reason);
+- ``steps``: each step's final status (``success``, ``failed``, ``skipped``,
+  ``paused``), so a step run or skipped on one side only shows;
+- ``route``: each router's choice, ``<router> -> <target>``;
+- ``tools``: each tool call, ``<tool>(<arguments as canonical JSON>)``, with
+  ``failed`` appended when the tool raised;
+- ``stops``: each agent step's stop reason;
+- ``schema``: each structured output's validity, ``valid`` or ``invalid: <problem>``
+  (an ``llm_call`` with ``response_schema``: its last reply; an agent with
+  ``output_schema``: its last answer check, once one answer did not fit);
+- ``errors``: the error code of each failed step (not of those skipped after it), and ``messages`` the error text
+  of a failed model call (to say which provider could not be reached);
+- ``tokens`` (input, output, reasoning) and ``cost_usd``.
+
+Strings are scrubbed of the environment's API keys before they are kept.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..._redaction.api_keys import scrub_api_keys
+from ...engine._outcome.result import WorkflowResult
+
+__all__ = ["PROVIDER_FAILURES", "run_facts"]
+
+#: Error codes of a model call that never got an answer: no key, no connection, a status from the provider.
+PROVIDER_FAILURES = ("missing_credentials", "provider_error", "provider_misconfigured", "no_route")
+_ARGS_SHOWN = 200
+
+
+def run_facts(result: WorkflowResult, workflow_key: str) -> dict[str, Any]:
+    """The facts of one finished (or paused) run of ``workflow_key`` (see the module docs)."""
+    facts: dict[str, Any] = {
+        "workflow": workflow_key, "status": result.status.value, "reason": result.reason.value,
+        "steps": {step_id: step.status.value for step_id, step in sorted(result.steps.items())},
+        "route": [], "tools": [], "stops": {}, "schema": {}, "errors": {}, "messages": {},
+        "tokens": {"input": 0, "output": 0, "reasoning": 0},
+        "cost_usd": round(result.cost_usd, 8),
+    }
+    for key, value in result.usage.items():
+        name = key.removesuffix("_tokens")
+        if name in facts["tokens"]:
+            facts["tokens"][name] = int(value)
+    for event in result.trace:
+        _read_event(facts, event.kind, event.step_id or "", event.data)
+    for step_id, step in sorted(result.steps.items()):
+        if step.error_code and step.status.value == "failed":  # a skipped step's code repeats why: not a change
+            facts["errors"][step_id] = step.error_code
+            if step.error_code in PROVIDER_FAILURES and step.error:
+                facts["messages"][step_id] = scrub_api_keys(step.error)[:600]
+    return facts
+
+
+def _read_event(facts: dict[str, Any], kind: str, step: str, data: dict[str, Any]) -> None:
+    if kind == "router_choice":
+        facts["route"].append(f"{step} -> {data.get('target')}")
+    elif kind == "tool_call":
+        call = f"{data.get('tool')}({_arguments(data.get('args'))})"
+        facts["tools"].append(call if data.get("ok", True) else f"{call} failed")
+    elif kind == "agent_stop":
+        facts["stops"][step] = str(data.get("reason"))
+    elif kind == "provider_call" and "valid" in data:
+        facts["schema"][step] = "valid" if data["valid"] else f"invalid: {_short(data.get('problem'))}"
+    elif kind == "agent_check" and data.get("about") == "answer":  # an agent without output_schema checks too
+        if data.get("code") == "invalid_output":
+            facts["schema"][step] = f"invalid: {_short(data.get('detail'))}"
+        elif data.get("code") == "ok" and step in facts["schema"]:
+            facts["schema"][step] = "valid"
+
+
+def _arguments(args: Any) -> str:
+    text = json.dumps(args, sort_keys=True, ensure_ascii=False, default=str, separators=(", ", ": "))
+    text = scrub_api_keys(text)
+    return text if len(text) <= _ARGS_SHOWN else text[:_ARGS_SHOWN] + "…"
+
+
+def _short(text: Any) -> str:
+    return scrub_api_keys(str(text or "?")).splitlines()[0][:160] if text else "?"

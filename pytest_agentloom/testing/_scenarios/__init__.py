@@ -1,0 +1,3 @@
+"""Scenario tables (internal): :mod:`.table` (one row per run) and :mod:`.yaml_tests` (tables collected
+from ``*.agentloom.yaml`` files).
+"""

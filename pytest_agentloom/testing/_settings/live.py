@@ -1,0 +1,92 @@
+"""The settings of a live session: ``--agentloom-live``, repetitions and their cassettes, checked together.
+
+A live session runs the agentloom tests against live providers through the same path as
+``--agentloom-record`` (the real gateway inside the test's cassette session, in record mode
+``all``), but keeps nothing: no cassette is read for matching or written, no snapshot is
+compared or written. Flags that would write what a live run produced into files a user
+keeps (``--agentloom-record``, ``--agentloom-update-snapshots``...) are refused with it, and the
+flags that only mean something live (``--agentloom-repeat``...) are refused without it: a
+replay sends the same recording every time, so repeating it would show nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ...replay._modes import RecordMode
+from .option_table import pass_rate, read_setting, read_setting_from, repeat_count
+
+if TYPE_CHECKING:
+    import pytest
+
+__all__ = ["LIVE_FLAGS", "LiveSettings"]
+
+#: The flag that makes a session live; under CI it counts only when typed on the command line.
+LIVE_FLAGS = ("--agentloom-live",)
+
+
+@dataclass(frozen=True)
+class LiveSettings:
+    """``--agentloom-live`` and what goes with it, for one session (validated in ``pytest_configure``)."""
+
+    live: bool = False
+    record_repetitions: bool = False
+    #: ``--agentloom-replay-repetition=K``: tests replay ``<test>/<K>.yaml`` instead of their cassette
+    replay_repetition: int | None = None
+
+    @classmethod
+    def from_config(cls, config: pytest.Config, mode: RecordMode) -> LiveSettings:
+        """Read and check the options together; a bad value or combination is a ``pytest.UsageError``."""
+        import pytest
+
+        try:
+            return cls._read(config, mode)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+    @classmethod
+    def _read(cls, config: pytest.Config, mode: RecordMode) -> LiveSettings:
+        live = bool(read_setting(config, "live"))
+        record = bool(read_setting(config, "record_repetitions"))
+        replay = config.getoption("agentloom_replay_repetition", default=None)
+        if live:
+            _refuse_with_live(config, mode, replay)
+            for name, parse in (("repeat", repeat_count), ("min_pass_rate", pass_rate)):
+                value, source = read_setting_from(config, name)
+                if value is not None:  # the command line's and the ini's; a marker's is checked per test
+                    parse(value, source)
+            return cls(live=True, record_repetitions=record)
+        for name in ("repeat", "min_pass_rate", "record_repetitions"):
+            if config.getoption("agentloom_" + name, default=None) is not None:
+                flag = "--agentloom-" + name.replace("_", "-")
+                raise ValueError(
+                    f"{flag} needs --agentloom-live: without it the tests replay their cassettes, which give the "
+                    "same answers every time, so repeating them would show nothing.\n"
+                    f"How to fix: pytest --agentloom-live {flag}{'' if name == 'record_repetitions' else '=...'} "
+                    "(API keys needed), or drop the flag."
+                )
+        if replay is None:
+            return cls()
+        if mode.records:
+            raise ValueError("--agentloom-replay-repetition replays a recorded repetition; it cannot record too "
+                             f"(record mode {mode.value}).\n"
+                             "How to fix: drop --agentloom-record/--agentloom-record-mode.")
+        return cls(replay_repetition=repeat_count(replay, "--agentloom-replay-repetition"))
+
+
+def _refuse_with_live(config: pytest.Config, mode: RecordMode, replay: object) -> None:
+    """Refuse what would write a live run's output into files a user keeps, or read a cassette."""
+    clashes = [
+        (mode.records, "--agentloom-record/--agentloom-record-mode",
+         "a live run records nothing; to keep each repetition's calls use --agentloom-record-repetitions, to "
+         "re-record the cassettes use --agentloom-record without --agentloom-live"),
+        (bool(read_setting(config, "update_snapshots")) or bool(read_setting(config, "create_snapshots")),
+         "--agentloom-update-snapshots/--agentloom-create-snapshots",
+         "live outputs are not golden: update snapshots from a replayed (or recorded) run, without --agentloom-live"),
+        (replay is not None, "--agentloom-replay-repetition",
+         "replaying a recorded repetition needs no live provider: drop --agentloom-live"),
+    ]
+    for clash, flags, fix in clashes:
+        if clash:
+            raise ValueError(f"--agentloom-live cannot be combined with {flags}.\nHow to fix: {fix}.")

@@ -1,0 +1,311 @@
+"""Golden snapshots of workflow runs: what goes in, how it is written, how a change is explained.
+
+A snapshot is one YAML file per assertion, under a ``__snapshots__`` folder
+beside the test file (``<folder>/<test module>/<test name>[<param id>].yaml``).
+Keys come in a fixed order, state keys sorted, multi-line strings as literal
+blocks, so that a changed run reads as a clean diff in review. After the steps
+come the ``requests`` the run sent (see :mod:`.sent`), so a prompt change shows
+too; volatile values are excluded or matched (see :mod:`.volatile`).
+
+Two ways to write files: ``create`` writes only the snapshots that do not exist
+yet (a changed one still fails); ``update`` also rewrites the changed ones.
+
+:class:`SnapshotSession` is plain Python (no pytest import): it remembers which
+files were used, writes atomically and finds unused files. The plugin keeps one
+per pytest session and merges the workers' under pytest-xdist.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from ..._core.diffs import diff_report
+from ..._core.files import one_to_one_name, write_text_atomic
+from ..._core.plain import to_plain
+from ..._core.yaml_io import load_yaml, read_yaml_file
+from ...errors import ArtifactError, DataReadError, FileNameClashError, render_message
+
+if TYPE_CHECKING:
+    from ...engine._outcome.result import WorkflowResult
+
+__all__ = [
+    "FORMAT_VERSION",
+    "SnapshotOptions",
+    "SnapshotSession",
+    "claim_file",
+    "display_path",
+    "dump_yaml",
+    "sanitize",
+    "snapshot_data",
+    "update_hint",
+]
+
+FORMAT_VERSION = 1
+
+
+# -- what goes in -----------------------------------------------------------------------------------------
+
+
+def snapshot_data(result: WorkflowResult, *, requests: bool = True) -> dict[str, Any]:
+    """The stable part of a run: status, reason, final state, each step, what was sent, totals.
+
+    Nothing time-dependent. ``requests`` come from ``result.sent_requests`` (set by the ``agentloom``
+    fixture); with ``requests=False``, or for a result that has none, the key is left out.
+    """
+    steps: dict[str, Any] = {}
+    for step_id, step in result.steps.items():
+        entry: dict[str, Any] = {"status": step.status.value, "output": to_plain(step.output)}
+        if step.finish_reason is not None:
+            entry["finish_reason"] = step.finish_reason
+        if step.error_code is not None:
+            entry["error_code"] = step.error_code
+        calls = [
+            {"tool": event.data.get("tool"), "args": to_plain(event.data.get("args", {})), "ok": event.data.get("ok")}
+            for event in result.trace.events("tool_call", step=step_id)
+        ]
+        if calls:
+            entry["tool_calls"] = calls
+        steps[step_id] = entry
+    data: dict[str, Any] = {
+        "format_version": FORMAT_VERSION,
+        "workflow": result.workflow,
+        "status": result.status.value,
+        "reason": result.reason.value,
+        "failed_step": result.failed_step,
+        "state": _sorted(to_plain(result.state)),
+        "steps": steps,
+    }
+    if requests and result.sent_requests is not None:
+        data["requests"] = result.sent_requests
+    data["usage"] = dict(result.usage)
+    data["cost_usd"] = result.cost_usd
+    return data
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _sorted(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(item) for item in value]
+    return value
+
+
+# -- how it is written ------------------------------------------------------------------------------------
+
+
+class _SnapshotDumper(yaml.SafeDumper):
+    """Keeps insertion order (already stable) and writes multi-line strings as ``|`` blocks."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    if "\n" in value:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
+
+
+_SnapshotDumper.add_representer(str, _represent_str)
+
+
+def dump_yaml(data: Any) -> str:
+    return yaml.dump(data, Dumper=_SnapshotDumper, sort_keys=False, allow_unicode=True, width=100,
+                     default_flow_style=False)
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.\-\[\]=+,@]")
+
+
+def sanitize(name: str, limit: int = 120) -> str:
+    """A file-system-safe version of a test name, one-to-one: when odd characters had to become ``_``
+    (or the name is long), a short hash of the name is added, so ``a b`` and ``a_b`` never share a file.
+    """
+    return one_to_one_name(name, _UNSAFE.sub("_", name).strip(".") or "_", limit=limit)
+
+
+def claim_file(owners: dict[str, str], path: Path, nodeid: str, *, what: str) -> None:
+    """Note that test ``nodeid`` uses ``path``; raise :class:`FileNameClashError` if another test already did."""
+    __tracebackhide__ = True
+    owner = owners.setdefault(str(path), nodeid)
+    if owner != nodeid:
+        raise FileNameClashError(render_message(
+            f"Tests {owner} and {nodeid} would both use the {what} file {_display(path)}; "
+            "neither may overwrite the other.",
+            hint="give one of them another parameter id (pytest.param(..., id=...)), another snapshot name "
+                 "(assert_snapshot(result, name=...)) or a folder of its own (snapshot_dir, cassette_dir).",
+        ))
+
+
+# -- how a change is explained ---------------------------------------------------------------------------
+
+
+def update_hint(nodeid: str, *, missing: bool = False) -> str:
+    import shlex
+
+    if missing:
+        command = f"pytest --agentloom-create-snapshots {shlex.quote(nodeid)}"
+        return f"How to fix: run this to write it, then review and commit the file:\n  {command}"
+    command = f"pytest --agentloom-update-snapshots {shlex.quote(nodeid)}"
+    return f"How to fix: if the change is intended, run:\n  {command}"
+
+
+@dataclass(frozen=True)
+class SnapshotOptions:
+    """How one assertion builds its snapshot: with the requests sent or not, and the volatile values."""
+
+    requests: bool = True
+    exclude: tuple[str, ...] = ()
+    matchers: dict[str, Any] = field(default_factory=dict)
+    #: paths passed to this assertion itself must reach something (marker and ini defaults need not)
+    strict_paths: tuple[str, ...] = ()
+    verbose: int = 0
+
+    def data(self, result: WorkflowResult) -> dict[str, Any]:
+        from .volatile import apply_volatile
+
+        data = snapshot_data(result, requests=self.requests)
+        if not self.exclude and not self.matchers:
+            return data
+        return apply_volatile(data, self.exclude, self.matchers, strict=self.strict_paths)  # type: ignore[no-any-return]
+
+
+# -- the session ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SnapshotSession:
+    """Which snapshot files this process used, wrote or must not report as unused.
+
+    ``roots`` are the snapshot folders seen; ``protected`` are name prefixes of
+    tests that did not pass (their snapshots may simply not have been reached),
+    and folders (ending in ``/``) of test modules that were not collected.
+    """
+
+    update: bool = False
+    create: bool = False
+    used: set[str] = field(default_factory=set)
+    created: set[str] = field(default_factory=set)
+    updated: set[str] = field(default_factory=set)
+    roots: set[str] = field(default_factory=set)
+    protected: set[str] = field(default_factory=set)
+    owners: dict[str, str] = field(default_factory=dict)  # file -> the test that used it (in this process)
+    clashes: list[str] = field(default_factory=list)  # files tests of two xdist workers both used (controller)
+
+    @property
+    def written(self) -> set[str]:
+        return self.created | self.updated
+
+    def assert_match(self, path: Path, result: WorkflowResult, *, label: str, nodeid: str,
+                     options: SnapshotOptions | None = None) -> None:
+        """Compare ``result`` with the file at ``path`` (or write it under create/update); raise AssertionError."""
+        __tracebackhide__ = True
+        claim_file(self.owners, path, nodeid, what="snapshot")
+        options = options or SnapshotOptions()
+        self.used.add(str(path))
+        text = dump_yaml(options.data(result))
+        fresh = load_yaml(text, file=path)
+        shown = _display(path)
+        if path.is_dir():
+            raise ArtifactError("Snapshot", "it is a directory, not a file", file=shown,
+                                hint=f"remove the directory, then run pytest --agentloom-update-snapshots '{nodeid}'.")
+        if not path.exists():
+            if self.update or self.create:
+                write_text_atomic(path, text, durable=True)
+                self.created.add(str(path))
+                return
+            raise AssertionError(
+                f"Snapshot '{label}' does not exist: {shown}\n"
+                f"{update_hint(nodeid, missing=True)}"
+            )
+        try:
+            stored = read_yaml_file(path)
+        except DataReadError as exc:
+            if not self.update:
+                raise ArtifactError("Snapshot", f"{exc.problem}{exc.at_line}", file=shown, hint=(
+                    f"run pytest --agentloom-update-snapshots '{nodeid}' to write it again (then review the "
+                    "diff), or restore it from version control.")) from None
+            stored = None  # rewritten below: the update repairs a corrupted snapshot
+        version = stored.get("format_version") if isinstance(stored, dict) else None
+        if version != FORMAT_VERSION and not self.update:
+            raise AssertionError(
+                f"Snapshot '{label}' has format_version {version!r}, this plugin writes {FORMAT_VERSION}: {shown}\n"
+                f"{update_hint(nodeid)}"
+            )
+        if stored == fresh:
+            return
+        if self.update:
+            write_text_atomic(path, text, durable=True)
+            self.updated.add(str(path))
+            return
+        report = diff_report(stored, fresh, verbose=options.verbose)
+        body = "\n".join(f"  {line}" for line in report.lines)
+        raise AssertionError(
+            f"Snapshot '{label}' does not match {shown} ({report.places}, stored -> now):\n{body}\n"
+            f"{update_hint(nodeid)}"
+        )
+
+    def protect(self, prefix: Path, *, folder: bool = False) -> None:
+        """Keep ``prefix``'s snapshots (``prefix.yaml``, ``prefix.<name>.yaml``), or a whole folder, unreported."""
+        self.protected.add(str(prefix) + ("/" if folder else ""))
+
+    def merge(self, other: dict[str, list[str]]) -> None:
+        """Add what an xdist worker reported (see :meth:`to_wire`), noting files two workers' tests both used."""
+        for entry in other.get("owners", ()):
+            path, _, nodeid = entry.partition("\t")
+            owner = self.owners.setdefault(path, nodeid)
+            if owner != nodeid:
+                self.clashes.append(f"{_display(Path(path))}: {owner} and {nodeid}")
+        self.used.update(other.get("used", ()))
+        self.created.update(other.get("created", ()))
+        self.updated.update(other.get("updated", ()))
+        self.roots.update(other.get("roots", ()))
+        self.protected.update(other.get("protected", ()))
+
+    def to_wire(self) -> dict[str, list[str]]:
+        return {
+            "used": sorted(self.used),
+            "created": sorted(self.created),
+            "updated": sorted(self.updated),
+            "roots": sorted(self.roots),
+            "protected": sorted(self.protected),
+            "owners": sorted(f"{path}\t{nodeid}" for path, nodeid in self.owners.items()),
+        }
+
+    def unused(self) -> list[Path]:
+        """Snapshot files under the known roots that no test used (nor a test that failed or was skipped)."""
+        found = []
+        for root in sorted(self.roots):
+            base = Path(root)
+            if not base.is_dir():
+                continue
+            for path in sorted(base.rglob("*.yaml")):
+                name = str(path)
+                if name in self.used or self._is_protected(path):
+                    continue
+                found.append(path)
+        return found
+
+    def _is_protected(self, path: Path) -> bool:
+        stem = str(path)[: -len(".yaml")]
+        for prefix in self.protected:
+            if prefix.endswith("/"):
+                if Path(prefix) in path.parents:
+                    return True
+            elif stem == prefix or stem.startswith(prefix + "."):
+                return True
+        return False
+
+
+def display_path(path: Path) -> str:
+    """``path`` relative to the current directory when it can be, as messages show a file."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)
+
+
+_display = display_path

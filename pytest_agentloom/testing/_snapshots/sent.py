@@ -1,0 +1,96 @@
+"""What a run sent to its provider, for snapshots: a prompt change must show in review.
+
+:class:`SentRequests` wraps the provider of one ``agentloom.run``: it notes
+each request and passes it on unchanged. :func:`sent_data` turns the notes into
+the ``requests`` part of a snapshot: per step id (in the file's order, a
+subworkflow's ``parent/child`` steps after their parent, so parallel steps give
+the same file whatever finished first), one entry per turn with the
+model, the params that shape the answer, the tool names and the messages. A
+retry that sent the same request again is listed once. Secret values of the
+run's state (``redact: true`` keys) are replaced by their markers, as in
+every other file the plugin writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..._core.plain import to_plain
+from ..._core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse
+
+if TYPE_CHECKING:
+    from ..._core.types import Provider
+    from ...engine._format.model import Workflow
+
+__all__ = ["SentRequests", "sent_data"]
+
+
+class SentRequests:
+    """A provider that notes every request before handing it to ``inner``; other attributes are ``inner``'s."""
+
+    def __init__(self, inner: Provider) -> None:
+        self.inner = inner
+        self.sent: list[LLMRequest | EmbedRequest] = []
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        self.sent.append(request)
+        return await self.inner.complete(request)
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self.inner, name)
+        if name == "embed" and callable(value):
+            return self._embedder(value)
+        return value
+
+    def _embedder(self, embed: Callable[[EmbedRequest], Any]) -> Callable[[EmbedRequest], Any]:
+        async def noted(request: EmbedRequest) -> EmbedResponse:
+            self.sent.append(request)
+            return await embed(request)  # type: ignore[no-any-return]
+
+        return noted
+
+
+def _entry(request: LLMRequest | EmbedRequest) -> dict[str, Any]:
+    if isinstance(request, EmbedRequest):
+        return {"model": request.model, "texts": list(request.texts)}
+    entry: dict[str, Any] = {"turn": request.turn, "model": request.model}
+    params = {key: to_plain(request.params[key]) for key in sorted(request.params)}
+    if request.tool_choice is not None:
+        params["tool_choice"] = to_plain(request.tool_choice)
+    if request.thinking is not None:
+        params["thinking"] = to_plain(request.thinking)
+    if params:
+        entry["params"] = params
+    if request.tools:
+        entry["tools"] = [tool.name for tool in request.tools]
+    entry["messages"] = [to_plain(message.to_dict()) for message in request.messages]
+    return entry
+
+
+def sent_data(sent: list[LLMRequest | EmbedRequest], workflow: Workflow | None = None,
+              state: Mapping[str, Any] | None = None) -> dict[str, list[dict[str, Any]]] | None:
+    """The ``requests`` part of a snapshot (see the module docs); ``state`` is the run's unredacted state.
+
+    ``None`` when nothing was sent: a run without model calls has no ``requests`` key.
+    """
+    if not sent:
+        return None
+    by_step: dict[str, list[dict[str, Any]]] = {}
+    for request in sent:
+        entries = by_step.setdefault(request.step_id, [])
+        entry = _entry(request)
+        if not entries or entries[-1] != entry:  # a retry sends the same request again
+            entries.append(entry)
+    order = {step.id: index for index, step in enumerate(workflow.steps)} if workflow is not None else {}
+    ranked = sorted(by_step, key=lambda step: (order.get(step.split("/")[0], len(order)), step))
+    data = {step: by_step[step] for step in ranked}
+    if workflow is None or state is None:
+        return data
+    from ..._redaction.redactor import Redactor
+
+    if not Redactor.patterns_of(workflow):  # no pattern, no secret value in the state: nothing to replace
+        return data
+    redactor = Redactor.from_workflow(workflow)
+    secrets = redactor.secret_values(state)
+    return redactor.scrub(data, secrets) if secrets else data  # type: ignore[no-any-return]

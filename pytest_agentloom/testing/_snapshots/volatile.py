@@ -1,0 +1,132 @@
+"""Values that change on every recording (ids, timestamps, counts), kept out of a snapshot's comparison.
+
+``exclude`` paths drop a value from the snapshot; ``matchers`` replace a value
+that passes a check with a visible placeholder, written in the file as such
+(``<any str>``, ``<str matching /^chatcmpl-/>``, ``<is_uuid>``), so a reviewer
+sees that the value is not compared, and a value that fails the check stays
+in place and shows in the diff.
+
+Paths are dotted, from the top of the snapshot: ``state.reply.id``,
+``steps.*.output.id``, ``state.items[*].id``. A segment is a shell pattern
+(``*`` is any one key or position, ``call_*`` any key starting so). A path
+that starts with ``steps.`` also covers the run's ``state.steps.`` copy.
+
+A matcher is a type (``int``, ``str``), a compiled regular expression (it must
+``fullmatch`` the text of the value), a callable returning true for a good
+value, or text (for markers and ini lines): a type name (``int``, ``float``,
+``str``, ``bool``, ``list``, ``dict``, ``any``) or ``/regex/``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..._core.patterns import DROP, edit_path, split_path
+from ...errors import UsageError
+
+__all__ = ["Matcher", "apply_volatile", "matchers_from_lines", "parse_matcher"]
+
+_TYPES: dict[str, type | tuple[type, ...]] = {
+    "int": int, "float": (int, float), "str": str, "bool": bool, "list": list, "dict": dict, "any": object,
+}
+
+
+@dataclass(frozen=True)
+class Matcher:
+    """A check of a volatile value and the placeholder written in its place."""
+
+    label: str
+    check: Callable[[Any], bool]
+
+    @property
+    def placeholder(self) -> str:
+        return f"<{self.label}>"
+
+    def accepts(self, value: Any) -> bool:
+        try:
+            return bool(self.check(value))
+        except Exception:  # a user's check that cannot handle the value: the value does not match
+            return False
+
+
+def parse_matcher(spec: Any, where: str) -> Matcher:
+    """A :class:`Matcher` from one of the forms of the module docs; raises UsageError naming ``where``."""
+    if isinstance(spec, Matcher):
+        return spec
+    if isinstance(spec, re.Pattern):
+        pattern = spec
+        return Matcher(f"str matching /{pattern.pattern}/", lambda value: bool(pattern.fullmatch(str(value))))
+    if isinstance(spec, type):
+        kind = spec
+        return Matcher(f"any {kind.__name__}", lambda value: isinstance(value, kind)
+                       and not (kind is int and isinstance(value, bool)))
+    if isinstance(spec, str):
+        text = spec.strip()
+        if len(text) >= 2 and text.startswith("/") and text.endswith("/"):
+            try:
+                return parse_matcher(re.compile(text[1:-1]), where)
+            except re.error as exc:
+                raise UsageError(f"{where}: matcher {spec!r} is no valid regular expression ({exc}).") from None
+        if text in _TYPES:
+            types = _TYPES[text]
+            return Matcher(f"any {text}", lambda value: isinstance(value, types)
+                           and not (text in ("int", "float") and isinstance(value, bool)))
+        raise UsageError(
+            f"{where}: unknown matcher {spec!r}.\nHow to fix: use a type name ({', '.join(_TYPES)}) "
+            "or a regular expression between slashes, e.g. '/^chatcmpl-[A-Za-z0-9]+$/'."
+        )
+    if callable(spec):
+        name = getattr(spec, "__name__", type(spec).__name__)
+        return Matcher(name if name != "<lambda>" else "matched", spec)
+    raise UsageError(f"{where}: a matcher must be a type, a regex, a callable or text, got {spec!r}.")
+
+
+def matchers_from_lines(lines: Iterable[str], where: str) -> dict[str, Any]:
+    """``path: matcher`` lines (the ini form) as a dict of path -> matcher text."""
+    out: dict[str, Any] = {}
+    for line in lines:
+        if not line.strip():
+            continue
+        path, sep, spec = line.partition(":")
+        if not sep or not path.strip() or not spec.strip():
+            raise UsageError(f"{where}: line {line!r} must read 'path: matcher', e.g. 'steps.*.output.id: str'.")
+        out[path.strip()] = spec.strip()
+    return out
+
+
+def _action(matcher: Matcher | None) -> Callable[[Any], Any]:
+    if matcher is None:
+        return lambda _value: DROP
+    return lambda value: matcher.placeholder if matcher.accepts(value) else value
+
+
+def _patterns(path: str) -> list[list[str]]:
+    parts = split_path(path)
+    return [parts, ["state", *parts]] if parts[0] == "steps" else [parts]
+
+
+def apply_volatile(data: Any, exclude: Iterable[str] = (), matchers: Mapping[str, Any] | None = None,
+                   *, strict: Collection[str] = ()) -> Any:
+    """A copy of ``data`` without the ``exclude`` paths and with matched values replaced by placeholders.
+
+    A path of ``strict`` that reaches nothing in ``data`` raises UsageError (a typo must not pass quietly).
+    """
+    rules: list[tuple[str, list[list[str]], Matcher | None]] = [
+        (path, _patterns(path), None) for path in exclude]
+    rules += [(path, _patterns(path), parse_matcher(spec, f"snapshot matcher for '{path}'"))
+              for path, spec in (matchers or {}).items()]
+    for path, patterns, matcher in rules:
+        found = 0
+        action = _action(matcher)
+        for pattern in patterns:
+            data, hits = edit_path(data, pattern, action)
+            found += hits
+        if path in strict and not found:
+            kind = "matcher path" if matcher is not None else "exclude path"
+            raise UsageError(f"snapshot {kind} '{path}' reaches nothing in the snapshot.\n"
+                             "How to fix: write it from the top of the snapshot file, e.g. 'steps.*.output.id' "
+                             "or 'state.reply.id'.")
+    return data
