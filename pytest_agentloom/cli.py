@@ -250,7 +250,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         session = _cassette(cassette_path, record=bool(args.record), workflow_file=args.file)
         from .replay._tool_tape import ToolTape, tape_path
 
-        tape = ToolTape(tape_path(cassette_path), recording=bool(args.record), scrub=session.scrub_text)
+        tape = ToolTape(tape_path(cassette_path), recording=bool(args.record), redact=session.redact_text)
         common["tools"] = tape.wrap_run_tools(workflow, tools)
         result = None
         session.open()
@@ -292,7 +292,7 @@ def _cmd_run_showing_text(args: argparse.Namespace) -> int:
     from ._core.types import text_listener
 
     last = [""]
-    scrubber = _stream_scrubber(args)
+    stream_redactor = _stream_redactor(args)
 
     def write(text: str) -> None:
         if text:
@@ -301,10 +301,10 @@ def _cmd_run_showing_text(args: argparse.Namespace) -> int:
             last[0] = text[-1:]
 
     def show(chunk: str) -> None:
-        write(scrubber.feed(chunk))
+        write(stream_redactor.feed(chunk))
 
     def end_line() -> None:  # the summary starts on a line of its own
-        write(scrubber.flush())
+        write(stream_redactor.flush())
         if last[0] not in ("", "\n"):
             sys.stdout.write("\n")
             last[0] = "\n"
@@ -318,21 +318,21 @@ def _cmd_run_showing_text(args: argparse.Namespace) -> int:
         end_line()
 
 
-def _stream_scrubber(args: argparse.Namespace) -> Any:
+def _stream_redactor(args: argparse.Namespace) -> Any:
     """Redaction of the streamed text: the run's secrets become their markers and API keys ``<SCRUBBED>``.
 
     The secrets are those known when the run starts (the file's state and ``--state`` values whose keys are
     redacted), as the run's own redactor finds them; text that could begin one is held back until it cannot.
     """
-    from ._redaction.api_keys import SCRUBBED, api_keys_from_env
+    from ._redaction.api_keys import API_KEY_MARKER, api_keys_from_env
     from ._redaction.redactor import Redactor
-    from ._redaction.streamed_text import StreamedTextScrubber
+    from ._redaction.streamed_text import StreamedTextRedactor
 
     workflow = load_workflow(args.file)
     redactor = Redactor.from_workflow(workflow)
     secrets = redactor.secret_values({**workflow.state, **parse_state_args(args.state)})
-    return StreamedTextScrubber([*((secret, redactor.marker(secret)) for secret in secrets),
-                                 *((key, SCRUBBED) for key in api_keys_from_env())])
+    return StreamedTextRedactor([*((secret, redactor.marker(secret)) for secret in secrets),
+                                 *((key, API_KEY_MARKER) for key in api_keys_from_env())])
 
 
 def _cmd_resume(args: argparse.Namespace) -> int:

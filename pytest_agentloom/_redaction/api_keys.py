@@ -12,12 +12,17 @@ import os
 from collections.abc import Iterable, Mapping
 
 __all__ = [
-    "API_KEY_SUFFIX", "MIN_KEY_LENGTH", "SCRUBBED", "api_keys_from_env", "is_api_key_name", "replace_each",
-    "scrub_api_keys",
+    "API_KEY_MARKER",
+    "API_KEY_SUFFIX",
+    "MIN_KEY_LENGTH",
+    "api_keys_from_env",
+    "is_api_key_name",
+    "redact_api_keys",
+    "replace_each",
 ]
 
 API_KEY_SUFFIX = "_API_KEY"
-SCRUBBED = "<SCRUBBED>"
+API_KEY_MARKER = "<SCRUBBED>"
 #: Values shorter than this are not searched for (a placeholder such as "x" would match everywhere).
 MIN_KEY_LENGTH = 8
 
@@ -39,9 +44,9 @@ def api_keys_from_env(env: Mapping[str, str] | None = None) -> list[str]:
     return sorted(found, key=lambda value: (-len(value), value))
 
 
-def scrub_api_keys(text: str, env: Mapping[str, str] | None = None) -> str:
+def redact_api_keys(text: str, env: Mapping[str, str] | None = None) -> str:
     """``text`` with the value of every ``*_API_KEY`` environment variable replaced by ``<SCRUBBED>``."""
-    return replace_each(text, [(key, SCRUBBED) for key in api_keys_from_env(env)])
+    return replace_each(text, [(key, API_KEY_MARKER) for key in api_keys_from_env(env)])
 
 
 def replace_each(text: str, pairs: Iterable[tuple[str, str]]) -> str:

@@ -31,20 +31,20 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from .api_keys import SCRUBBED, api_keys_from_env, replace_each
+from .api_keys import API_KEY_MARKER, api_keys_from_env, replace_each
 
 if TYPE_CHECKING:
     from vcr.request import Request
 
 __all__ = [
+    "API_KEY_MARKER",
     "KEPT_REQUEST_HEADERS",
     "KEPT_RESPONSE_HEADERS",
-    "SCRUBBED",
     "SECRET_HEADERS",
     "SECRET_QUERY_PARAMS",
-    "Scrubber",
+    "HttpRedactor",
     "api_keys_from_env",
-    "scrub_data",
+    "redact_data",
 ]
 
 SECRET_HEADERS = frozenset({
@@ -57,18 +57,18 @@ KEPT_RESPONSE_HEADERS = frozenset({"content-type", "retry-after", "retry-after-m
 KEPT_RESPONSE_HEADER_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-")
 
 
-def scrub_data(value: Any, scrub: Callable[[str], str]) -> Any:
-    """A copy of JSON-like data with ``scrub`` applied to every string, keys included.
+def redact_data(value: Any, redact: Callable[[str], str]) -> Any:
+    """A copy of JSON-like data with ``redact`` applied to every string, keys included.
 
     Data is scrubbed *before* it is serialised: YAML folds or escapes a long or
     multi-line string, so the serialised text may no longer contain the value.
     """
     if isinstance(value, str):
-        return scrub(value)
+        return redact(value)
     if isinstance(value, Mapping):
-        return {scrub(key) if isinstance(key, str) else key: scrub_data(item, scrub) for key, item in value.items()}
+        return {redact(key) if isinstance(key, str) else key: redact_data(item, redact) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [scrub_data(item, scrub) for item in value]
+        return [redact_data(item, redact) for item in value]
     return value
 
 
@@ -80,7 +80,7 @@ def _is_json_body(content_type: str) -> bool:
 _EVENT_LINE = re.compile(r"^(data:[ \t]*)?([\[{].*)$")
 
 
-def scrub_stream(text: str, pairs: Sequence[tuple[str, str]]) -> str:
+def redact_stream(text: str, pairs: Sequence[tuple[str, str]]) -> str:
     """A streamed body (SSE ``data:`` lines, NDJSON lines) with each secret replaced in what the events add up to.
 
     A provider streams a reply token by token, so a secret usually arrives split
@@ -173,11 +173,11 @@ def _body_bytes(request: Any) -> bytes | None:
     return bytes(raw) if raw is not None else None
 
 
-def _nothing_to_scrub(request: Any) -> bool:
-    """Whether :meth:`Scrubber.request` (with no values to replace) would return a request equal to this one."""
+def _nothing_to_redact(request: Any) -> bool:
+    """Whether :meth:`HttpRedactor.request` (with no values to replace) would return a request equal to this one."""
     if not all(name in KEPT_REQUEST_HEADERS for name in request.headers):  # kept names are lower case
         return False
-    return isinstance(request.body, bytes | None) and Scrubber.url(request.uri) == request.uri
+    return isinstance(request.body, bytes | None) and HttpRedactor.url(request.uri) == request.uri
 
 
 def _keep_response_header(name: str) -> bool:
@@ -201,7 +201,7 @@ def _decompress(body: bytes, encoding: str) -> bytes | None:
     return None
 
 
-class Scrubber:
+class HttpRedactor:
     """Scrubs requests and responses for one cassette.
 
     ``secrets`` are raw values to replace by ``marker(value)`` (the engine's
@@ -219,10 +219,10 @@ class Scrubber:
     def _replacement_pairs(self) -> list[tuple[str, str]]:
         pairs: list[tuple[str, str]] = []
         if self.secrets and self._marker is None:
-            raise ValueError("Scrubber needs marker= to redact secrets")
+            raise ValueError("HttpRedactor needs marker= to redact secrets")
         for secret in self.secrets:
             pairs.append((secret, self._marker(secret)))  # type: ignore[misc]
-        pairs.extend((key, SCRUBBED) for key in self.api_keys)
+        pairs.extend((key, API_KEY_MARKER) for key in self.api_keys)
         # each value as it appears inside a JSON string too (quotes, backslashes, non-ASCII escaped)
         extra = []
         for raw, replacement in pairs:
@@ -243,7 +243,7 @@ class Scrubber:
 
     def data(self, value: Any) -> Any:
         """A copy of JSON data with :meth:`text` applied to every string (keys included)."""
-        return scrub_data(value, self.text)
+        return redact_data(value, self.text)
 
     def body(self, body: bytes | None, content_type: str = "") -> bytes | None:
         """A body with secrets replaced: JSON bodies as data (so escaping cannot hide a value), others as text."""
@@ -257,16 +257,16 @@ class Scrubber:
         except UnicodeDecodeError:
             return body
         if not _is_json_body(content_type):  # a stream: a secret may be split across its events
-            text = scrub_stream(text, self._pairs)
+            text = redact_stream(text, self._pairs)
         if not any(raw in text for raw, _ in self._pairs):
             result = text.encode("utf-8")
         else:
-            result = self._scrub_text_body(text, content_type).encode("utf-8")
+            result = self._redact_text_body(text, content_type).encode("utf-8")
         if len(self._body_cache) < 256:
             self._body_cache[body] = result
         return result
 
-    def _scrub_text_body(self, text: str, content_type: str) -> str:
+    def _redact_text_body(self, text: str, content_type: str) -> str:
         if _is_json_body(content_type):
             try:
                 data = json.loads(text)
@@ -283,15 +283,15 @@ class Scrubber:
         A request with nothing to scrub (one read from a cassette, when no secret or key is known) comes back
         as it is: the copy would be equal to it, and vcrpy scrubs every recording it loads.
         """
-        if not self._pairs and _nothing_to_scrub(request):
+        if not self._pairs and _nothing_to_redact(request):
             return request
-        scrubbed = copy.copy(request)
+        redacted = copy.copy(request)
         headers = {name.lower(): value for name, value in request.headers.items()}
         kept = {name: self.text(str(value)) for name, value in headers.items() if name in KEPT_REQUEST_HEADERS}
-        scrubbed.headers = kept
-        scrubbed.uri = self.text(self.url(request.uri))
-        scrubbed.body = self.body(_body_bytes(request), headers.get("content-type", "application/json"))
-        return scrubbed
+        redacted.headers = kept
+        redacted.uri = self.text(self.url(request.uri))
+        redacted.body = self.body(_body_bytes(request), headers.get("content-type", "application/json"))
+        return redacted
 
     @staticmethod
     def url(url: str) -> str:
@@ -306,7 +306,7 @@ class Scrubber:
         pairs = parse_qsl(parts.query, keep_blank_values=True)
         if not any(name.lower() in SECRET_QUERY_PARAMS for name, _ in pairs):
             return url
-        query = urlencode([(name, SCRUBBED if name.lower() in SECRET_QUERY_PARAMS else value)
+        query = urlencode([(name, API_KEY_MARKER if name.lower() in SECRET_QUERY_PARAMS else value)
                            for name, value in pairs], safe="<>")
         return urlunsplit(parts._replace(query=query))
 

@@ -19,7 +19,7 @@ Rules (README: Redaction):
   AgentLoom's own fields (``steps``, ``status``, ``max_tokens``, token usage,
   trace fields) are never matched, so ``*token*`` is a safe pattern.
 - As a second line of defence, every string leaving the process is scrubbed of
-  the secret values themselves (:meth:`Redactor.scrub_text`): a prompt or a
+  the secret values themselves (:meth:`Redactor.redact_text`): a prompt or a
   tool argument that embedded ``{state.api_key}`` shows the marker instead. The
   value of every ``*_API_KEY`` environment variable becomes ``<SCRUBBED>`` the
   same way, with or without patterns (a reply that repeats a key, a tool that
@@ -47,7 +47,7 @@ from ..engine._evaluate.paths import parse_path
 from ..engine._outcome.result import StepResult, WorkflowResult
 from ..engine._outcome.trace import Trace, TraceEvent
 from ..errors import UsageError
-from .api_keys import SCRUBBED, api_keys_from_env
+from .api_keys import API_KEY_MARKER, api_keys_from_env
 from .salt import load_salt
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MARKER_PATTERN",
-    "MIN_SCRUB_LENGTH",
+    "MIN_SECRET_TEXT_LENGTH",
     "OWN_STATE_KEYS",
     "PATTERNS_ENV",
     "Redactor",
@@ -68,7 +68,7 @@ MARKER_PATTERN = re.compile(r"<REDACTED:sha256=[0-9a-f]{16}>")
 OWN_STATE_KEYS = ("steps", "_approval")
 #: Secret values shorter than this are redacted where their key matches, but not searched for inside
 #: other strings: replacing every "42" in every prompt would make traces unreadable.
-MIN_SCRUB_LENGTH = 4
+MIN_SECRET_TEXT_LENGTH = 4
 
 
 def make_marker(value: Any, *, salt: bytes) -> str:
@@ -235,11 +235,11 @@ class Redactor:
             if name == "steps" and isinstance(value, Mapping):
                 out[key] = self._redact_steps(value, secrets)
             elif name == "_approval":
-                out[key] = self.scrub(value, secrets)
+                out[key] = self.redact_strings(value, secrets)
             elif self.active and self.matches(name):
                 out[key] = self.redact_value(value)
             else:
-                out[self._scrub_key(key, secrets)] = self._walk(value, name, secrets)
+                out[self._redact_key(key, secrets)] = self._walk(value, name, secrets)
         return out
 
     def redact_output(self, step_id: str, value: Any, secrets: list[str] | None = None) -> Any:
@@ -258,11 +258,11 @@ class Redactor:
             if isinstance(entry, Mapping):
                 out[step_id] = {
                     field: self.redact_output(str(step_id), item, secrets) if field == "output"
-                    else self.scrub(item, secrets)
+                    else self.redact_strings(item, secrets)
                     for field, item in entry.items()
                 }
             else:
-                out[step_id] = self.scrub(entry, secrets)
+                out[step_id] = self.redact_strings(entry, secrets)
         return out
 
     def _walk(self, value: Any, path: str | None, secrets: list[str]) -> Any:
@@ -274,13 +274,13 @@ class Redactor:
                 name = str(key)
                 dotted = f"{path}.{name}" if path else name
                 if self.active and self.matches(name, dotted):
-                    out[self._scrub_key(key, secrets)] = self.redact_value(item)
+                    out[self._redact_key(key, secrets)] = self.redact_value(item)
                 else:
-                    out[self._scrub_key(key, secrets)] = self._walk(item, dotted, secrets)
+                    out[self._redact_key(key, secrets)] = self._walk(item, dotted, secrets)
             return out
         if isinstance(value, list | tuple):
             return [self._walk(item, path, secrets) for item in value]
-        return self.scrub(value, secrets)
+        return self.redact_strings(value, secrets)
 
     def redact_mapping(self, mapping: Mapping[str, Any], secrets: list[str] | None = None) -> dict[str, Any]:
         """Workflow data keyed by the user (``tool_args``, ``input``, webhook headers), matched from its root."""
@@ -293,7 +293,7 @@ class Redactor:
         """Every redacted value in ``state`` as text, longest first, for scrubbing raw text (cassettes).
 
         Strings are returned as they are; other scalars in their JSON form.
-        Values shorter than :data:`MIN_SCRUB_LENGTH` are left out.
+        Values shorter than :data:`MIN_SECRET_TEXT_LENGTH` are left out.
         """
         if not self.active:
             return []
@@ -309,7 +309,7 @@ class Redactor:
                     collect(item)
             elif value is not None and not isinstance(value, bool):
                 text = _canonical(value)
-                if len(text) >= MIN_SCRUB_LENGTH and not MARKER_PATTERN.fullmatch(text):
+                if len(text) >= MIN_SECRET_TEXT_LENGTH and not MARKER_PATTERN.fullmatch(text):
                     found.setdefault(text)
 
         def visit(value: Any, path: str | None) -> None:
@@ -337,7 +337,7 @@ class Redactor:
                     collect(entry["output"])
         return sorted(found, key=lambda text: (-len(text), text))
 
-    def scrub_text(self, text: str, secrets: Iterable[str]) -> str:
+    def redact_text(self, text: str, secrets: Iterable[str]) -> str:
         """``text`` with every occurrence of each secret replaced by that secret's marker, and of each API key
         of the environment by ``<SCRUBBED>`` (a model may repeat a key, a tool may print one)."""
         for secret in secrets:
@@ -345,37 +345,37 @@ class Redactor:
                 text = text.replace(secret, self.marker(secret))
         for key in self.api_keys:
             if key in text:
-                text = text.replace(key, SCRUBBED)
+                text = text.replace(key, API_KEY_MARKER)
         return text
 
-    def scrub(self, value: Any, secrets: list[str]) -> Any:
-        """A copy of ``value`` with :meth:`scrub_text` applied to every string, dictionary keys included
+    def redact_strings(self, value: Any, secrets: list[str]) -> Any:
+        """A copy of ``value`` with :meth:`redact_text` applied to every string, dictionary keys included
         (a tool may key its result by a secret); keys are never matched against the patterns here."""
         value = _as_data(value)
         if isinstance(value, str):
-            return self.scrub_text(value, secrets) if secrets or self.api_keys else value
+            return self.redact_text(value, secrets) if secrets or self.api_keys else value
         if isinstance(value, Mapping):
-            return {self._scrub_key(key, secrets): self.scrub(item, secrets) for key, item in value.items()}
+            return {self._redact_key(key, secrets): self.redact_strings(item, secrets) for key, item in value.items()}
         if isinstance(value, list | tuple):
-            return [self.scrub(item, secrets) for item in value]
+            return [self.redact_strings(item, secrets) for item in value]
         return value
 
-    def _scrub_key(self, key: Any, secrets: list[str]) -> Any:
+    def _redact_key(self, key: Any, secrets: list[str]) -> Any:
         """A dictionary key with secret values replaced (string keys only: others cannot hold one)."""
-        return self.scrub_text(key, secrets) if (secrets or self.api_keys) and isinstance(key, str) else key
+        return self.redact_text(key, secrets) if (secrets or self.api_keys) and isinstance(key, str) else key
 
     # -- the workflow definition ----------------------------------------------------------------------------
 
     def redact_definition(self, definition: Mapping[str, Any], secrets: list[str]) -> dict[str, Any]:
         """A dumped workflow with its ``state:`` block, ``tool_args``, ``input`` and webhook headers redacted
         (those of a ``workflow_inline`` child too)."""
-        out = dict(self.scrub(dict(definition), secrets))
+        out = dict(self.redact_strings(dict(definition), secrets))
         if isinstance(definition.get("state"), Mapping):
             # the file's own state: its key matching, plus the run's secrets
             out["state"] = self._walk_state_block(definition["state"], secrets)
         steps = []
         for raw in definition.get("steps") or []:
-            step = dict(self.scrub(raw, secrets)) if isinstance(raw, Mapping) else raw
+            step = dict(self.redact_strings(raw, secrets)) if isinstance(raw, Mapping) else raw
             if isinstance(raw, Mapping):
                 for field in ("tool_args", "input"):
                     if isinstance(raw.get(field), Mapping):
@@ -414,7 +414,7 @@ class Redactor:
     def redact_step(self, result: StepResult, secrets: list[str]) -> StepResult:
         """A step's result with its output redacted like state, its error and reasoning scrubbed."""
         output = self.redact_output(result.step_id, result.output, secrets)
-        error = self.scrub_text(result.error, secrets) if result.error else result.error
+        error = self.redact_text(result.error, secrets) if result.error else result.error
         reasoning = result.reasoning_content
         if reasoning is not None and self.active:  # the reasoning text is redacted whenever the output is
             reasoning = self.redact_output(result.step_id, reasoning, secrets)
@@ -429,7 +429,7 @@ class Redactor:
                 if key == "args" and isinstance(value, Mapping):
                     data[key] = self.redact_mapping(value, secrets)
                 else:
-                    data[key] = self.scrub(value, secrets)
+                    data[key] = self.redact_strings(value, secrets)
             events.append(TraceEvent(event.seq, event.time, event.kind, event.step_id, event.attempt, data))
         return Trace(events)
 

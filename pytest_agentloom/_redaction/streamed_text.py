@@ -1,7 +1,7 @@
 """Scrubbing text that is printed as it arrives (``agentloom run --stream``).
 
 A secret in a streamed reply arrives in pieces, so no single piece can be
-checked alone. :class:`StreamedTextScrubber` keeps back only the end of what it
+checked alone. :class:`StreamedTextRedactor` keeps back only the end of what it
 was given when that end could be the start of a secret, and lets everything
 before it through at once: text that cannot begin a secret is never delayed.
 """
@@ -12,10 +12,10 @@ from collections.abc import Iterable
 
 from .api_keys import replace_each
 
-__all__ = ["StreamedTextScrubber"]
+__all__ = ["StreamedTextRedactor"]
 
 
-class StreamedTextScrubber:
+class StreamedTextRedactor:
     """Replaces each ``(secret, replacement)`` in a text given piece by piece (:meth:`feed`, then :meth:`flush`)."""
 
     def __init__(self, pairs: Iterable[tuple[str, str]]) -> None:

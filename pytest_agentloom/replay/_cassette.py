@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .._core.files import one_to_one_name
 from .._core.offline import Seal, seal
 from .._core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
-from .._redaction.http_traffic import Scrubber, api_keys_from_env
+from .._redaction.http_traffic import HttpRedactor, api_keys_from_env
 from ..errors import (
     CassetteMismatchError,
     CassetteNotFoundError,
@@ -145,7 +145,7 @@ def _cassette_class(session: CassetteSession) -> Any:
 
         def can_play_response_for(self, request: Any) -> bool:
             playable = bool(super().can_play_response_for(request))
-            if not playable and session._scrub_request(request) is not None:  # a provider call's request
+            if not playable and session._redact_request(request) is not None:  # a provider call's request
                 if self.write_protected:
                     session._unmatched(request)
                 else:  # about to be sent live: note it, to record it even if no response comes
@@ -158,8 +158,8 @@ def _cassette_class(session: CassetteSession) -> Any:
 
         def play_response(self, request: Any) -> Any:
             """vcrpy's answer, found through the index (see :mod:`._match_index`) rather than a scan."""
-            scrubbed = session._scrub_request(request)
-            position = None if scrubbed is None else self._next(scrubbed)
+            redacted = session._redact_request(request)
+            position = None if redacted is None else self._next(redacted)
             if position is None:
                 raise UnhandledHTTPRequestError(
                     f"The cassette ({session.config.display_path}) doesn't contain the request asked for")
@@ -244,13 +244,13 @@ class CassetteSession:
         self.mode = config.mode
         self._loaded: tuple[Provenance | None, list[Any], list[dict[str, Any]]] | None = None
         self._cassette: Any = None
-        self._scrubber = Scrubber(api_keys=[*api_keys_from_env(config.env), *config.api_keys])
+        self._http_redactor = HttpRedactor(api_keys=[*api_keys_from_env(config.env), *config.api_keys])
         self._secrets: set[str] = set()
         self._workflows: dict[str, str] = {}
         self._vcr_context: Any = None
         self._index = RequestIndex(resolve_matchers(config.match_on, config.ignore))
         self._loading = False
-        self._last_scrub: tuple[Request, Scrubber, Request | None] | None = None
+        self._last_redacted: tuple[Request, HttpRedactor, Request | None] | None = None
         self.mismatches: list[CassetteMismatchError] = []
         self.unsent: list[RequestNotInterceptedError] = []  # requests vcrpy let through in a replay: none sent
         self.seal = Seal(self.not_intercepted)
@@ -284,8 +284,8 @@ class CassetteSession:
             self._loaded = read_cassette(self.config.path)
         self._vcr_context = _cassette_class(self).use(
             path=str(self.config.path), persister=_Persister(self), record_mode=VcrMode(self.mode.value),
-            match_on=self._matchers(), before_record_request=self._scrub_request,
-            before_record_response=self._scrub_response, allow_playback_repeats=False,
+            match_on=self._matchers(), before_record_request=self._redact_request,
+            before_record_response=self._redact_response, allow_playback_repeats=False,
         )
         self._loading = True  # the recordings vcrpy appends as it loads pass the filter
         try:
@@ -374,13 +374,13 @@ class CassetteSession:
         return True
 
     def render(self) -> str:
-        """The cassette's text as :meth:`write` writes it (scrubbed), without writing it."""
+        """The cassette's text as :meth:`write` writes it (redacted), without writing it."""
         data = self._cassette.data
         workflows = dict(self.provenance.workflows) if self.provenance and self.mode is not RecordMode.ALL else {}
         workflows.update(self._workflows)
         provenance = Provenance.now(test=self.config.test_id, record_mode=self.mode.value, workflows=workflows)
         text = dumps(provenance, [req for req, _ in data], [resp for _, resp in data])
-        return self._scrubber.text(text)
+        return self._http_redactor.text(text)
 
     # -- what a run tells the session -----------------------------------------------------------------------
 
@@ -394,12 +394,12 @@ class CassetteSession:
         secrets = redactor.secret_values({**workflow.state, **dict(state or {})})
         if secrets and not set(secrets) <= self._secrets:
             self._secrets.update(secrets)
-            self._scrubber = Scrubber(secrets=sorted(self._secrets), marker=redactor.marker,
-                                      api_keys=self._scrubber.api_keys)
+            self._http_redactor = HttpRedactor(secrets=sorted(self._secrets), marker=redactor.marker,
+                                      api_keys=self._http_redactor.api_keys)
 
-    def scrub_text(self, text: str) -> str:
+    def redact_text(self, text: str) -> str:
         """``text`` with the secrets and API keys this session knows replaced, as in the cassette file."""
-        return self._scrubber.text(text)
+        return self._http_redactor.text(text)
 
     def stale_workflows(self) -> list[str]:
         """Workflow files run by this test whose hash differs from the one recorded in the cassette."""
@@ -446,19 +446,19 @@ class CassetteSession:
 
     # -- vcrpy hooks ----------------------------------------------------------------------------------------
 
-    def _scrub_request(self, request: Request) -> Request | None:
-        """The scrubbed copy of a provider call's ``request`` (``None`` for any other request, which vcrpy
+    def _redact_request(self, request: Request) -> Request | None:
+        """The redacted copy of a provider call's ``request`` (``None`` for any other request, which vcrpy
         then lets through: see :meth:`open`); vcrpy asks for it up to three times per request, so the
         last answer is kept for the same request object and scrubber."""
-        last = self._last_scrub
-        if last is not None and last[0] is request and last[1] is self._scrubber:
+        last = self._last_redacted
+        if last is not None and last[0] is request and last[1] is self._http_redactor:
             return last[2]
-        scrubbed = self._scrubber.request(request) if self._loading or current_call.get() is not None else None
-        self._last_scrub = (request, self._scrubber, scrubbed)
-        return scrubbed
+        redacted = self._http_redactor.request(request) if self._loading or current_call.get() is not None else None
+        self._last_redacted = (request, self._http_redactor, redacted)
+        return redacted
 
-    def _scrub_response(self, response: dict[str, Any]) -> dict[str, Any]:
-        return self._scrubber.response(response)
+    def _redact_response(self, response: dict[str, Any]) -> dict[str, Any]:
+        return self._http_redactor.response(response)
 
     def _sent(self, request: Request) -> None:
         call = current_call.get()
@@ -478,10 +478,10 @@ class CassetteSession:
             return
         reason = _NO_RESPONSE_TIMEOUT if _is_timeout(error) else _NO_RESPONSE_DROPPED
         for request, position in reversed(call.pending):
-            scrubbed = self._scrubber.request(request)
+            redacted = self._http_redactor.request(request)
             response = {"status": {"code": NO_RESPONSE_STATUS, "message": reason}, "headers": {},
                         "body": {"string": b""}}
-            self._cassette.data.insert(min(position, len(self._cassette.data)), (scrubbed, response))
+            self._cassette.data.insert(min(position, len(self._cassette.data)), (redacted, response))
             self._cassette.dirty = True
             self._index.invalidate()
         call.pending.clear()
@@ -514,7 +514,7 @@ class CassetteSession:
     def _unmatched(self, request: Request) -> None:
         """vcrpy found no unused recording for ``request`` in a write-protected mode: build our error."""
         call = current_call.get()
-        error = self._mismatch_error(self._scrubber.request(request), call.request if call else None)
+        error = self._mismatch_error(self._http_redactor.request(request), call.request if call else None)
         self.mismatches.append(error)
         if call is not None and call.mismatch is None:
             call.mismatch = error

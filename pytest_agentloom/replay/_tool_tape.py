@@ -19,7 +19,7 @@ interactions; tools allowed to run for real are left out of it.
 
 The tape is a YAML file next to the cassette (``<cassette>.tools.yaml``) with
 ``format_version`` 1 and one entry per call: ``tool``, ``arguments``, and
-``result`` or ``error`` (``type``, ``message``, ``code``). ``scrub`` (the
+``result`` or ``error`` (``type``, ``message``, ``code``). ``redact`` (the
 cassette's scrubber) takes secret values out of the file; calls are matched
 on their scrubbed arguments, so a recorded marker matches the real value.
 """
@@ -34,7 +34,7 @@ from typing import Any
 
 from .._core.files import write_text_atomic
 from .._core.yaml_io import read_yaml_file
-from .._redaction.http_traffic import scrub_data
+from .._redaction.http_traffic import redact_data
 from ..errors import ArtifactError, DataReadError, StepError, ToolError, ToolReplayMissError
 from ..tools._registry import Tool, ToolRegistry, as_tool
 
@@ -63,10 +63,10 @@ class ToolTape:
     """One test's recorded tool results: ``wrap`` a registry, run, then ``save`` (when recording)."""
 
     def __init__(self, path: str | os.PathLike[str], *, recording: bool,
-                 allow_real: bool | Iterable[str] = False, scrub: Callable[[str], str] | None = None,
+                 allow_real: bool | Iterable[str] = False, redact: Callable[[str], str] | None = None,
                  append: bool = False) -> None:
         self.path = Path(path)
-        self.scrub = scrub or (lambda text: text)  # secrets out of the file, and out of the matching
+        self.redact = redact or (lambda text: text)  # secrets out of the file, and out of the matching
         self.recording = recording
         self.append = append and recording
         self.allow_real = allow_real if isinstance(allow_real, bool) else frozenset(allow_real)
@@ -153,9 +153,9 @@ class ToolTape:
 
     def _match(self, name: str, arguments: dict[str, Any]) -> int | None:
         """The first unused call from the file with this tool and these arguments."""
-        wanted = self.scrub(_key(name, arguments))  # recorded arguments were scrubbed of secrets: compare alike
+        wanted = self.redact(_key(name, arguments))  # recorded arguments were scrubbed of secrets: compare alike
         for index, entry in enumerate(self.entries[:self.loaded_count]):
-            if index not in self._used and self.scrub(_key(entry["tool"], entry.get("arguments") or {})) == wanted:
+            if index not in self._used and self.redact(_key(entry["tool"], entry.get("arguments") or {})) == wanted:
                 return index
         return None
 
@@ -171,7 +171,7 @@ class ToolTape:
         if index is not None:
             return self._use(index)
         same_tool = [entry.get("arguments") for entry in self.entries if entry["tool"] == name]
-        shown = self.scrub(json.dumps(_plain(arguments), sort_keys=True))
+        shown = self.redact(json.dumps(_plain(arguments), sort_keys=True))
         raise ToolReplayMissError(
             f"Tool '{name}' has side effects, and the recording has no call to it with these arguments, "
             f"so it was not run: {shown}\n"
@@ -191,7 +191,7 @@ class ToolTape:
         unused = self.unused()
         if not unused:
             return None
-        shown = [f"    {entry['tool']} {self.scrub(json.dumps(entry.get('arguments') or {}, sort_keys=True))}"
+        shown = [f"    {entry['tool']} {self.redact(json.dumps(entry.get('arguments') or {}, sort_keys=True))}"
                  for entry in unused[:10]]
         if len(unused) > 10:
             shown.append(f"    ... and {len(unused) - 10} more")
@@ -218,10 +218,10 @@ class ToolTape:
             return None
         import yaml
 
-        calls = scrub_data(self.entries, self.scrub)  # as data first: YAML may fold a multi-line value
+        calls = redact_data(self.entries, self.redact)  # as data first: YAML may fold a multi-line value
         text = yaml.safe_dump({"format_version": TAPE_FORMAT_VERSION, "calls": calls}, sort_keys=False,
                               allow_unicode=True)
-        return self.scrub(text)
+        return self.redact(text)
 
 
 def _bad_call(calls: Any) -> str | None:

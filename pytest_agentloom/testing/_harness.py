@@ -483,7 +483,7 @@ class AgentloomHarness:
             session = self._cassette.session
             return VerdictCall(path=path, label=label, refresh=recording, defer=recording,
                                refresh_command=self._cassette.settings.record_command(self._cassette.item),
-                               scrub=session.scrub_text if session is not None else None)
+                               redact=session.redact_text if session is not None else None)
         command = update_hint(self.nodeid).partition("\n  ")[2]
         return VerdictCall(path=path, label=label, refresh=self._snapshots.update, defer=False, refresh_command=command)
 

@@ -236,7 +236,7 @@ class TestCassette:
         if self.tape is None:
             replaying = self.settings.mode is RecordMode.NONE or (
                 self.settings.mode is RecordMode.ONCE and self.path.is_file())
-            self.tape = ToolTape(tape_path(self.path), recording=not replaying, scrub=self._session().scrub_text,
+            self.tape = ToolTape(tape_path(self.path), recording=not replaying, redact=self._session().redact_text,
                                  append=self.settings.mode is RecordMode.NEW_EPISODES)
         self.tape.allow_real = allow_real if isinstance(allow_real, bool) else frozenset(allow_real)
         registry = run_tools(workflow.config.sandbox, workflow.base_dir, tools)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .._core.speedups import speedups_on
-from .._redaction.api_keys import scrub_api_keys
+from .._redaction.api_keys import redact_api_keys
 from ..errors import ToolError
 from ._processes import read_text_prefix, run_command
 from ._registry import Tool, ToolRegistry, tool
@@ -112,7 +112,7 @@ def builtin_tools(sandbox: Sandbox) -> list[Tool]:
         async with httpx.AsyncClient(timeout=timeout, follow_redirects=False,
                                      transport=sandbox.http_transport()) as client:
             response = await client.request(method, url, headers=headers, content=body)
-        return {"status": response.status_code, "body": scrub_api_keys(response.text[:_MAX_OUTPUT_CHARS])}
+        return {"status": response.status_code, "body": redact_api_keys(response.text[:_MAX_OUTPUT_CHARS])}
 
     @_builtin(side_effects=True)
     async def shell_command(command: str, timeout: float = 30.0, cwd: str | None = None) -> dict[str, Any]:
@@ -124,14 +124,14 @@ def builtin_tools(sandbox: Sandbox) -> list[Tool]:
         folder = sandbox.check_read(cwd, "shell_command") if cwd is not None else sandbox.base_dir
         argv = sandbox.check_command(shlex.split(command))
         done = await run_command(argv, cwd=folder, timeout=timeout, env=sandbox.command_env())
-        return {**done, "stdout": scrub_api_keys(done["stdout"]), "stderr": scrub_api_keys(done["stderr"])}
+        return {**done, "stdout": redact_api_keys(done["stdout"]), "stderr": redact_api_keys(done["stderr"])}
 
     @_builtin()
     def file_read(path: str) -> str:
         """Read a text file and return its content."""
         _refuse_nul("file_read", path)
         target = sandbox.check_read(path)
-        return scrub_api_keys(read_text_prefix(target, _MAX_OUTPUT_CHARS))
+        return redact_api_keys(read_text_prefix(target, _MAX_OUTPUT_CHARS))
 
     @_builtin(side_effects=True)
     def file_write(path: str, content: str, append: bool = False) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_agentloom._redaction.api_keys import api_keys_from_env, scrub_api_keys
+from pytest_agentloom._redaction.api_keys import api_keys_from_env, redact_api_keys
 
 
 def test_keys_follow_every_change_of_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -16,7 +16,7 @@ def test_keys_follow_every_change_of_the_environment(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("ZZ_TEST_API_KEY", "sk-other-value-5678")  # same name, same count of variables
     keys = api_keys_from_env()
     assert "sk-other-value-5678" in keys and "sk-first-value-1234" not in keys
-    assert scrub_api_keys("say sk-other-value-5678") == "say <SCRUBBED>"
+    assert redact_api_keys("say sk-other-value-5678") == "say <SCRUBBED>"
     monkeypatch.delenv("ZZ_TEST_API_KEY")
     assert "sk-other-value-5678" not in api_keys_from_env()
 

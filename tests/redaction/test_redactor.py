@@ -301,7 +301,7 @@ def test_a_secret_used_as_a_dictionary_key_is_replaced_in_keys_too():
     out = r.redact_state(state)
     assert out["lookup"] == {m("tok-abcdef-123"): {"owner": "ann"}}
     assert m("tok-abcdef-123") in out and "tok-abcdef-123" not in str(out)
-    assert r.scrub({"x": {"tok-abcdef-123": "v"}}, ["tok-abcdef-123"]) == {"x": {m("tok-abcdef-123"): "v"}}
+    assert r.redact_strings({"x": {"tok-abcdef-123": "v"}}, ["tok-abcdef-123"]) == {"x": {m("tok-abcdef-123"): "v"}}
 
 
 def test_the_results_state_is_a_copy():

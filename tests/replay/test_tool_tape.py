@@ -170,25 +170,25 @@ def test_a_replay_miss_in_a_tool_loop_fails_the_step_instead_of_going_back_to_th
 
 def test_secrets_are_scrubbed_from_the_file_and_replay_still_matches(tmp_path: Path) -> None:
     path = tmp_path / "t.tools.yaml"
-    scrub = lambda text: text.replace("s3cret-7", "<REDACTED>")  # noqa: E731 - the cassette's scrubber
-    recording = ToolTape(path, recording=True, scrub=scrub)
+    redact = lambda text: text.replace("s3cret-7", "<REDACTED>")  # noqa: E731 - the cassette's http_redactor
+    recording = ToolTape(path, recording=True, redact=redact)
     call(recording.wrap(Outbox().tools), "send_email", to="s3cret-7@example.org")
     recording.save()
     assert "s3cret-7" not in path.read_text()
 
     outbox = Outbox()
-    tools = ToolTape(path, recording=False, scrub=scrub).wrap(outbox.tools)
+    tools = ToolTape(path, recording=False, redact=redact).wrap(outbox.tools)
     assert call(tools, "send_email", to="s3cret-7@example.org") == "sent to <REDACTED>@example.org"
     assert outbox.sent == []
 
 
 def test_a_multi_line_or_long_secret_is_scrubbed_before_yaml_folds_it(tmp_path: Path) -> None:
-    from pytest_agentloom._redaction.http_traffic import Scrubber
+    from pytest_agentloom._redaction.http_traffic import HttpRedactor
 
     secret = "-----BEGIN KEY-----\nMIIEvAIBADANBgkqhkiG9w0BAQEFAASC " + "x" * 90 + "\n-----END KEY-----"
-    scrubber = Scrubber(secrets=[secret], marker=lambda value: "<REDACTED:sha256=0123456789abcdef>")
+    http_redactor = HttpRedactor(secrets=[secret], marker=lambda value: "<REDACTED:sha256=0123456789abcdef>")
     path = tmp_path / "t.tools.yaml"
-    recording = ToolTape(path, recording=True, scrub=scrubber.text)
+    recording = ToolTape(path, recording=True, redact=http_redactor.text)
     call(recording.wrap(Outbox().tools), "send_email", to=f"{secret} ops@example.org")
     recording.save()
     text = path.read_text()

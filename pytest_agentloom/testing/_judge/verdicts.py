@@ -52,7 +52,7 @@ class VerdictCall:
     ``refresh`` says the judge is being asked afresh (recording, or a scripted judge under
     ``--agentloom-update-snapshots``), so a stale verdict is replaced rather than refused; ``defer`` says the
     new verdict is written only when the test passes (it came from a recording). ``refresh_command`` is
-    what the stale message tells the user to run; ``scrub`` (the cassette's) takes secrets and API keys out
+    what the stale message tells the user to run; ``redact`` (the cassette's) takes secrets and API keys out
     of the texts the file keeps, as it does for the cassette.
     """
 
@@ -61,7 +61,7 @@ class VerdictCall:
     refresh: bool
     defer: bool
     refresh_command: str
-    scrub: Callable[[str], str] | None = None
+    redact: Callable[[str], str] | None = None
 
 
 @dataclass
@@ -88,8 +88,8 @@ class VerdictBook:
         """Compare ``verdict`` with the stored one, or write it as the flags say (see the module docs)."""
         __tracebackhide__ = True
         record = verdict.record()
-        if call.scrub is not None:
-            record = {key: call.scrub(value) if isinstance(value, str) else value for key, value in record.items()}
+        if call.redact is not None:
+            record = {key: call.redact(value) if isinstance(value, str) else value for key, value in record.items()}
         fresh = {"format_version": VERDICT_FORMAT, "verdict": record}
         text = dump_yaml(fresh)
         stored = self._stored(call) if call.path.is_file() else None

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..._redaction.api_keys import scrub_api_keys
+from ..._redaction.api_keys import redact_api_keys
 from ...errors import DriftError, ErrorCode, RecordingRefusedError, render_message
 from ...replay._modes import RecordMode
 from .._settings.option_table import read_setting
@@ -287,4 +287,4 @@ def _headline(report: pytest.TestReport) -> str:
     crash = getattr(report.longrepr, "reprcrash", None)
     text = getattr(crash, "message", None) or report.longreprtext.strip().splitlines()[-1:] or [""]
     first = text if isinstance(text, str) else text[0]
-    return scrub_api_keys(first.splitlines()[0] if first else "")[:300]
+    return redact_api_keys(first.splitlines()[0] if first else "")[:300]

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..._redaction.api_keys import scrub_api_keys
+from ..._redaction.api_keys import redact_api_keys
 from ...engine._outcome.result import WorkflowResult
 
 __all__ = ["PROVIDER_FAILURES", "run_facts"]
@@ -55,7 +55,7 @@ def run_facts(result: WorkflowResult, workflow_key: str) -> dict[str, Any]:
         if step.error_code and step.status.value == "failed":  # a skipped step's code repeats why: not a change
             facts["errors"][step_id] = step.error_code
             if step.error_code in PROVIDER_FAILURES and step.error:
-                facts["messages"][step_id] = scrub_api_keys(step.error)[:600]
+                facts["messages"][step_id] = redact_api_keys(step.error)[:600]
     return facts
 
 
@@ -78,9 +78,9 @@ def _read_event(facts: dict[str, Any], kind: str, step: str, data: dict[str, Any
 
 def _arguments(args: Any) -> str:
     text = json.dumps(args, sort_keys=True, ensure_ascii=False, default=str, separators=(", ", ": "))
-    text = scrub_api_keys(text)
+    text = redact_api_keys(text)
     return text if len(text) <= _ARGS_SHOWN else text[:_ARGS_SHOWN] + "…"
 
 
 def _short(text: Any) -> str:
-    return scrub_api_keys(str(text or "?")).splitlines()[0][:160] if text else "?"
+    return redact_api_keys(str(text or "?")).splitlines()[0][:160] if text else "?"

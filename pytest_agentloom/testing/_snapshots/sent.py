@@ -93,4 +93,4 @@ def sent_data(sent: list[LLMRequest | EmbedRequest], workflow: Workflow | None =
         return data
     redactor = Redactor.from_workflow(workflow)
     secrets = redactor.secret_values(state)
-    return redactor.scrub(data, secrets) if secrets else data  # type: ignore[no-any-return]
+    return redactor.redact_strings(data, secrets) if secrets else data  # type: ignore[no-any-return]
