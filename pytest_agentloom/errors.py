@@ -65,12 +65,10 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-    from ._core.types import Usage
 
 __all__ = [
     "AgentStopped",
@@ -497,13 +495,25 @@ class OutputPathError(StepError):
         super().__init__(f"cannot write output '{path}': {reason}", code=self.code, retryable=False)
 
 
+class _TokenCounts(Protocol):
+    """The token counts an error carries: a :class:`pytest_agentloom.providers.Usage`, named here by its fields
+    because this module is the bottom layer and imports nothing of the package."""
+
+    @property
+    def input_tokens(self) -> int: ...
+    @property
+    def output_tokens(self) -> int: ...
+    @property
+    def reasoning_tokens(self) -> int: ...
+
+
 class AgentStopped(StepError):
     """An agent loop stopped for a reason that fails its step; ``finish_reason`` is that reason.
 
     Carries what the loop spent before it stopped, so the failed step still reports tokens and cost.
     """
 
-    def __init__(self, message: str, *, reason: str, usage: Usage, cost_usd: float) -> None:
+    def __init__(self, message: str, *, reason: str, usage: _TokenCounts, cost_usd: float) -> None:
         super().__init__(message, code=reason, retryable=False)
         self.finish_reason = reason
         self.usage = usage
@@ -520,7 +530,7 @@ class ModelRefused(StepError):
 
     code: str = ErrorCode.REFUSED
 
-    def __init__(self, message: str, *, refusal: str, usage: Usage, cost_usd: float) -> None:
+    def __init__(self, message: str, *, refusal: str, usage: _TokenCounts, cost_usd: float) -> None:
         super().__init__(message, retryable=False)
         self.refusal = refusal
         self.finish_reason = "refusal"
