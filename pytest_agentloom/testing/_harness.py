@@ -19,7 +19,7 @@ from ..engine._entry.options import mock_provider
 from ..engine._entry.resume_workflow import resume_workflow
 from ..engine._entry.run_workflow import arun_workflow, run_workflow
 from ..engine._format.model import Workflow
-from ..engine._persist.records import HeldRecords
+from ..engine._outcome.held_records import HeldRecords
 from ..errors import MissingTemplateKeyWarning, UsageError, render_message
 from ..providers._scripted import Scripted
 from ..tools._registry import tools_by_name
@@ -31,7 +31,8 @@ from ._workflow_cache import load_cached
 if TYPE_CHECKING:
     from .._core.types import Provider
     from ..engine._outcome.result import WorkflowResult
-    from ._judge.judge import JudgeAsk, Verdict
+    from ._judge.judge import JudgeAsk
+    from ._judge.verdict import Verdict
     from ._judge.verdicts import VerdictBook
     from ._review.review import Observer
     from ._test_cassette import TestCassette

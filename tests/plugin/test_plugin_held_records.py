@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentloom.engine._persist.records import HeldRecords, record_name
+from pytest_agentloom.engine._outcome.held_records import HeldRecords
+from pytest_agentloom.engine._persist.records import record_name
 
 SCRIPT = "{'classify': 'question', 'reply': 'hi'}"
 

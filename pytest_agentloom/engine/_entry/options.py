@@ -21,7 +21,7 @@ from ...errors import UsageError
 from ...tools._builtins import run_tools
 from ...tools._registry import tools_by_name
 from .._format.model import Workflow
-from .._persist.records import HeldRecords
+from .._outcome.held_records import HeldRecords
 
 __all__ = ["Prepared", "ResumeOptions", "RunOptions", "check_options", "prepare"]
 

@@ -23,6 +23,7 @@ from ...errors import UsageError
 from .._format.loader import load_workflow
 from .._format.model import Workflow
 from .._format.reads import redacted_reads
+from .._outcome.held_records import HeldRecords
 from .._outcome.result import StepResult, StepStatus, WorkflowResult
 from .._outcome.step_context import PendingApproval
 from .._persist.checkpoints import (
@@ -33,7 +34,6 @@ from .._persist.checkpoints import (
     load_checkpoint,
     workflow_hash,
 )
-from .._persist.records import HeldRecords
 from .._persist.redacted_writes import Persistence
 from .._run.loop import ResumePoint, Run
 from .options import ResumeOptions, RunOptions, check_options, prepare

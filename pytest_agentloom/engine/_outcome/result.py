@@ -19,7 +19,7 @@ from ..._core.plain import to_plain
 from .trace import Trace
 
 if TYPE_CHECKING:
-    from .._persist.records import HeldRecords
+    from .held_records import HeldRecords
 
 __all__ = ["RunStatus", "StepResult", "StepStatus", "TerminationReason", "WorkflowResult"]
 

@@ -7,15 +7,48 @@ events that explain it, never the repr of the whole result.
 
 from __future__ import annotations
 
+import enum
 import json
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from .result import WorkflowResult
-    from .trace import TraceEvent
+    from .trace import Trace, TraceEvent
 
 __all__ = ["check_output", "check_status", "check_steps", "check_tool_calls"]
+
+
+class _Step(Protocol):
+    """What the checks read of a :class:`~.result.StepResult`."""
+
+    @property
+    def status(self) -> enum.Enum: ...
+    @property
+    def output(self) -> Any: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def error_code(self) -> str | None: ...
+
+
+class CheckedRun(Protocol):
+    """What the checks read of a :class:`~.result.WorkflowResult`, whose ``assert_*`` methods call them.
+
+    A protocol, not the class itself: :mod:`.result` imports this module, so this one does not import it.
+    """
+
+    @property
+    def workflow(self) -> str: ...
+    @property
+    def status(self) -> enum.Enum: ...
+    @property
+    def reason(self) -> enum.Enum: ...
+    @property
+    def failed_step(self) -> str | None: ...
+    @property
+    def steps(self) -> Mapping[str, _Step]: ...
+    @property
+    def trace(self) -> Trace: ...
 
 
 def _fail(headline: str, events: Iterable[TraceEvent], extra: Sequence[str] = (), shown: str | None = None
@@ -38,7 +71,7 @@ def _line(event: TraceEvent, shown: str | None) -> str:
     return f"{rest.line()} error=(the failed step's, above)"
 
 
-def check_status(result: WorkflowResult, status: str, reason: str | None = None) -> None:
+def check_status(result: CheckedRun, status: str, reason: str | None = None) -> None:
     __tracebackhide__ = True
     status_ok = result.status.value == str(status)
     reason_ok = reason is None or result.reason.value == str(reason)
@@ -61,7 +94,7 @@ def check_status(result: WorkflowResult, status: str, reason: str | None = None)
     raise _fail(headline, events, extra, shown)
 
 
-def check_steps(result: WorkflowResult, expected: Sequence[str]) -> None:
+def check_steps(result: CheckedRun, expected: Sequence[str]) -> None:
     __tracebackhide__ = True
     ran = result.trace.step_ids()
     if ran == list(expected):
@@ -85,7 +118,7 @@ def _call_text(name: str, args: Any) -> str:
     return f"{name}({json.dumps(args, sort_keys=True, default=str)})"
 
 
-def check_tool_calls(result: WorkflowResult, expected: Sequence[Any]) -> None:
+def check_tool_calls(result: CheckedRun, expected: Sequence[Any]) -> None:
     """``expected`` holds ``(name, args)`` pairs, or bare names to ignore the arguments."""
     __tracebackhide__ = True
     events = result.trace.events("tool_call")
@@ -107,7 +140,7 @@ def check_tool_calls(result: WorkflowResult, expected: Sequence[Any]) -> None:
     raise _fail(f"Tool calls differ: {len(actual)} made, {len(wanted)} expected.", events, extra)
 
 
-def check_output(result: WorkflowResult, step_id: str, expected: Any) -> None:
+def check_output(result: CheckedRun, step_id: str, expected: Any) -> None:
     __tracebackhide__ = True
     step = result.steps.get(step_id)
     if step is None:

@@ -32,8 +32,9 @@ from ..._core.yaml_io import DEFAULT_LIMITS, read_text_capped
 from ..._redaction.redactor import Redactor
 from ...errors import CheckpointError, DataReadError
 from .._format.model import Workflow
+from .._outcome.held_records import HeldRecords
 from .._outcome.result import StepStatus
-from .records import HeldRecords, iso_time, list_records, resolve_runs_dir
+from .records import iso_time, list_records, resolve_runs_dir
 
 if TYPE_CHECKING:
     from .._run.loop import Run

@@ -9,7 +9,7 @@ Where records go, first match wins: ``runs_dir=`` given to the run (``False``
 turns records off), ``AGENTLOOM_RUNS_DIR``, else ``agentloom_runs/`` in the
 current directory. In pytest, the ``agentloom`` fixture puts them in the test's
 temporary folder, through :class:`HeldRecords`: held in memory until someone may
-read them. A record is ``<run id>.json``; a resumed run writes
+read them (:mod:`~pytest_agentloom.engine._outcome.held_records`). A record is ``<run id>.json``; a resumed run writes
 ``<run id>.resume-<n>.json`` next to it.
 """
 
@@ -21,10 +21,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..._core.files import resolved, write_json_atomic
+from ..._core.files import resolved
 from ..._core.json_io import load_json
 from ..._core.yaml_io import DEFAULT_LIMITS, read_text_capped
 from ...errors import DataReadError
+from .._outcome.held_records import HeldRecords
 
 if TYPE_CHECKING:
     from .._outcome.result import WorkflowResult
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
 __all__ = [
     "RECORD_FORMAT_VERSION",
     "RUNS_DIR_ENV",
-    "HeldRecords",
     "build_record",
     "iso_time",
     "list_records",
@@ -45,46 +45,6 @@ RUNS_DIR_ENV = "AGENTLOOM_RUNS_DIR"
 DEFAULT_RUNS_DIR = "agentloom_runs"
 
 WallClock = Callable[[], float]
-
-
-class HeldRecords:
-    """Run records kept in memory until someone may read them, then written into ``folder``.
-
-    The ``agentloom`` fixture's runs give their records to one. Most tests pass without
-    anyone looking at their run folder, and making that folder and writing a file into it
-    was a fifth of what a scenario-table row cost. So records wait here until
-    :meth:`release`: when the test reads the folder or a result's ``record_path``, or fails.
-    From then on each record is written as soon as its run ends. ``held=False`` writes
-    every record at once (a test that took pytest's ``tmp_path`` sees the folder anyway).
-    """
-
-    def __init__(self, folder: Path, *, held: bool = True) -> None:
-        self.folder = folder
-        self._held = held
-        self._pending: list[tuple[str, Callable[[], dict[str, Any]]]] = []
-
-    def __repr__(self) -> str:
-        return f"<HeldRecords {str(self.folder)!r}: {len(self._pending)} held>"
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> HeldRecords:
-        return self  # a handle on files to be written, not a value: a copied result writes the same files
-
-    def add(self, name: str, make: Callable[[], dict[str, Any]]) -> None:
-        """Keep the record ``make`` builds, to be written as ``name`` (once released: write it now).
-
-        A held record is not even built until it is written: most never are.
-        """
-        if self._held:
-            self._pending.append((name, make))
-        else:
-            write_json_atomic(self.folder / name, make())
-
-    def release(self) -> None:
-        """Write every record held so far, and each later one as soon as it comes."""
-        self._held = False
-        pending, self._pending = self._pending, []
-        for name, make in pending:
-            write_json_atomic(self.folder / name, make())
 
 
 def resolve_runs_dir(runs_dir: str | Path | bool | HeldRecords | None,

@@ -20,10 +20,11 @@ from typing import Any
 from ..._core.files import write_json_atomic
 from ..._redaction.redactor import Redactor
 from .._format.model import Workflow
+from .._outcome.held_records import HeldRecords
 from .._outcome.result import RunStatus, WorkflowResult
 from .._run.loop import ResumePoint, Run
 from .checkpoints import checkpoint_document, default_checkpoint_dir, workflow_file, workflow_hash
-from .records import HeldRecords, build_record, record_name, resolve_runs_dir
+from .records import build_record, record_name, resolve_runs_dir
 
 __all__ = ["Persistence"]
 
