@@ -38,7 +38,7 @@ if TYPE_CHECKING:
         WorkflowError,
     )
     from .providers import LLMRequest, LLMResponse, Scripted, embedding, error, reply, tool_call
-    from .testing._judge.judge import Verdict
+    from .testing._judge.verdict import Verdict
     from .testing._output_checks import assert_contains, assert_json_schema, assert_matches, assert_similar, similarity
     from .tools import BaseTool, Tool, ToolRegistry, tool
 
@@ -129,7 +129,7 @@ _EXPORTS = {
     "Tool": ".tools",
     "ToolRegistry": ".tools",
     "tool": ".tools",
-    "Verdict": ".testing._judge.judge",
+    "Verdict": ".testing._judge.verdict",
     "assert_contains": ".testing._output_checks",
     "assert_json_schema": ".testing._output_checks",
     "assert_matches": ".testing._output_checks",

@@ -24,7 +24,8 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError, render_message
-from ._judge.judge import final_step, judged_text, shorten
+from ._judge.judge import final_step, judged_text
+from ._judge.verdict import shorten
 
 if TYPE_CHECKING:
     from ..engine._format.model import Workflow

@@ -20,13 +20,13 @@ the judge is asked once, never re-asked, so a replay asks exactly what was recor
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..._core.plain import to_plain
 from ...errors import ErrorCode, JudgeError, UsageError, render_message
+from .verdict import Verdict, sha256, shorten
 
 if TYPE_CHECKING:
     from ...engine._format.model import Workflow
@@ -37,12 +37,10 @@ __all__ = [
     "JUDGE_STEP",
     "VERDICT_SCHEMA",
     "JudgeAsk",
-    "Verdict",
     "check_judge_arguments",
     "final_step",
     "judge_workflow",
     "judged_text",
-    "shorten",
     "verdict_from_run",
 ]
 
@@ -66,65 +64,6 @@ _SYSTEM_PROMPT = (
     "one or two sentences that names what decided the score."
 )
 _PROMPT = "Rubric:\n{state.rubric}\n\nText to grade:\n{state.text}"
-
-
-def sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def shorten(text: str, limit: int = 160) -> str:
-    """``text`` on one line, cut to ``limit`` characters with an ellipsis, for messages and snapshots."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """A judge's answer: ``score`` (0..1), ``passed`` (``score >= threshold``), ``reason``, and what was judged.
-
-    ``judged`` is the text the judge read and ``judged_from`` says where it came from (``the text passed``, or the run
-    and step); ``rubric`` and ``model`` are as asked. Two verdicts are equal when all of these are.
-    """
-
-    score: float
-    passed: bool
-    reason: str
-    threshold: float
-    model: str
-    rubric: str
-    judged: str
-    judged_from: str = "the text passed"
-
-    @property
-    def rubric_sha256(self) -> str:
-        return sha256(self.rubric)
-
-    @property
-    def judged_sha256(self) -> str:
-        return sha256(self.judged)
-
-    def record(self) -> dict[str, Any]:
-        """What a verdict snapshot keeps: the hashes that say what was judged, and the answer (see :mod:`.verdicts`)."""
-        return {
-            "model": self.model,
-            "rubric_sha256": self.rubric_sha256,
-            "judged_sha256": self.judged_sha256,
-            "rubric": self.rubric,
-            "judged": shorten(self.judged),
-            "judged_from": self.judged_from,
-            "threshold": self.threshold,
-            "score": self.score,
-            "passed": self.passed,
-            "reason": self.reason,
-        }
-
-    def failure_message(self, label: str) -> str:
-        """Why the test fails on this verdict: score, threshold, reason, rubric shortened."""
-        return render_message(
-            f"Judge {label} scored {self.score:g}, below the threshold {self.threshold:g}.",
-            [("reason", self.reason), ("rubric", shorten(self.rubric, 120)), ("judged", f"{self.judged_from}: "
-             f"{shorten(self.judged, 120)!r}"), ("model", self.model)],
-        )
 
 
 @dataclass

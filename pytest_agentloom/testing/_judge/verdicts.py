@@ -37,7 +37,7 @@ from .._snapshots.compare import claim_file, display_path, dump_yaml, update_hin
 
 if TYPE_CHECKING:
     from .._snapshots.compare import SnapshotSession
-    from .judge import Verdict
+    from .verdict import Verdict
 
 __all__ = ["VERDICT_FORMAT", "VerdictBook", "VerdictCall"]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...engine._format import diagram
 from ...errors import AgentloomError
@@ -25,15 +25,29 @@ from .._live.drift_report import drift_html, drift_markdown
 
 if TYPE_CHECKING:
     from ...engine._format.model import Workflow
-    from .coverage import WorkflowCoverage
-    from .review import Review
+    from .._live.drift_diff import TestDrift
+    from .coverage import CoverageMap, WorkflowCoverage
 
-__all__ = ["render_report"]
+__all__ = ["ReportSource", "render_report"]
+
+
+class ReportSource(Protocol):
+    """What the report is made of: a :class:`~.review.Review` at the end of a session (which calls
+    :func:`render_report`, so this module names what it reads instead of importing it)."""
+
+    @property
+    def coverage(self) -> CoverageMap: ...
+    @property
+    def runs(self) -> dict[str, list[dict[str, Any]]]: ...
+    @property
+    def outcomes(self) -> dict[str, dict[str, Any]]: ...
+    @property
+    def drift(self) -> list[TestDrift] | None: ...
 
 _TITLE = "agentloom review report"
 
 
-def render_report(review: Review, *, html: bool) -> str:
+def render_report(review: ReportSource, *, html: bool) -> str:
     """The report of ``review``'s session, as an HTML page or as Markdown."""
     return _Report(review).html() if html else _Report(review).markdown()
 
@@ -41,7 +55,7 @@ def render_report(review: Review, *, html: bool) -> str:
 class _Report:
     """The numbers and drawings both formats share, computed once."""
 
-    def __init__(self, review: Review) -> None:
+    def __init__(self, review: ReportSource) -> None:
         self.review = review
         self.coverage = review.coverage
         self.tests = sorted(review.runs.items())
