@@ -8,13 +8,8 @@ from typing import Any
 import pytest
 
 from pytest_agentloom import Scripted, VirtualClock, Workflow, error, reply, run_workflow, tool_call
-from pytest_agentloom.engine._calls.conversation import (
-    MESSAGE_OVERHEAD,
-    estimate_tokens,
-    read_conversation,
-    trim,
-    wire_messages,
-)
+from pytest_agentloom.engine._calls.conversation import MESSAGE_OVERHEAD, estimate_tokens, trim, wire_messages
+from pytest_agentloom.engine._format.conversation_state import read_conversation
 from pytest_agentloom.engine._format.loader import parse_workflow
 from pytest_agentloom.errors import WorkflowError
 
