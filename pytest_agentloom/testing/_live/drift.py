@@ -184,7 +184,7 @@ class Drift:
 
     def observer(self, nodeid: str) -> Callable[[Workflow, WorkflowResult, Any, int], None]:
         """The callback a test's harness calls after each run: it keeps the run's facts on the current side."""
-        from .._review.coverage import workflow_key
+        from .._workflow_key import workflow_key
         from .trace_facts import run_facts
 
         def observe(workflow: Workflow, result: WorkflowResult, provider: Any, fallbacks_before: int) -> None:

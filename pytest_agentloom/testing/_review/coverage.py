@@ -32,19 +32,9 @@ from ...engine._calls.agent_loop import STOP_REASONS
 from ...engine._format.model import AgentStep, ApprovalGateStep, RouterStep, SubworkflowStep, Workflow
 from ...engine._outcome.result import TerminationReason, WorkflowResult
 from ...engine._steps.approval_gate import DECISIONS
+from .._workflow_key import workflow_key
 
-__all__ = ["CoverageMap", "WorkflowCoverage", "gateway_fallbacks", "workflow_key"]
-
-def workflow_key(workflow: Workflow, rootdir: Path) -> str:
-    """A workflow's name in the map: its file relative to the rootdir, or ``<name>`` for one built in code."""
-    source = workflow.source
-    if source is None:
-        return f"<{workflow.name}>"
-    try:
-        return Path(source).resolve().relative_to(rootdir.resolve()).as_posix()
-    except ValueError:
-        return Path(source).resolve().as_posix()
-
+__all__ = ["CoverageMap", "WorkflowCoverage", "gateway_fallbacks"]
 
 def gateway_fallbacks(provider: Any) -> list[tuple[str, str, str]]:
     """The fallbacks a gateway took so far (``(step id, provider that failed, error)``), through wrappers."""
