@@ -5,6 +5,7 @@ Nothing here imports the engine, the providers, the tools, replay or pytest code
 
 - :mod:`.types`: the requests and responses that cross the provider boundary.
 - :mod:`.clock`: injected time and run ids.
+- :mod:`.state_paths`: state paths (``items[0].name``), read and written.
 - :mod:`.plain`: JSON-ready data from anything a run holds.
 - :mod:`.files`: atomic writes.
 - :mod:`.addresses`: which network addresses count as internal.

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._core.plain import copy_plain, to_plain
-from ..engine._evaluate.paths import parse_path
+from .._core.state_paths import parse_path
 from ..engine._outcome.result import StepResult, WorkflowResult
 from ..engine._outcome.trace import Trace, TraceEvent
 from ..errors import UsageError

@@ -11,7 +11,7 @@ How a rendered ``source`` is read:
   it decodes strictly, and no file of that name exists (else it is a path).
 - anything else: a file path. **A deviation from AgentLoom 0.5**: a relative path is
   resolved against the workflow file's folder, never the directory the run
-  starts from, like every other path in a workflow (engine/_evaluate/paths.py).
+  starts from, like every other path in a workflow (_core/state_paths.py).
 
 Every source may be up to 20 MB. URLs at addresses that are not public
 (private, loopback, link-local, carrier-grade NAT...: the rule of

@@ -33,9 +33,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..._core.state_paths import get_path, parse_path
 from ..._core.types import LLMRequest, Message, Usage
 from ...errors import ProviderError, StepError
-from .._evaluate.paths import get_path, parse_path
 from .._evaluate.templates import render
 from .._format.conversation_state import Conversation, conversation_key, read_conversation
 from .._outcome.pricing import cost_of

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from string import Formatter
 from typing import Any, Final
 
+from ..._core.state_paths import MISSING, Segment, format_path, get_path, parse_path
 from ...errors import StepError, TemplateError
-from .paths import MISSING, Segment, format_path, get_path, parse_path
 from .sizes import text_length_at_most
 
 __all__ = [

@@ -18,8 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..._core.state_paths import MISSING
 from ..._core.types import Message
-from .._evaluate.paths import MISSING
 
 __all__ = ["ROLES", "SPEAKER_PATTERN", "TRIM_POLICIES", "Conversation", "conversation_key", "read_conversation"]
 

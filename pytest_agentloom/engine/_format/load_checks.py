@@ -8,11 +8,11 @@ expressions on the workflow (``workflow.compiled.conditions``).
 
 from __future__ import annotations
 
+from ..._core.state_paths import get_path, parse_path
 from ..._core.suggest import did_you_mean
 from ...errors import TemplateError, WorkflowError
 from ...tools._schema import find_additional_properties_true
 from .._evaluate.expressions import ExpressionSyntaxError, compile_expression
-from .._evaluate.paths import get_path, parse_path
 from .._evaluate.templates import check_template
 from .conversation_state import SPEAKER_PATTERN, conversation_key, read_conversation
 from .graph import dependency_graph, step_depths

@@ -422,7 +422,7 @@ class EmbedStep(_StepBase):
     @field_validator("inputs")
     @classmethod
     def _paths(cls, inputs: str | list[str]) -> str | list[str]:
-        from .._evaluate.paths import parse_path
+        from ..._core.state_paths import parse_path
 
         for path in [inputs] if isinstance(inputs, str) else inputs:
             if "{" in path or "}" in path:

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..._core.state_paths import parse_path
 from ..._redaction.redactor import MARKER_PATTERN
 from ...errors import AgentloomError
-from .._evaluate.paths import parse_path
 from .._evaluate.templates import template_fields
 from .model import AnyStep, RouterStep, Workflow
 

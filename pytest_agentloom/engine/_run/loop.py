@@ -49,10 +49,10 @@ from typing import Any, Protocol
 from ..._core.clock import Clock, enter_clock, leave_clock
 from ..._core.eager import gather_eager
 from ..._core.plain import copy_plain
+from ..._core.state_paths import OutputPathError, parse_path, set_path
 from ..._core.types import Provider
 from ..._redaction.redactor import Redactor
 from ...errors import AgentloomError, StepError
-from .._evaluate.paths import OutputPathError, parse_path, set_path
 from .._format.graph import ReadySet, dependency_graph
 from .._format.model import AnyStep, ApprovalGateStep, RouterStep, Workflow
 from .._outcome.result import RunStatus, StepResult, StepStatus, TerminationReason, WorkflowResult

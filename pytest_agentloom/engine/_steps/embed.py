@@ -14,10 +14,10 @@ import inspect
 from collections.abc import Mapping
 from typing import Any
 
+from ..._core.state_paths import MISSING, get_path, parse_path
 from ..._core.types import EmbedRequest, EmbedResponse
 from ...errors import StepError
 from .._calls.retry import call_with_retries
-from .._evaluate.paths import MISSING, get_path, parse_path
 from .._format.model import EmbedStep
 from .._outcome.pricing import cost_of
 from .._outcome.step_context import StepContext, StepOutcome

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict
 
-from pytest_agentloom.engine._evaluate.paths import (
+from pytest_agentloom._core.state_paths import (
     MISSING,
     OutputPathError,
     Segment,

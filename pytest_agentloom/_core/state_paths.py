@@ -21,8 +21,8 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
-from ..._core.readonly import ReadOnlyDict
-from ...errors import OutputPathError
+from ..errors import OutputPathError
+from .readonly import ReadOnlyDict
 
 __all__ = [
     "MISSING",
