@@ -325,11 +325,11 @@ def _stream_redactor(args: argparse.Namespace) -> Any:
     redacted), as the run's own redactor finds them; text that could begin one is held back until it cannot.
     """
     from ._redaction.api_keys import API_KEY_MARKER, api_keys_from_env
-    from ._redaction.redactor import Redactor
     from ._redaction.streamed_text import StreamedTextRedactor
+    from .engine._format.redaction_patterns import redactor_for
 
     workflow = load_workflow(args.file)
-    redactor = Redactor.from_workflow(workflow)
+    redactor = redactor_for(workflow)
     secrets = redactor.secret_values({**workflow.state, **parse_state_args(args.state)})
     return StreamedTextRedactor([*((secret, redactor.marker(secret)) for secret in secrets),
                                  *((key, API_KEY_MARKER) for key in api_keys_from_env())])

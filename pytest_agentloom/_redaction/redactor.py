@@ -24,8 +24,9 @@ Rules (README: Redaction):
   value of every ``*_API_KEY`` environment variable becomes ``<SCRUBBED>`` the
   same way, with or without patterns (a reply that repeats a key, a tool that
   prints one).
-- A subworkflow inherits its parent's patterns (:meth:`Redactor.child`), and its own patterns apply
-  to the parent too, so a child's secret returned to the parent stays redacted.
+- A subworkflow inherits its parent's patterns (the engine's ``child_redactor``, in
+  :mod:`pytest_agentloom.engine._format.redaction_patterns`), and its own patterns apply to the parent
+  too, so a child's secret returned to the parent stays redacted.
 
 The state in memory is never changed: redaction always returns copies.
 """
@@ -40,18 +41,13 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
-from .._core.plain import copy_plain, to_plain
+from .._core.plain import to_plain
 from .._core.state_paths import parse_path
-from ..engine._outcome.result import StepResult, WorkflowResult
-from ..engine._outcome.trace import Trace, TraceEvent
 from ..errors import UsageError
 from .api_keys import API_KEY_MARKER, api_keys_from_env
 from .salt import load_salt
-
-if TYPE_CHECKING:
-    from ..engine._format.model import Workflow
 
 __all__ = [
     "MARKER_PATTERN",
@@ -83,32 +79,6 @@ def env_patterns(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
     return tuple(part.strip() for part in raw.split(",") if part.strip())
 
 
-def _own_patterns(workflow: Workflow) -> list[str]:
-    """``workflow``'s ``redact: true`` keys, then its subworkflows' (a child's secret stays one in the parent)."""
-    own = [key for key, schema in workflow.state_schema.items() if schema.redact]
-    for child in workflow.compiled.children.values():
-        own.extend(_own_patterns(child))
-    return own
-
-
-_Parts = tuple[tuple[str, ...], Path | None, dict[str, str | None]]
-
-
-def _parts(workflow: Workflow, inherited: tuple[str, ...], from_env: tuple[str, ...]) -> _Parts:
-    """A redactor's patterns, the folder its salt is looked for from and the steps' outputs: worked out once
-    per workflow object (a workflow given another ``source`` starts a new memo), inherited and
-    environment patterns (see :meth:`Redactor.from_workflow`)."""
-    made: dict[tuple[tuple[str, ...], tuple[str, ...]], _Parts] = workflow.memoized("redactor_parts", dict)
-    key = (inherited, from_env)
-    parts = made.get(key)
-    if parts is None:
-        patterns = (*inherited, *_own_patterns(workflow), *from_env)
-        outputs = {step.id: step.output for step in workflow.steps}
-        source = workflow.source
-        parts = made[key] = (patterns, source.parent if source is not None else None, outputs)
-    return parts
-
-
 def _canonical(value: Any) -> str:
     """The text a value is hashed as: strings as themselves, anything else as canonical JSON."""
     if isinstance(value, str):
@@ -117,7 +87,8 @@ def _canonical(value: Any) -> str:
 
 
 class Redactor:
-    """Applies one run's redaction patterns. Build it with :meth:`from_workflow`.
+    """Applies one run's redaction patterns. The engine builds it from a workflow
+    (:func:`pytest_agentloom.engine._format.redaction_patterns.redactor_for`).
 
     ``salt`` keys the markers; without it the salt is read (or created) lazily,
     the first time a value is actually redacted, from ``AGENTLOOM_REDACTION_SALT``
@@ -142,38 +113,15 @@ class Redactor:
         #: ``*_API_KEY`` values of the environment: scrubbed from every string, patterns or not
         self.api_keys: tuple[str, ...] = tuple(api_keys_from_env(env))
 
-    # -- building -------------------------------------------------------------------------------------------
+    def with_definition(self, patterns: Iterable[str], *, salt_start: Path | None,
+                        step_outputs: Mapping[str, str | None]) -> Redactor:
+        """A redactor of other patterns and step outputs (a subworkflow's) with this one's environment and salt."""
+        return Redactor(patterns, salt=self._salt, salt_start=salt_start, step_outputs=step_outputs, env=self._env)
 
-    @classmethod
-    def from_workflow(
-        cls,
-        workflow: Workflow,
-        *,
-        env: Mapping[str, str] | None = None,
-        salt: bytes | str | None = None,
-        inherited: Iterable[str] = (),
-    ) -> Redactor:
-        """Patterns of ``workflow``'s ``state_schema``, the environment, and a parent's ``inherited`` ones.
-
-        Every run builds one of these, and the harness another for the requests it notes, so what
-        comes from the definition (its patterns, its steps' outputs, the folder the salt is looked for
-        from: a workflow given another ``source`` starts a new memo) is worked out once per workflow
-        object and per set of environment patterns; what the environment holds (its patterns, its API
-        keys) is read again on every call, and each redactor reads its own salt, so nothing a variable
-        or the salt file changes is kept.
-        """
-        patterns, start, outputs = _parts(workflow, tuple(inherited), env_patterns(env))
-        return cls(patterns, salt=salt, salt_start=start, step_outputs=outputs, env=env)
-
-    @staticmethod
-    def patterns_of(workflow: Workflow, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
-        """The patterns :meth:`from_workflow` would give ``workflow``'s redactor, without building it: with
-        none, nothing in a state is secret (:meth:`secret_values` is empty), so a caller may stop there."""
-        return _parts(workflow, (), env_patterns(env))[0]
-
-    def child(self, workflow: Workflow) -> Redactor:
-        """The redactor of a subworkflow: its own patterns plus every pattern of this (parent) run."""
-        return Redactor.from_workflow(workflow, env=self._env, salt=self._salt, inherited=self.patterns)
+    @property
+    def env(self) -> Mapping[str, str] | None:
+        """The environment this redactor reads its API keys and patterns from (``None``: the process's)."""
+        return self._env
 
     @property
     def active(self) -> bool:
@@ -398,60 +346,8 @@ class Redactor:
                 value, name, secrets)
         return out
 
-    # -- results and traces ---------------------------------------------------------------------------------
-
-    def redact_result(self, result: WorkflowResult, secrets: list[str]) -> WorkflowResult:
-        """The result as it may leave the process: state, step outputs, errors and trace redacted (copies)."""
-        if not self.active and not self.api_keys:
-            return _replaced(result, state=copy_plain(result.state))
-        return _replaced(
-            result,
-            state=self.redact_state(result.state),
-            steps={sid: self.redact_step(step, secrets) for sid, step in result.steps.items()},
-            trace=self.redact_trace(result.trace, secrets),
-        )
-
-    def redact_step(self, result: StepResult, secrets: list[str]) -> StepResult:
-        """A step's result with its output redacted like state, its error and reasoning scrubbed."""
-        output = self.redact_output(result.step_id, result.output, secrets)
-        error = self.redact_text(result.error, secrets) if result.error else result.error
-        reasoning = result.reasoning_content
-        if reasoning is not None and self.active:  # the reasoning text is redacted whenever the output is
-            reasoning = self.redact_output(result.step_id, reasoning, secrets)
-        return _replaced(result, output=output, error=error, reasoning_content=reasoning)
-
-    def redact_trace(self, trace: Trace, secrets: list[str]) -> Trace:
-        """A copy of ``trace`` with tool arguments matched by key and every string scrubbed of secret values."""
-        events = []
-        for event in trace:
-            data = {}
-            for key, value in event.data.items():
-                if key == "args" and isinstance(value, Mapping):
-                    data[key] = self.redact_mapping(value, secrets)
-                else:
-                    data[key] = self.redact_strings(value, secrets)
-            events.append(TraceEvent(event.seq, event.time, event.kind, event.step_id, event.attempt, data))
-        return Trace(events)
-
     def __repr__(self) -> str:
         return f"Redactor(patterns={list(self.patterns)!r})"
-
-
-_Result = TypeVar("_Result", StepResult, WorkflowResult)
-
-
-def _replaced(result: _Result, **changes: Any) -> _Result:
-    """What ``dataclasses.replace(result, **changes)`` gives, without its walk over the fields.
-
-    ``replace`` passes every field through ``__init__``; both result classes have only ``__init__``
-    fields and no ``__post_init__``, so copying the attributes is the same and costs a fraction of
-    it, once per run and once per step (tests compare the two).
-    """
-    copy = object.__new__(type(result))
-    attributes = copy.__dict__
-    attributes.update(result.__dict__)
-    attributes.update(changes)
-    return copy
 
 
 def _output_names(path: str) -> tuple[str, str]:

@@ -388,9 +388,9 @@ class CassetteSession:
         """Note a run: its workflow file (for provenance) and the redacted values of its state (to scrub)."""
         if workflow.source is not None and Path(workflow.source).is_file():
             self._workflows[_relative(Path(workflow.source), self.config.root)] = workflow_hash(workflow.source)
-        from .._redaction.redactor import Redactor
+        from ..engine._format.redaction_patterns import redactor_for
 
-        redactor = Redactor.from_workflow(workflow, env=self.config.env)
+        redactor = redactor_for(workflow, env=self.config.env)
         secrets = redactor.secret_values({**workflow.state, **dict(state or {})})
         if secrets and not set(secrets) <= self._secrets:
             self._secrets.update(secrets)

@@ -186,10 +186,10 @@ def test_the_least_recently_used_entry_goes_first(tmp_path: Path) -> None:
 
 
 def _hash_of(workflow: Workflow) -> str:
-    from pytest_agentloom._redaction.redactor import Redactor
+    from pytest_agentloom.engine._format.redaction_patterns import redactor_for
     from pytest_agentloom.engine._persist.checkpoints import workflow_hash
 
-    return workflow_hash(workflow, Redactor.from_workflow(workflow))
+    return workflow_hash(workflow, redactor_for(workflow))
 
 
 def test_the_shared_workflow_keeps_what_runs_worked_out_until_the_file_changes(files: Path,

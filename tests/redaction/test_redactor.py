@@ -13,6 +13,7 @@ import pytest
 from pytest_agentloom._redaction.redactor import MARKER_PATTERN, Redactor, env_patterns, make_marker
 from pytest_agentloom._redaction.salt import SALT_ENV, SALT_FILE, find_project_root, load_salt
 from pytest_agentloom.engine._format.loader import parse_workflow
+from pytest_agentloom.engine._format.redaction_patterns import child_redactor, redactor_for
 from pytest_agentloom.errors import UsageError
 
 SALT = b"test-salt"
@@ -115,7 +116,7 @@ def test_env_patterns_are_comma_separated_and_add_to_the_file_patterns():
         "name: w\nstate: {api_key: a, db_password: b, plain: c}\nstate_schema: {api_key: {redact: true}}\n"
         "steps: [{id: s, type: tool, tool_name: t}]\n"
     )
-    r = Redactor.from_workflow(workflow, env={"AGENTLOOM_REDACT_STATE_KEYS": "*password*"}, salt=SALT)
+    r = redactor_for(workflow, env={"AGENTLOOM_REDACT_STATE_KEYS": "*password*"}, salt=SALT)
     assert r.patterns == ("api_key", "*password*")
     out = r.redact_state(workflow.state)
     assert out == {"api_key": m("a"), "db_password": m("b"), "plain": "c"}
@@ -126,7 +127,7 @@ def test_only_redact_true_keys_of_the_schema_are_patterns():
         "name: w\nstate_schema: {a: {redact: true}, b: {redact: false}, c: {description: x}}\n"
         "steps: [{id: s, type: tool, tool_name: t}]\n"
     )
-    assert Redactor.from_workflow(workflow, env={}, salt=SALT).patterns == ("a",)
+    assert redactor_for(workflow, env={}, salt=SALT).patterns == ("a",)
 
 
 def test_token_glob_never_touches_agentloom_fields():
@@ -206,31 +207,31 @@ def test_child_redactor_inherits_the_parent_patterns():
         "name: p\nstate_schema: {api_key: {redact: true}}\nsteps: [{id: s, type: tool, tool_name: t}]\n"
     )
     child = parse_workflow("name: c\nstate_schema: {pin: {redact: true}}\nsteps: [{id: s, type: tool, tool_name: t}]\n")
-    r = Redactor.from_workflow(parent, env={}, salt=SALT).child(child)
+    r = child_redactor(redactor_for(parent, env={}, salt=SALT), child)
     assert set(r.patterns) == {"api_key", "pin"}
 
 
 
 def test_redactors_of_one_workflow_follow_the_environment_the_salt_and_the_file_on_every_call(tmp_path):
-    """What ``from_workflow`` keeps per workflow (the definition's patterns and outputs) never hides a change."""
+    """What ``redactor_for`` keeps per workflow (the definition's patterns and outputs) never hides a change."""
     workflow = parse_workflow(
         "name: w\nstate_schema: {api_key: {redact: true}}\nsteps: [{id: s, type: tool, tool_name: t, output: out}]\n"
     )
-    first = Redactor.from_workflow(workflow, env={}, salt=SALT)
+    first = redactor_for(workflow, env={}, salt=SALT)
     assert first.patterns == ("api_key",) and first.step_outputs == {"s": "out"} and first.api_keys == ()
-    again = Redactor.from_workflow(workflow, env={"AGENTLOOM_REDACT_STATE_KEYS": "*password*"}, salt=SALT)
+    again = redactor_for(workflow, env={"AGENTLOOM_REDACT_STATE_KEYS": "*password*"}, salt=SALT)
     assert again.patterns == ("api_key", "*password*")  # an environment pattern that came
-    keyed = Redactor.from_workflow(workflow, env={"ZZ_API_KEY": "sk-value-long-enough"}, salt=SALT)
+    keyed = redactor_for(workflow, env={"ZZ_API_KEY": "sk-value-long-enough"}, salt=SALT)
     assert keyed.patterns == ("api_key",) and keyed.api_keys == ("sk-value-long-enough",)  # it went; a key came
-    assert Redactor.from_workflow(workflow, env={}, salt=b"other").marker("x") != first.marker("x")
-    assert Redactor.from_workflow(workflow, env={}, inherited=["pin"], salt=SALT).patterns == ("pin", "api_key")
-    assert Redactor.from_workflow(workflow, env={}, salt=SALT).patterns == ("api_key",)
-    salted = [Redactor.from_workflow(workflow, env={SALT_ENV: salt}).marker("x") for salt in ("one", "two")]
+    assert redactor_for(workflow, env={}, salt=b"other").marker("x") != first.marker("x")
+    assert redactor_for(workflow, env={}, inherited=["pin"], salt=SALT).patterns == ("pin", "api_key")
+    assert redactor_for(workflow, env={}, salt=SALT).patterns == ("api_key",)
+    salted = [redactor_for(workflow, env={SALT_ENV: salt}).marker("x") for salt in ("one", "two")]
     assert salted == [make_marker("x", salt=b"one"), make_marker("x", salt=b"two")]  # each reads its own salt
     workflow = workflow.with_source(tmp_path / "elsewhere" / "w.yaml")  # the salt is looked for from its folder
-    assert Redactor.from_workflow(workflow, env={})._salt_start == tmp_path / "elsewhere"
+    assert redactor_for(workflow, env={})._salt_start == tmp_path / "elsewhere"
     first.step_outputs["s"] = None
-    assert Redactor.from_workflow(workflow, env={}).step_outputs == {"s": "out"}  # a redactor's own copy
+    assert redactor_for(workflow, env={}).step_outputs == {"s": "out"}  # a redactor's own copy
 
 
 # -- the salt -----------------------------------------------------------------------------------------------

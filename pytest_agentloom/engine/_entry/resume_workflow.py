@@ -18,11 +18,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Unpack
 
-from ..._redaction.redactor import Redactor
 from ...errors import UsageError
 from .._format.loader import load_workflow
 from .._format.model import Workflow
 from .._format.reads import redacted_reads
+from .._format.redaction_patterns import redactor_for
 from .._outcome.held_records import HeldRecords
 from .._outcome.result import StepResult, StepStatus, WorkflowResult
 from .._outcome.step_context import PendingApproval
@@ -160,7 +160,7 @@ def _saved_workflow(checkpoint: dict[str, Any], given: Workflow | str | Path | N
     file = saved.get("file")
     if file and Path(file).is_file():
         workflow = load_workflow(file)
-        current = workflow_hash(workflow, Redactor.from_workflow(workflow, env=env, salt=salt))
+        current = workflow_hash(workflow, redactor_for(workflow, env=env, salt=salt))
         if current != saved.get("hash"):
             raise CheckpointError(
                 f"The workflow file {file} changed since run '{checkpoint['run_id']}' was saved "

@@ -33,6 +33,7 @@ from ..._redaction.redactor import Redactor
 from ...errors import CheckpointError, DataReadError
 from .._format.model import Workflow
 from .._outcome.held_records import HeldRecords
+from .._outcome.redacted import redact_step
 from .._outcome.result import StepStatus
 from .records import iso_time, list_records, resolve_runs_dir
 
@@ -149,7 +150,7 @@ def checkpoint_document(run: Run, *, status: str, redactor: Redactor, hash: str,
         },
         "state": redactor.redact_state(run.state),
         # the reasoning text stays out of files; a checkpoint keeps the rest of each step's result
-        "steps": {sid: replace(redactor.redact_step(result, secrets), reasoning_content=None).to_dict()
+        "steps": {sid: replace(redact_step(redactor, result, secrets), reasoning_content=None).to_dict()
                   for sid, result in steps.items()},
     })
 

@@ -3,7 +3,7 @@
 :class:`Persistence` implements the run's hooks (:class:`~.._run.loop.RunHooks`):
 after each layer it saves a checkpoint when checkpointing is on; at the end it
 saves the last checkpoint (always when the run paused), redacts the result
-(:meth:`~..._redaction.redactor.Redactor.redact_result`) and writes the run record
+(:func:`~.._outcome.redacted.redact_result`) and writes the run record
 (:mod:`.records`). This is the one place that decides what a run writes to
 disk, and everything it writes goes through the redactor first.
 """
@@ -20,7 +20,9 @@ from typing import Any
 from ..._core.files import write_json_atomic
 from ..._redaction.redactor import Redactor
 from .._format.model import Workflow
+from .._format.redaction_patterns import redactor_for
 from .._outcome.held_records import HeldRecords
+from .._outcome.redacted import redact_result
 from .._outcome.result import RunStatus, WorkflowResult
 from .._run.loop import ResumePoint, Run
 from .checkpoints import checkpoint_document, default_checkpoint_dir, workflow_file, workflow_hash
@@ -91,7 +93,7 @@ class Persistence:
         else:
             folder = functools.partial(default_checkpoint_dir, records, env)
         return cls(
-            workflow, redactor=Redactor.from_workflow(workflow, env=env, salt=redaction_salt),
+            workflow, redactor=redactor_for(workflow, env=env, salt=redaction_salt),
             checkpoint_dir=folder, checkpoint_every_layer=every_layer, runs_dir=records,
             wall_clock=wall_clock or time.time, resume=resume,
             held_records=runs_dir if isinstance(runs_dir, HeldRecords) else None,
@@ -116,7 +118,7 @@ class Persistence:
             self._keep_resumable(run)
         elif result.status is RunStatus.PAUSED or self.checkpoint_every_layer or self.resume is not None:
             self._save(run, status=result.status.value)  # a resumed run marks its checkpoint as settled
-        public = self.redactor.redact_result(result, self.redactor.secret_values(run.state))
+        public = redact_result(self.redactor, result, self.redactor.secret_values(run.state))
         public.checkpoint = copy.deepcopy(self.checkpoint) if self.checkpoint is not None else None
         public.checkpoint_path = self.checkpoint_path
         public.unredacted_state = result.state  # in-process only; never serialised

@@ -34,7 +34,7 @@ values are those of the workflow's ``state:`` and the caller's ``state=``, share
 A write copies, once, each container on its path that the run did not make
 (copy on write, :meth:`Run._own_path`), so neither the workflow nor the caller's
 values ever change; the result the caller gets holds a copy of the final state
-(:meth:`~..._redaction.redactor.Redactor.redact_result`). One run thus copies a big state
+(:func:`~.._outcome.redacted.redact_result`). One run thus copies a big state
 once, on the way out, and copies in only what it writes through.
 """
 
@@ -55,6 +55,7 @@ from ..._redaction.redactor import Redactor
 from ...errors import AgentloomError, StepError
 from .._format.graph import ReadySet, dependency_graph
 from .._format.model import AnyStep, ApprovalGateStep, RouterStep, Workflow
+from .._format.redaction_patterns import child_redactor
 from .._outcome.result import RunStatus, StepResult, StepStatus, TerminationReason, WorkflowResult
 from .._outcome.step_context import (
     Awaiting,
@@ -218,7 +219,7 @@ class Run:
 
     async def run_child(self, workflow: Workflow, state: dict[str, Any], *, step_id: str, clock: Clock,
                         provider: Provider | None) -> ChildRun:
-        redactor = self.redactor.child(workflow)
+        redactor = child_redactor(self.redactor, workflow)
         child = Run(workflow, state, provider=provider, tools=dict(self.tools), clock=clock,
                     run_id=f"{self.run_id}/{step_id}", hooks=ChildHooks(redactor, self.hooks.wall_time))
         result = await child.execute()

@@ -13,7 +13,8 @@ The child file is loaded and checked with the parent, by the loader
   requests carry the step id ``<parent step>/<child step>``, so a scripted
   reply for the child's ``search`` step under the parent's ``research`` step is
   ``Scripted({"research/search": "..."})``; cassettes key on the same id.
-- Its redaction patterns are its own plus the parent's (:meth:`Redactor.child`).
+- Its redaction patterns are its own plus the parent's
+  (:func:`~pytest_agentloom.engine._format.redaction_patterns.child_redactor`).
 - Its trace events join the parent's trace under the step, in the child's own
   order: events of a child step keep their kind with the step id
   ``<parent step>/<child step>``; the child's run-level events (start, layers,
@@ -40,6 +41,7 @@ from ...errors import StepError
 from .._evaluate.templates import render_args
 from .._format.loader import load_children
 from .._format.model import SubworkflowStep, Workflow
+from .._outcome.redacted import redact_trace
 from .._outcome.result import RunStatus, WorkflowResult
 from .._outcome.step_context import ChildRun, StepContext, StepOutcome
 
@@ -108,7 +110,7 @@ def _with_limits(child: Workflow, step: SubworkflowStep, ctx: StepContext) -> Wo
 def _merge_trace(step: SubworkflowStep, ctx: StepContext, finished: ChildRun) -> None:
     """The child's events, redacted with its own patterns, under this step in the parent's trace."""
     result, redactor = finished.result, finished.redactor
-    trace = redactor.redact_trace(result.trace, redactor.secret_values(result.state)) if redactor.active \
+    trace = redact_trace(redactor, result.trace, redactor.secret_values(result.state)) if redactor.active \
         else result.trace
     for event in trace:
         when = finished.started + event.time

@@ -87,10 +87,10 @@ def sent_data(sent: list[LLMRequest | EmbedRequest], workflow: Workflow | None =
     data = {step: by_step[step] for step in ranked}
     if workflow is None or state is None:
         return data
-    from ..._redaction.redactor import Redactor
+    from ...engine._format.redaction_patterns import redaction_patterns, redactor_for
 
-    if not Redactor.patterns_of(workflow):  # no pattern, no secret value in the state: nothing to replace
+    if not redaction_patterns(workflow):  # no pattern, no secret value in the state: nothing to replace
         return data
-    redactor = Redactor.from_workflow(workflow)
+    redactor = redactor_for(workflow)
     secrets = redactor.secret_values(state)
     return redactor.redact_strings(data, secrets) if secrets else data  # type: ignore[no-any-return]

@@ -17,9 +17,9 @@ import pytest
 
 from pytest_agentloom import Scripted, VirtualClock, Workflow, run_workflow
 from pytest_agentloom._core.clock import RunIdPrefix, derived_run_id
-from pytest_agentloom._redaction.redactor import _replaced
 from pytest_agentloom.engine._entry.run_workflow import state_json
 from pytest_agentloom.engine._format.loader import parse_workflow
+from pytest_agentloom.engine._outcome.redacted import _replaced
 from pytest_agentloom.engine._outcome.result import RunStatus, StepResult, StepStatus, TerminationReason, WorkflowResult
 from pytest_agentloom.engine._outcome.trace import Trace
 
