@@ -6,134 +6,68 @@ from typing import TYPE_CHECKING
 
 from ._lazy import attach
 
-if TYPE_CHECKING:
-    from .engine import (
-        RunStatus,
-        StepResult,
-        StepStatus,
-        SystemClock,
-        TerminationReason,
-        Trace,
-        TraceEvent,
-        VirtualClock,
-        Workflow,
-        WorkflowResult,
-        aresume_workflow,
-        arun_workflow,
-        load_workflow,
-        resume_workflow,
-        run_workflow,
-    )
-    from .errors import (
-        AgentloomError,
-        JudgeError,
-        MissingTemplateKeyWarning,
-        ProviderError,
-        ScriptError,
-        StepError,
-        TemplateError,
-        ToolError,
-        UsageError,
-        VerdictStaleError,
-        WorkflowError,
-    )
-    from .providers import LLMRequest, LLMResponse, Scripted, embedding, error, reply, tool_call
-    from .testing._judge.verdict import Verdict
-    from .testing._output_checks import assert_contains, assert_json_schema, assert_matches, assert_similar, similarity
-    from .tools import BaseTool, Tool, ToolRegistry, tool
-
 __version__ = "0.1.0"
 
-__all__ = [
-    "AgentloomError",
-    "BaseTool",
-    "JudgeError",
-    "LLMRequest",
-    "LLMResponse",
-    "MissingTemplateKeyWarning",
-    "ProviderError",
-    "RunStatus",
-    "ScriptError",
-    "Scripted",
-    "StepError",
-    "StepResult",
-    "StepStatus",
-    "SystemClock",
-    "TemplateError",
-    "TerminationReason",
-    "Tool",
-    "ToolError",
-    "ToolRegistry",
-    "Trace",
-    "TraceEvent",
-    "UsageError",
-    "Verdict",
-    "VerdictStaleError",
-    "VirtualClock",
-    "Workflow",
-    "WorkflowError",
-    "WorkflowResult",
-    "__version__",
-    "aresume_workflow",
-    "arun_workflow",
-    "assert_contains",
-    "assert_json_schema",
-    "assert_matches",
-    "assert_similar",
-    "embedding",
-    "error",
-    "load_workflow",
-    "reply",
-    "resume_workflow",
-    "run_workflow",
-    "similarity",
-    "tool",
-    "tool_call",
-]
-
+#: The one list of this package's public names, by the module each is defined in (imported on first use).
+#: ``__all__`` and the names a type checker sees (below) come from it; tests/test_public_api.py checks both.
 _EXPORTS = {
-    "RunStatus": ".engine",
-    "StepResult": ".engine",
-    "StepStatus": ".engine",
-    "SystemClock": ".engine",
-    "TerminationReason": ".engine",
-    "Trace": ".engine",
-    "TraceEvent": ".engine",
-    "VirtualClock": ".engine",
-    "Workflow": ".engine",
-    "WorkflowResult": ".engine",
-    "aresume_workflow": ".engine",
-    "arun_workflow": ".engine",
-    "load_workflow": ".engine",
-    "resume_workflow": ".engine",
-    "run_workflow": ".engine",
-    "AgentloomError": ".errors",
-    "JudgeError": ".errors",
-    "VerdictStaleError": ".errors",
-    "MissingTemplateKeyWarning": ".errors",
-    "ProviderError": ".errors",
-    "ScriptError": ".errors",
-    "StepError": ".errors",
-    "TemplateError": ".errors",
-    "ToolError": ".errors",
-    "UsageError": ".errors",
-    "WorkflowError": ".errors",
-    "LLMRequest": ".providers",
-    "LLMResponse": ".providers",
-    "Scripted": ".providers",
-    "error": ".providers",
-    "reply": ".providers",
-    "embedding": ".providers",
-    "tool_call": ".providers",
-    "BaseTool": ".tools",
-    "Tool": ".tools",
-    "ToolRegistry": ".tools",
-    "tool": ".tools",
-    "Verdict": ".testing._judge.verdict",
-    "assert_contains": ".testing._output_checks",
-    "assert_json_schema": ".testing._output_checks",
-    "assert_matches": ".testing._output_checks",
-    "assert_similar": ".testing._output_checks",
-    "similarity": ".testing._output_checks",
+    ".engine": (
+        "RunStatus", "StepResult", "StepStatus", "SystemClock", "TerminationReason", "Trace", "TraceEvent",
+        "VirtualClock", "Workflow", "WorkflowResult", "aresume_workflow", "arun_workflow", "current_clock",
+        "load_workflow", "resume_workflow", "run_workflow",
+    ),
+    ".errors": (
+        "AgentloomError", "JudgeError", "MissingTemplateKeyWarning", "ProviderError", "ScriptError", "StepError",
+        "TemplateError", "ToolError", "UsageError", "VerdictStaleError", "WorkflowError",
+    ),
+    ".providers": ("LLMRequest", "LLMResponse", "Scripted", "embedding", "error", "reply", "tool_call"),
+    ".testing": ("Verdict", "assert_contains", "assert_json_schema", "assert_matches", "assert_similar", "similarity"),
+    ".tools": ("BaseTool", "Tool", "ToolRegistry", "tool"),
 }
-__getattr__, __dir__ = attach(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = attach(__name__, _EXPORTS, own=("__version__",))
+
+if TYPE_CHECKING:
+    from .engine import RunStatus as RunStatus
+    from .engine import StepResult as StepResult
+    from .engine import StepStatus as StepStatus
+    from .engine import SystemClock as SystemClock
+    from .engine import TerminationReason as TerminationReason
+    from .engine import Trace as Trace
+    from .engine import TraceEvent as TraceEvent
+    from .engine import VirtualClock as VirtualClock
+    from .engine import Workflow as Workflow
+    from .engine import WorkflowResult as WorkflowResult
+    from .engine import aresume_workflow as aresume_workflow
+    from .engine import arun_workflow as arun_workflow
+    from .engine import current_clock as current_clock
+    from .engine import load_workflow as load_workflow
+    from .engine import resume_workflow as resume_workflow
+    from .engine import run_workflow as run_workflow
+    from .errors import AgentloomError as AgentloomError
+    from .errors import JudgeError as JudgeError
+    from .errors import MissingTemplateKeyWarning as MissingTemplateKeyWarning
+    from .errors import ProviderError as ProviderError
+    from .errors import ScriptError as ScriptError
+    from .errors import StepError as StepError
+    from .errors import TemplateError as TemplateError
+    from .errors import ToolError as ToolError
+    from .errors import UsageError as UsageError
+    from .errors import VerdictStaleError as VerdictStaleError
+    from .errors import WorkflowError as WorkflowError
+    from .providers import LLMRequest as LLMRequest
+    from .providers import LLMResponse as LLMResponse
+    from .providers import Scripted as Scripted
+    from .providers import embedding as embedding
+    from .providers import error as error
+    from .providers import reply as reply
+    from .providers import tool_call as tool_call
+    from .testing import Verdict as Verdict
+    from .testing import assert_contains as assert_contains
+    from .testing import assert_json_schema as assert_json_schema
+    from .testing import assert_matches as assert_matches
+    from .testing import assert_similar as assert_similar
+    from .testing import similarity as similarity
+    from .tools import BaseTool as BaseTool
+    from .tools import Tool as Tool
+    from .tools import ToolRegistry as ToolRegistry
+    from .tools import tool as tool

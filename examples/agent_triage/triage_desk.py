@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_agentloom._core.clock import current_clock
+from pytest_agentloom import current_clock
 from pytest_agentloom.tools import Tool, tool
 
 TICKETS = {

@@ -87,8 +87,9 @@ def _canonical(value: Any) -> str:
 
 
 class Redactor:
-    """Applies one run's redaction patterns. The engine builds it from a workflow
-    (:func:`pytest_agentloom.engine._format.redaction_patterns.redactor_for`).
+    """Applies one run's redaction patterns; the engine builds one per run from its workflow.
+
+    (The engine's ``redactor_for`` reads the patterns, step outputs and salt folder of a workflow.)
 
     ``salt`` keys the markers; without it the salt is read (or created) lazily,
     the first time a value is actually redacted, from ``AGENTLOOM_REDACTION_SALT``

@@ -7,7 +7,10 @@ only when a cassette is opened, a mismatch is explained, or a provider called.
 - :class:`ReplayProvider`: a provider whose calls go through a cassette.
 - :class:`RecordMode`, :func:`parse_record_mode`: ``none``/``once``/``new_episodes``/``all``.
 - :class:`ToolTape`: recorded results of tools with side effects, replayed beside the cassette.
-- :mod:`._matchers`, :mod:`.._redaction.http_traffic`, :mod:`._cassette_file`, :mod:`._provenance`: the parts.
+
+The modules behind these names are internal: matching (``_matchers``, ``_match_index``), the cassette file
+(``_cassette_file``), provenance and patching; what is redacted before a write is in
+``pytest_agentloom._redaction.http_traffic``.
 """
 
 from __future__ import annotations
@@ -16,63 +19,37 @@ from typing import TYPE_CHECKING
 
 from .._lazy import attach
 
-if TYPE_CHECKING:
-    from ..errors import (
-        CassetteFormatError,
-        CassetteMismatchError,
-        CassetteNotFoundError,
-        RecordingRefusedError,
-        ReplayError,
-        RequestNotInterceptedError,
-        ToolReplayMissError,
-        UnusedInteractionsError,
-    )
-    from ._cassette import CallInfo, CassetteConfig, CassetteSession, ReplayProvider, current_call
-    from ._modes import RecordMode, parse_record_mode
-    from ._provenance import Provenance, workflow_hash
-    from ._tool_tape import ToolTape, tape_path
-
-__all__ = [
-    "CallInfo",
-    "CassetteConfig",
-    "CassetteFormatError",
-    "CassetteMismatchError",
-    "CassetteNotFoundError",
-    "CassetteSession",
-    "Provenance",
-    "RecordMode",
-    "RecordingRefusedError",
-    "ReplayError",
-    "ReplayProvider",
-    "RequestNotInterceptedError",
-    "ToolReplayMissError",
-    "ToolTape",
-    "UnusedInteractionsError",
-    "current_call",
-    "parse_record_mode",
-    "tape_path",
-    "workflow_hash",
-]
-
+#: The one list of this package's public names, by the module each is defined in (imported on first use).
+#: ``__all__`` and the names a type checker sees (below) come from it; tests/test_public_api.py checks both.
 _EXPORTS = {
-    "CallInfo": "._cassette",
-    "CassetteConfig": "._cassette",
-    "CassetteSession": "._cassette",
-    "ReplayProvider": "._cassette",
-    "current_call": "._cassette",
-    "CassetteFormatError": "..errors",
-    "CassetteMismatchError": "..errors",
-    "CassetteNotFoundError": "..errors",
-    "RecordingRefusedError": "..errors",
-    "ReplayError": "..errors",
-    "RequestNotInterceptedError": "..errors",
-    "ToolReplayMissError": "..errors",
-    "UnusedInteractionsError": "..errors",
-    "RecordMode": "._modes",
-    "parse_record_mode": "._modes",
-    "Provenance": "._provenance",
-    "workflow_hash": "._provenance",
-    "ToolTape": "._tool_tape",
-    "tape_path": "._tool_tape",
+    "._cassette": ("CallInfo", "CassetteConfig", "CassetteSession", "ReplayProvider", "current_call"),
+    "._modes": ("RecordMode", "parse_record_mode"),
+    "._provenance": ("Provenance", "workflow_hash"),
+    "._tool_tape": ("ToolTape", "tape_path"),
+    "..errors": (
+        "CassetteFormatError", "CassetteMismatchError", "CassetteNotFoundError", "RecordingRefusedError",
+        "ReplayError", "RequestNotInterceptedError", "ToolReplayMissError", "UnusedInteractionsError",
+    ),
 }
-__getattr__, __dir__ = attach(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)
+
+if TYPE_CHECKING:
+    from ..errors import CassetteFormatError as CassetteFormatError
+    from ..errors import CassetteMismatchError as CassetteMismatchError
+    from ..errors import CassetteNotFoundError as CassetteNotFoundError
+    from ..errors import RecordingRefusedError as RecordingRefusedError
+    from ..errors import ReplayError as ReplayError
+    from ..errors import RequestNotInterceptedError as RequestNotInterceptedError
+    from ..errors import ToolReplayMissError as ToolReplayMissError
+    from ..errors import UnusedInteractionsError as UnusedInteractionsError
+    from ._cassette import CallInfo as CallInfo
+    from ._cassette import CassetteConfig as CassetteConfig
+    from ._cassette import CassetteSession as CassetteSession
+    from ._cassette import ReplayProvider as ReplayProvider
+    from ._cassette import current_call as current_call
+    from ._modes import RecordMode as RecordMode
+    from ._modes import parse_record_mode as parse_record_mode
+    from ._provenance import Provenance as Provenance
+    from ._provenance import workflow_hash as workflow_hash
+    from ._tool_tape import ToolTape as ToolTape
+    from ._tool_tape import tape_path as tape_path

@@ -55,6 +55,8 @@ class TerminationReason(enum.StrEnum):
 
 
 class StepStatus(enum.StrEnum):
+    """How one step ended: ``success``, ``failed``, ``skipped``, or ``paused`` (an approval gate waiting)."""
+
     SUCCESS = "success"
     FAILED = "failed"
     SKIPPED = "skipped"
