@@ -1,4 +1,4 @@
-"""The one YAML reader (core.yaml_io) and the strict JSON reader (core.json_io), and that every file type we
+"""The one YAML reader (_core.yaml_io) and the strict JSON reader (_core.json_io), and that every file type we
 read goes through them: duplicate keys, alias bombs, self-references, deep nesting, sizes, each a named error
 naming the file and the line."""
 
