@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .._core.types import Provider
 from ..errors import UsageError
@@ -13,9 +13,33 @@ from ._gateway import PROVIDER_ALIASES, Gateway
 
 if TYPE_CHECKING:
     from .._core.clock import Clock
-    from ..engine._format.model import WorkflowConfig
 
 __all__ = ["PROVIDERS", "create_provider", "default_gateway"]
+
+
+class _ProviderSettings(Protocol):
+    """One entry of ``config.providers`` (the engine's ``ProviderSettings``)."""
+
+    @property
+    def base_url(self) -> str | None: ...
+    @property
+    def api_key_env(self) -> str | None: ...
+    @property
+    def timeout(self) -> float | None: ...
+    @property
+    def api(self) -> str | None: ...
+
+
+class WorkflowConfig(Protocol):
+    """What :func:`default_gateway` reads of a workflow's ``config`` (the engine's ``WorkflowConfig``).
+
+    Named by its fields: the providers sit below the engine and do not import its types.
+    """
+
+    @property
+    def provider(self) -> str | None: ...
+    @property
+    def providers(self) -> Mapping[Any, _ProviderSettings]: ...
 
 PROVIDERS: dict[str, str] = {
     "openai": "pytest_agentloom.providers._openai:OpenAIProvider",
@@ -77,7 +101,7 @@ def default_gateway(
 
 def _from_config(config: WorkflowConfig | None, name: str) -> dict[str, Any]:
     """Constructor arguments from ``config.providers.<name>``: base URL, key variable, timeout, API."""
-    settings = config.providers.get(name) if config is not None else None  # type: ignore[call-overload]
+    settings = config.providers.get(name) if config is not None else None
     if settings is None:
         return {}
     kwargs: dict[str, Any] = {}
