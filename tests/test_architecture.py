@@ -220,7 +220,7 @@ NAMEDTUPLE_API = frozenset({"_replace", "_asdict", "_fields", "_make", "_field_d
 
 #: The one module allowed to touch private names of other libraries, each with a documented reason, a
 #: public fallback, an upper version bound and a test that fails when the library changes (none so far).
-COMPAT_MODULE = f"{ROOT}.core.compat"
+COMPAT_MODULE = f"{ROOT}._core.compat"
 
 
 def test_no_module_reads_a_private_attribute_another_module_defines() -> None:
