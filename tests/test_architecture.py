@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.import_cycles import cycles
+
 PACKAGE = Path(__file__).resolve().parent.parent / "pytest_agentloom"
 ROOT = PACKAGE.name
 
@@ -113,47 +115,12 @@ def _graph() -> dict[str, set[str]]:
     return graph
 
 
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components with more than one module (Tarjan), each sorted."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        on_stack.add(node)
-        for target in sorted(graph[node]):
-            if target not in index:
-                visit(target)
-                low[node] = min(low[node], low[target])
-            elif target in on_stack:
-                low[node] = min(low[node], index[target])
-        if low[node] == index[node]:
-            component = []
-            while True:
-                top = stack.pop()
-                on_stack.discard(top)
-                component.append(top)
-                if top == node:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for node in sorted(graph):
-        if node not in index:
-            visit(node)
-    return found
-
-
 def _private(name: str) -> bool:
     return name.startswith("_") and not name.startswith("__")
 
 
 def test_no_module_of_the_package_is_in_an_import_cycle() -> None:
-    assert _cycles(_graph()) == []
+    assert cycles(_graph()) == []
 
 
 def test_no_module_imports_a_private_name_of_another() -> None:
@@ -182,8 +149,8 @@ def test_no_module_reads_a_private_attribute_of_an_imported_module() -> None:
 
 
 def test_the_cycle_finder_finds_a_cycle_and_ignores_a_chain() -> None:
-    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
-    assert _cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
 
 
 @pytest.mark.parametrize(("source", "expected"), [
