@@ -3,48 +3,54 @@
 ::
 
     AgentloomError                         base of every public error; ``code`` says which (ErrorCode)
-    ├── WorkflowError (ValueError)         a workflow file is invalid: file, step, field, all problems at once
-    ├── ScenarioTableError (ValueError)    a scenario table is invalid: file, row, field
-    ├── MarkerError (ValueError)           an agentloom marker has an argument it does not take
-    ├── FileNameClashError                 two tests would write one snapshot, cassette or tool tape file
-    ├── CheckpointError (ValueError)       a checkpoint cannot be found, read or resumed
-    ├── ExpressionSyntaxError (ValueError)  a router expression does not compile (found at load time)
-    ├── EvaluationError (ValueError)       a router expression failed on the state it was given
-    ├── UsageError (TypeError)             the Python API was called with arguments it cannot use
-    ├── StepError                          a step failed while running; ``retryable`` tells the retry loop
-    │   ├── TemplateError                  a template cannot be rendered
-    │   ├── ToolError                      a tool step's tool is missing or raised
-    │   │   └── SandboxRefusal             a built-in tool's call broke a config.sandbox rule
-    │   ├── OutputPathError                a step's output cannot be written to its state path
-    │   ├── AgentStopped                   an agent loop stopped for a reason that fails its step
-    │   ├── ModelRefused                   the model refused to answer (``finish_reason: refusal``): never retried
-    │   └── CassetteMismatchError          a request the cassette has no unused recording for (also a
-    │                                      ReplayError; never retried)
-    ├── ProviderError                      a model call failed; ``status`` is the HTTP status, if any
-    │   ├── ProviderConfigError            no API key, base URL or loadable credentials: never retried
-    │   ├── UnusableResponseError          the provider answered, but the SDK refused the answer: never retried
-    │   ├── MidStreamError                 a stream broke after its first chunk: no fallback to another provider
-    │   └── AttachmentRefused              a provider cannot take an attachment; nothing was sent
-    ├── ScriptError                        a scripted provider has no reply for a request: never retried
-    ├── UnusedRepliesError (AssertionError)  a test ended with scripted replies nobody asked for
-    ├── MissingTemplateKeyWarning (UserWarning)  a template placeholder rendered empty: its state key is missing
-    ├── ScriptDataError (ValueError)       a scripted reply written as data has no reply's form
-    ├── DataReadError (ValueError)         a file we read is unreadable, too big, or data we refuse (file, line)
-    │   ├── YamlReadError                  YAML we refuse: duplicate keys, alias bombs, too deep, invalid
-    │   └── JsonReadError                  JSON we refuse: duplicate keys, too deep, invalid
-    ├── ArtifactError (ValueError)         a saved file (snapshot, tool tape, salt) is corrupted: file, fix
-    ├── ReplayError                        a cassette cannot be used as asked (``path``)
+    ├── DefinitionError                    something written before the run is invalid (found before it runs)
+    │   ├── WorkflowError (ValueError)     a workflow file is invalid: file, step, field, all problems at once
+    │   ├── ScenarioTableError (ValueError)  a scenario table is invalid: file, row, field
+    │   ├── MarkerError (ValueError)       an agentloom marker has an argument it does not take
+    │   ├── FileNameClashError             two tests would write one snapshot, cassette or tool tape file
+    │   ├── CheckpointError (ValueError)   a checkpoint cannot be found, read or resumed
+    │   ├── ExpressionSyntaxError (ValueError)  a router expression does not compile (found at load time)
+    │   └── ScriptDataError (ValueError)   a scripted reply written as data has no reply's form
+    ├── DataFileError                      a file read from disk is not data we accept
+    │   ├── DataReadError (ValueError)     unreadable, too big, or data we refuse (file, line)
+    │   │   ├── YamlReadError              YAML we refuse: duplicate keys, alias bombs, too deep, invalid
+    │   │   └── JsonReadError              JSON we refuse: duplicate keys, too deep, invalid
+    │   └── ArtifactError (ValueError)     a saved file (snapshot, tool tape, salt) is corrupted: file, fix
+    ├── RunError                           something failed while a workflow ran
+    │   ├── StepError                      a step failed; ``retryable`` tells the retry loop
+    │   │   ├── TemplateError              a template cannot be rendered
+    │   │   ├── ToolError                  a tool step's tool is missing or raised
+    │   │   │   └── SandboxRefusal         a built-in tool's call broke a config.sandbox rule
+    │   │   ├── OutputPathError            a step's output cannot be written to its state path
+    │   │   ├── AgentStopped               an agent loop stopped for a reason that fails its step
+    │   │   └── ModelRefused               the model refused to answer (``finish_reason: refusal``): never retried
+    │   ├── ProviderError                  a model call failed; ``status`` is the HTTP status, if any
+    │   │   ├── ProviderConfigError        no API key, base URL or loadable credentials: never retried
+    │   │   ├── UnusableResponseError      the provider answered, but the SDK refused the answer: never retried
+    │   │   ├── MidStreamError             a stream broke after its first chunk: no fallback to another provider
+    │   │   └── AttachmentRefused          a provider cannot take an attachment; nothing was sent
+    │   ├── ScriptError                    a scripted provider has no reply for a request: never retried
+    │   ├── EvaluationError (ValueError)   a router expression failed on the state it was given
+    │   └── MissingTemplateKeyWarning (UserWarning)  a placeholder rendered empty: its state key is missing
+    ├── ReplayError                        a cassette or tool tape cannot be used as asked (``path``)
     │   ├── CassetteNotFoundError          replay needs a cassette the test does not have yet
     │   ├── CassetteFormatError            the cassette is unreadable, or of a format_version we don't know
+    │   ├── CassetteMismatchError          a request the cassette has no unused recording for: fails the step
+    │   │                                  like a StepError (``retryable`` is false; see STEP_FAILURES)
     │   ├── RecordingRefusedError          recording asked for under CI=true, but not on the command line
     │   │   └── LiveRefusedError           --agentloom-live under CI=true, but not on the command line
     │   ├── UnusedInteractionsError (AssertionError)  the replay left recorded interactions unused
     │   ├── RequestNotInterceptedError     vcrpy did not intercept a replayed request: stopped, nothing sent
-    │   └── CassetteMismatchError          (drawn under StepError)
-    ├── ToolReplayMissError                a tool with side effects was called with arguments the tape lacks
-    ├── JudgeError                         agentloom.judge() got no verdict: a malformed answer, a failed call
-    ├── VerdictStaleError (AssertionError)  a recorded verdict judged another text, rubric or model
-    └── DriftError                         a drift check cannot run as asked, or a live provider gave no answer
+    │   └── ToolReplayMissError            a tool with side effects was called with arguments the tape lacks
+    ├── OutcomeError                       a test's outcome is wrong or cannot be judged
+    │   ├── UnusedRepliesError (AssertionError)  a test ended with scripted replies nobody asked for
+    │   ├── JudgeError                     agentloom.judge() got no verdict: a malformed answer, a failed call
+    │   ├── VerdictStaleError (AssertionError)  a recorded verdict judged another text, rubric or model
+    │   └── DriftError                     a drift check cannot run as asked, or a live provider gave no answer
+    └── UsageError (TypeError)             the Python API was called with arguments it cannot use
+
+Every class keeps the built-in bases shown, so ``except ValueError`` (or ``TypeError``, ``AssertionError``)
+clauses written before the branches existed keep working. The branches add no codes of their own.
 
 Three exceptions are internal signals, never raised to users, and stay private
 to their modules: ``cli._Usage`` (a command-line mistake, printed with exit
@@ -79,7 +85,9 @@ __all__ = [
     "CassetteMismatchError",
     "CassetteNotFoundError",
     "CheckpointError",
+    "DataFileError",
     "DataReadError",
+    "DefinitionError",
     "DriftError",
     "ErrorCode",
     "EvaluationError",
@@ -92,12 +100,14 @@ __all__ = [
     "MidStreamError",
     "MissingTemplateKeyWarning",
     "ModelRefused",
+    "OutcomeError",
     "OutputPathError",
     "ProviderConfigError",
     "ProviderError",
     "RecordingRefusedError",
     "ReplayError",
     "RequestNotInterceptedError",
+    "RunError",
     "SandboxRefusal",
     "ScenarioTableError",
     "ScriptDataError",
@@ -272,10 +282,33 @@ class AgentloomError(Exception):
             cls.code = cls.__dict__["code"].value
 
 
+# -- the branches: catch one to catch a kind of failure --------------------------------------------------------
+
+
+class DefinitionError(AgentloomError):
+    """Something written before the run is invalid: a workflow, a table, a marker, a checkpoint, a script.
+
+    Found before (or instead of) running: a workflow file, a scenario table, an ``agentloom`` marker, a
+    router expression's syntax, a checkpoint file, a scripted reply written as data.
+    """
+
+
+class DataFileError(AgentloomError):
+    """A file read from disk is not data we accept: YAML, JSON, or a file the package wrote earlier."""
+
+
+class RunError(AgentloomError):
+    """Something failed while a workflow ran: a step, a tool, a template, a provider, an expression's value."""
+
+
+class OutcomeError(AgentloomError):
+    """A test's outcome is wrong or cannot be judged: unused replies, a stale or missing verdict, drift."""
+
+
 # -- before anything runs --------------------------------------------------------------------------------------
 
 
-class WorkflowError(AgentloomError, ValueError):
+class WorkflowError(DefinitionError, ValueError):
     """A workflow file is invalid; raised by the loader before anything runs."""
 
     code: str = ErrorCode.INVALID_WORKFLOW
@@ -311,7 +344,7 @@ class WorkflowError(AgentloomError, ValueError):
         return "\n".join(lines)
 
 
-class ScenarioTableError(AgentloomError, ValueError):
+class ScenarioTableError(DefinitionError, ValueError):
     """A scenario table cannot be used; names the file (and line), the row and the field, at collection."""
 
     code: str = ErrorCode.INVALID_SCENARIO_TABLE
@@ -324,13 +357,13 @@ class ScenarioTableError(AgentloomError, ValueError):
                                         [("file", where), ("row", row), ("field", field)], hint=hint))
 
 
-class MarkerError(AgentloomError, ValueError):
+class MarkerError(DefinitionError, ValueError):
     """An ``agentloom`` marker has an argument it does not take; fails the test that carries it."""
 
     code: str = ErrorCode.INVALID_MARKER
 
 
-class FileNameClashError(AgentloomError):
+class FileNameClashError(DefinitionError):
     """Two tests would write the same snapshot, cassette or tool tape file; neither may overwrite the other."""
 
     code: str = ErrorCode.FILE_NAME_CLASH
@@ -342,13 +375,13 @@ class UsageError(AgentloomError, TypeError):
     code: str = ErrorCode.USAGE_ERROR
 
 
-class CheckpointError(AgentloomError, ValueError):
+class CheckpointError(DefinitionError, ValueError):
     """A checkpoint cannot be found, read, or resumed."""
 
     code: str = ErrorCode.CHECKPOINT_ERROR
 
 
-class ExpressionSyntaxError(AgentloomError, ValueError):
+class ExpressionSyntaxError(DefinitionError, ValueError):
     """An expression cannot be compiled: bad Python syntax or a construct outside the allowlist.
 
     Raised at load time so a broken router is reported before any step runs.
@@ -363,7 +396,7 @@ class ExpressionSyntaxError(AgentloomError, ValueError):
         self.column = column
 
 
-class EvaluationError(AgentloomError, ValueError):
+class EvaluationError(RunError, ValueError):
     """A valid expression failed on the state it was given (e.g. ``None < 1``)."""
 
     code: str = ErrorCode.EXPRESSION_ERROR
@@ -374,7 +407,7 @@ class EvaluationError(AgentloomError, ValueError):
         self.detail = detail
 
 
-class ScriptDataError(AgentloomError, ValueError):
+class ScriptDataError(DefinitionError, ValueError):
     """A scripted reply written as data has a form no reply has; ``where`` says which, ``hint`` the fix.
 
     Raised by ``Scripted.from_data`` for ``agentloom run --script`` files and scenario tables alike.
@@ -389,7 +422,7 @@ class ScriptDataError(AgentloomError, ValueError):
         super().__init__(f"{where}: {message}" + (f". How to fix: {hint}" if hint else ""))
 
 
-class DataReadError(AgentloomError, ValueError):
+class DataReadError(DataFileError, ValueError):
     """A file we read is not data we accept; names the file and, when known, the line and column.
 
     ``problem`` is the bare description and ``where`` the ``file:line:column`` text, so a caller with an error
@@ -412,7 +445,7 @@ class DataReadError(AgentloomError, ValueError):
         return f" at line {self.line}" + (f", column {self.column}" if self.column else "")
 
 
-class ArtifactError(AgentloomError, ValueError):
+class ArtifactError(DataFileError, ValueError):
     """A file the package wrote earlier (a snapshot, a tool tape, the salt) cannot be used as it is now.
 
     Names the file, what is wrong and how to fix it; the file is left as it is.
@@ -446,7 +479,7 @@ class JsonReadError(DataReadError):
 # -- while a step runs -----------------------------------------------------------------------------------------
 
 
-class StepError(AgentloomError):
+class StepError(RunError):
     """A step failed at run time. ``retryable`` tells the retry loop what to do."""
 
     code: str = ErrorCode.STEP_ERROR
@@ -541,7 +574,7 @@ class ModelRefused(StepError):
 # -- providers -------------------------------------------------------------------------------------------------
 
 
-class ProviderError(AgentloomError):
+class ProviderError(RunError):
     """A model call failed. ``status`` is the HTTP status, if any.
 
     ``retryable`` is what the kind of failure says about a retry. ``None`` (the
@@ -607,19 +640,19 @@ class AttachmentRefused(ProviderError):
     code: str = ErrorCode.ATTACHMENT_UNSUPPORTED
 
 
-class ScriptError(AgentloomError):
+class ScriptError(RunError):
     """A scripted provider received a request it has no reply for. Never retried."""
 
     code: str = ErrorCode.SCRIPT_EXHAUSTED
 
 
-class UnusedRepliesError(AgentloomError, AssertionError):
+class UnusedRepliesError(OutcomeError, AssertionError):
     """A test ended with scripted replies that no request used: the workflow did less than the test expects."""
 
     code: str = ErrorCode.UNUSED_REPLIES
 
 
-class MissingTemplateKeyWarning(AgentloomError, UserWarning):
+class MissingTemplateKeyWarning(RunError, UserWarning):
     """A ``{state.x}`` placeholder rendered empty because the state lacks the key (warned in tests)."""
 
     code: str = ErrorCode.MISSING_TEMPLATE_KEY
@@ -682,22 +715,25 @@ class RequestNotInterceptedError(ReplayError):
     code: str = ErrorCode.REQUEST_NOT_INTERCEPTED
 
 
-class CassetteMismatchError(StepError, ReplayError):
-    """A request that the cassette has no unused recording for. Fails the step; never retried."""
+class CassetteMismatchError(ReplayError):
+    """A request that the cassette has no unused recording for. Fails the step; never retried.
+
+    A :class:`ReplayError` only, but the engine fails the step with it as it does with a :class:`StepError`
+    whose ``retryable`` is false (``STEP_FAILURES`` names both).
+    """
 
     code: str = ErrorCode.CASSETTE_MISMATCH
+    retryable = False  # read by the retry loop, as on a StepError
 
     def __init__(self, message: str, *, reason: str, path: str | None = None, step_id: str | None = None,
                  turn: int | None = None) -> None:
+        super().__init__(message, path=path)
         self.reason = reason
         self.step_id = step_id
         self.turn = turn
-        self.path = path
-        self.headline = message.splitlines()[0]
-        StepError.__init__(self, message, code=self.code, retryable=False)
 
 
-class ToolReplayMissError(AgentloomError):
+class ToolReplayMissError(ReplayError):
     """A tool with side effects was called during replay with arguments the recording doesn't have.
 
     It fails the step like an unmatched model request; it is not handed to the model as a tool error.
@@ -709,7 +745,7 @@ class ToolReplayMissError(AgentloomError):
 # -- judged assertions -----------------------------------------------------------------------------------------
 
 
-class JudgeError(AgentloomError):
+class JudgeError(OutcomeError):
     """``agentloom.judge()`` got no verdict: the answer had another shape, or the model call failed.
 
     ``code`` is ``invalid_judge_answer`` or ``judge_failed``; the message names the judge call and the fix.
@@ -723,7 +759,7 @@ class JudgeError(AgentloomError):
             self.code = str(code)
 
 
-class VerdictStaleError(AgentloomError, AssertionError):
+class VerdictStaleError(OutcomeError, AssertionError):
     """A verdict snapshot was recorded for another judged text, rubric or model: the test says how to re-record."""
 
     code: str = ErrorCode.VERDICT_STALE
@@ -732,7 +768,7 @@ class VerdictStaleError(AgentloomError, AssertionError):
 # -- the drift check -----------------------------------------------------------------------------------------
 
 
-class DriftError(AgentloomError):
+class DriftError(OutcomeError):
     """A drift check (``--agentloom-drift``) cannot run as asked, or a live provider gave no answer.
 
     ``code`` says which: nothing to compare, a scratch folder that could cost a committed file, or a live
@@ -745,3 +781,7 @@ class DriftError(AgentloomError):
         if code is not None:
             self.code = str(code)
         super().__init__(message)
+
+
+STEP_FAILURES: tuple[type[StepError] | type[CassetteMismatchError], ...] = (StepError, CassetteMismatchError)
+"""The errors that fail a step as they are (message, code, ``retryable``); any other error is wrapped."""

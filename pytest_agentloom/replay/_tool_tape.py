@@ -35,7 +35,7 @@ from typing import Any
 from .._core.files import write_text_atomic
 from .._core.yaml_io import read_yaml_file
 from .._redaction.http_traffic import redact_data
-from ..errors import ArtifactError, DataReadError, StepError, ToolError, ToolReplayMissError
+from ..errors import STEP_FAILURES, ArtifactError, DataReadError, ToolError, ToolReplayMissError
 from ..tools._registry import Tool, ToolRegistry, as_tool
 
 __all__ = ["TAPE_FORMAT_VERSION", "ToolReplayMissError", "ToolTape", "tape_path"]
@@ -139,7 +139,7 @@ class ToolTape:
             value = await made.invoke(arguments)
         except Exception as exc:
             entry["error"] = {"type": type(exc).__name__, "message": str(exc),
-                              "code": exc.code if isinstance(exc, StepError) else None}
+                              "code": exc.code if isinstance(exc, STEP_FAILURES) else None}
             self._keep(entry)
             raise
         entry["result"] = _plain(value)

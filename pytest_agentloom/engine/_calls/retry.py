@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol, TypeVar
 
 from ..._core.types import AttachmentRefused
-from ...errors import AgentloomError, ModelRefused, ProviderError, ScriptError, StepError
+from ...errors import STEP_FAILURES, AgentloomError, ModelRefused, ProviderError, ScriptError, StepError
 from .._format.model import RetryPolicy
 from .._outcome.step_context import StepContext
 
@@ -77,7 +77,7 @@ def classify_call_failure(exc: Exception, policy: RetryPolicy, ctx: StepContext)
     if isinstance(exc, ProviderError):
         final = getattr(exc, "retryable", None) is False
         return exc, not final and (exc.status is None or exc.status in policy.retryable_status_codes)
-    if isinstance(exc, StepError):
+    if isinstance(exc, STEP_FAILURES):  # a step's own error, or a cassette mismatch: never retried
         return exc, exc.retryable
     if isinstance(exc, (ConnectionError, TimeoutError)):
         return exc, True

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..._core.plain import to_plain
 from ..._core.types import LLMRequest, LLMResponse, Message, ToolCall, ToolSpec
-from ...errors import AgentloomError, StepError
+from ...errors import STEP_FAILURES, AgentloomError, StepError
 from ...tools._registry import Tool, as_tool
 from .._format.model import LLMCallStep, NamedToolChoice, ToolDeclaration
 from .._outcome.pricing import cost_of
@@ -87,7 +87,7 @@ async def execute_call(call: ToolCall, reachable: Mapping[str, Tool], *, unknown
         return ToolRun(call, False, _error_text(problem or "invalid arguments"), code="invalid_json")
     try:
         value = await tool.invoke(arguments)
-    except StepError as exc:  # a sandbox refusal or another tool error with its own code
+    except STEP_FAILURES as exc:  # a sandbox refusal or another tool error with its own code
         return ToolRun(call, False, _error_text(str(exc)), code=exc.code, arguments=arguments)
     except AgentloomError:  # the engine's own failures (a tool replay miss) fail the step, not the call
         raise

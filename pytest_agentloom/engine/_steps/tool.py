@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from ...errors import StepError, ToolError
+from ...errors import STEP_FAILURES, ToolError
 from .._evaluate.templates import render_args
 from .._format.model import ToolStep
 from .._outcome.step_context import StepContext, StepOutcome
@@ -32,14 +32,14 @@ async def run_tool(step: ToolStep, ctx: StepContext) -> StepOutcome:
         ctx.attempts = attempt
         try:
             value = await ctx.within(step.timeout, lambda: _call(function, arguments))
-        except StepError as exc:
+        except STEP_FAILURES as exc:
             error: Exception = exc
         except Exception as exc:  # a tool's own failure, whatever its type, fails or retries the step
             error = exc
         else:
             ctx.event("tool_call", attempt, tool=step.tool_name, args=arguments, ok=True)
             return StepOutcome(value=value, attempts=attempt)
-        timed_out = isinstance(error, StepError)  # raised by ctx.within: the tool itself did not fail
+        timed_out = isinstance(error, STEP_FAILURES)  # raised by ctx.within: the tool itself did not fail
         message = str(error) if timed_out else f"{type(error).__name__}: {error}"
         ctx.event("tool_call", attempt, tool=step.tool_name, args=arguments, ok=False, error=message)
         if policy is not None and attempt < max_attempts:
