@@ -22,6 +22,8 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol, runtime_checkable
 
+from .arguments import check_real_number
+
 __all__ = [
     "Clock",
     "RunIdPrefix",
@@ -58,6 +60,7 @@ class VirtualClock:
     """A clock that starts at ``start`` and advances only when something sleeps on it."""
 
     def __init__(self, start: float = 0.0) -> None:
+        check_real_number("VirtualClock()", "start", start)
         self._now = float(start)
 
     @property

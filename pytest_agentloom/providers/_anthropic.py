@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from .._core.arguments import check_provider_settings
 from .._core.types import Attachment, LLMRequest, LLMResponse, Message, ToolCall, Usage, emit_text, refuse_attachments
 from ._common import (
     LoopLocal,
@@ -60,6 +61,8 @@ class AnthropicProvider:
         self, *, api_key: str | None = None, base_url: str | None = None, timeout: float = 600.0,
         api_key_env: str | None = None,
     ) -> None:
+        check_provider_settings("AnthropicProvider()", api_key=api_key, base_url=base_url, timeout=timeout,
+                                api_key_env=api_key_env)
         self._api_key = Setting(api_key, (api_key_env or "ANTHROPIC_API_KEY",))
         self._base_url = Setting(base_url, ("ANTHROPIC_BASE_URL",))
         self._timeout = timeout

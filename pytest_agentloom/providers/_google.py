@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._core.arguments import check_provider_settings
 from .._core.types import (
     EmbedRequest,
     EmbedResponse,
@@ -46,6 +47,8 @@ class GoogleProvider:
         self, *, api_key: str | None = None, base_url: str | None = None, timeout: float = 600.0,
         api_key_env: str | None = None,
     ) -> None:
+        check_provider_settings("GoogleProvider()", api_key=api_key, base_url=base_url, timeout=timeout,
+                                api_key_env=api_key_env)
         self._api_key = Setting(api_key, (api_key_env,) if api_key_env else ("GOOGLE_API_KEY", "GEMINI_API_KEY"))
         self._base_url = Setting(base_url, ("GOOGLE_GEMINI_BASE_URL",), DEFAULT_BASE_URL)
         self._timeout = timeout

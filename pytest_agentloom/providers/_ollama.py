@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .._core.arguments import check_provider_settings
 from .._core.types import (
     EmbedRequest,
     EmbedResponse,
@@ -41,6 +42,7 @@ class OllamaProvider:
     name = "ollama"
 
     def __init__(self, *, host: str | None = None, timeout: float = 600.0) -> None:
+        check_provider_settings("OllamaProvider()", host=host, timeout=timeout)
         self._host = Setting(host, ("OLLAMA_HOST",), "http://127.0.0.1:11434")
         self._timeout = timeout
 

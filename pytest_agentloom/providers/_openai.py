@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from .._core.arguments import check_choice, check_optional_text, check_positive_number
 from .._core.types import (
     Attachment,
     EmbedRequest,
@@ -90,10 +91,14 @@ class OpenAIProvider:
         api_key_env: str | None = None,
         api: str = "auto",
     ) -> None:
+        call = f"{type(self).__name__}()"
+        for label, text in (("api_key", api_key), ("base_url", base_url), ("name", name),
+                            ("api_key_env", api_key_env)):
+            check_optional_text(call, label, text)
+        check_positive_number(call, "timeout", timeout)
+        check_choice(call, "api", api, APIS)
         if name is not None:
             self.name = name
-        if api not in APIS:
-            raise ValueError(f"api must be one of {', '.join(APIS)}, not {api!r}")
         self.api = api
         self._api_key = Setting(api_key, (api_key_env,) if api_key_env else self._key_env)
         self._base_url = Setting(base_url, self._url_env, self._default_url)
