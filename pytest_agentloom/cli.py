@@ -51,7 +51,7 @@ from .engine._outcome.result import RunStatus, WorkflowResult
 from .engine._persist.checkpoints import CheckpointError, list_checkpoints
 from .engine._persist.checkpoints import default_checkpoint_dir as _default_checkpoint_dir
 from .engine._persist.records import resolve_runs_dir
-from .errors import AgentloomError, UsageError, WorkflowError
+from .errors import AgentloomError, UsageError, WorkflowError, render_message
 
 __all__ = ["EXIT_CODES", "main", "parse_state_args", "parse_state_value"]
 
@@ -109,8 +109,9 @@ def parse_state_value(text: str) -> Any:
     try:
         return json.loads(text, parse_constant=_not_json)
     except RecursionError:
-        raise _Usage("--state: the JSON value is nested too deeply. How to fix: flatten it, or quote it as a "
-                     "string") from None
+        raise _Usage(render_message("--state: the JSON value is nested too deeply.",
+                                    hint="flatten it, or quote it as a "
+                                         "string", inline=True)) from None
     except ValueError:
         return text
 
@@ -126,7 +127,8 @@ def parse_state_args(items: Sequence[str] | None) -> dict[str, Any]:
     for item in items or ():
         key, sep, value = item.partition("=")
         if not sep:
-            raise _Usage(f"--state needs key=value, got {item!r}. How to fix: --state {item}=VALUE")
+            raise _Usage(render_message(f"--state needs key=value, got {item!r}.",
+                                        hint=f"--state {item}=VALUE", inline=True))
         if not key:
             raise _Usage(f"--state needs a key before '=', got {item!r}")
         if key in state:
@@ -190,13 +192,14 @@ def _real_provider(workflow: Workflow | None, *, placeholder: bool = False) -> A
     try:
         from .providers import default_gateway
     except ImportError:
-        raise AgentloomError("no real providers are available in this installation. "
-                             "How to fix: pass --script FILE for a scripted run.") from None
+        raise AgentloomError(render_message("no real providers are available in this installation.",
+                                            hint="pass --script FILE for a scripted run.", inline=True)) from None
     try:
         return default_gateway(workflow.config if workflow else None, api_key_placeholder=placeholder)
     except UsageError as exc:  # an unknown provider name: the run cannot start (exit code 8)
-        raise AgentloomError(f"{exc}.\nHow to fix: pass --provider with one of those names, or correct "
-                             "config.provider in the workflow file.") from None
+        raise AgentloomError(render_message(f"{exc}.",
+                                            hint="pass --provider with one of those names, or correct "
+                                                 "config.provider in the workflow file.")) from None
 
 
 def _cassette(path: str, *, record: bool, workflow_file: str) -> Any:

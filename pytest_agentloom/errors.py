@@ -256,14 +256,25 @@ class ErrorCode(enum.StrEnum):
 
 
 def render_message(headline: str, context: Sequence[tuple[str, object]] = (), hint: str | None = None,
-                   details: Sequence[str] = ()) -> str:
-    """Headline, ``  name: value`` context lines, indented details, then ``How to fix:``."""
+                   details: Sequence[str] = (), *, inline: bool = False) -> str:
+    """Headline, ``  name: value`` context lines, indented details, then ``How to fix:``.
+
+    ``inline`` puts the hint at the end of the last line, after a space: for messages kept on one line
+    (a step's error in a results table, a tool result the model reads, a lint finding).
+    """
     lines = [headline]
     lines.extend(f"  {name}: {value}" for name, value in context if value is not None and value != "")
     lines.extend(details)
     if hint:
-        lines.append(f"How to fix: {hint}")
+        if inline:
+            lines[-1] = f"{lines[-1]} {HINT_PREFIX} {hint}"
+        else:
+            lines.append(f"{HINT_PREFIX} {hint}")
     return "\n".join(lines)
+
+
+HINT_PREFIX = "How to fix:"
+"""What starts the hint in every message; code that reads a message back (the judge, the drift check) uses it."""
 
 
 # -- the base --------------------------------------------------------------------------------------------------
@@ -332,16 +343,8 @@ class WorkflowError(DefinitionError, ValueError):
         super().__init__(self._render())
 
     def _render(self) -> str:
-        lines = [self.headline]
-        if self.file:
-            lines.append(f"  file: {self.file}")
-        if self.step_id:
-            lines.append(f"  step: {self.step_id}")
-        if self.field:
-            lines.append(f"  field: {self.field}")
-        if self.hint:
-            lines.append(f"How to fix: {self.hint}")
-        return "\n".join(lines)
+        return render_message(self.headline, [("file", self.file), ("step", self.step_id), ("field", self.field)],
+                              hint=self.hint)
 
 
 class ScenarioTableError(DefinitionError, ValueError):
@@ -419,7 +422,8 @@ class ScriptDataError(DefinitionError, ValueError):
         self.headline = message
         self.where = where
         self.hint = hint
-        super().__init__(f"{where}: {message}" + (f". How to fix: {hint}" if hint else ""))
+        super().__init__(render_message(f"{where}: {message}.", hint=hint, inline=True) if hint
+                         else f"{where}: {message}")
 
 
 class DataReadError(DataFileError, ValueError):
@@ -514,7 +518,8 @@ class SandboxRefusal(ToolError):
     def __init__(self, tool: str, rule: str, why: str, fix: str) -> None:
         self.tool = tool
         self.rule = rule
-        super().__init__(f"sandbox refused {tool}: rule '{rule}': {why}. How to fix: {fix}", code=self.code)
+        super().__init__(render_message(f"sandbox refused {tool}: rule '{rule}': {why}.", hint=fix, inline=True),
+                         code=self.code)
 
 
 class OutputPathError(StepError):

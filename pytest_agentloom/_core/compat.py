@@ -22,7 +22,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import UsageError, render_message
 
 __all__ = ["run_protocol"]
 
@@ -44,10 +44,11 @@ def _runtestprotocol() -> Any:
         import pytest
 
         raise UsageError(
-            f"--agentloom-live repetitions and --agentloom-drift run a test more than once through pytest's own "
-            f"protocol (_pytest.runner.runtestprotocol), which pytest {pytest.__version__} does not have as "
-            "pytest-agentloom expects; nothing was run.\n"
-            "How to fix: install a pytest within pytest-agentloom's bound (pytest<10), or a pytest-agentloom "
-            "that supports this pytest."
+            render_message(
+                "--agentloom-live repetitions and --agentloom-drift run a test more than once through pytest's own "
+                f"protocol (_pytest.runner.runtestprotocol), which pytest {pytest.__version__} does not have as "
+                "pytest-agentloom expects; nothing was run.",
+                hint="install a pytest within pytest-agentloom's bound (pytest<10), or a pytest-agentloom "
+                     "that supports this pytest.")
         ) from None
     return runtestprotocol

@@ -11,7 +11,7 @@ import fnmatch
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import UsageError, render_message
 
 __all__ = ["DROP", "edit_path", "split_path"]
 
@@ -24,7 +24,7 @@ def split_path(path: str) -> list[str]:
     text = path.replace("[", ".").replace("]", "")
     parts = [part.strip("'\"") for part in text.split(".") if part]
     if not parts:
-        raise UsageError(f"path {path!r} is empty.\nHow to fix: write it like 'steps.*.output.id'.")
+        raise UsageError(render_message(f"path {path!r} is empty.", hint="write it like 'steps.*.output.id'."))
     return parts
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 from typing import Any, NoReturn
 
-from ..errors import UsageError
+from ..errors import UsageError, render_message
 
 __all__ = ["ReadOnlyDict", "ReadOnlyList", "read_only"]
 
@@ -27,8 +27,10 @@ _HINT = ("change a copy: copy.deepcopy(value) of a value, workflow.model_copy(up
 
 
 def _refuse(self: Any, *args: Any, **kwargs: Any) -> NoReturn:
-    raise UsageError(f"this {type(self).__name__} is part of a loaded workflow, which is shared by every test "
-                     f"that loads its file and cannot be changed.\nHow to fix: {_HINT}")
+    raise UsageError(render_message(
+            f"this {type(self).__name__} is part of a loaded workflow, which is shared by every test "
+            "that loads its file and cannot be changed.",
+            hint=f"{_HINT}"))
 
 
 class ReadOnlyDict(dict[Any, Any]):

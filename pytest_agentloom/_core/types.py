@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import AttachmentRefused
+from ..errors import AttachmentRefused, render_message
 
 __all__ = [
     "Attachment", "AttachmentRefused", "EmbedRequest", "EmbedResponse",
@@ -92,9 +92,11 @@ def refuse_attachments(request: "LLMRequest", provider: str, *, images: bool = T
                 ok, what = item.media_type in audio, f"audio as {item.media_type}"
             if not ok:
                 raise AttachmentRefused(
-                    f"{provider} can't take {what}; nothing was sent. How to fix: route model "
-                    f"'{request.model}' to a provider that takes it (see the README, Attachments), or change "
-                                    "the attachment",
+                    render_message(
+                        f"{provider} can't take {what}; nothing was sent.",
+                        hint="route model "
+                             f"'{request.model}' to a provider that takes it (see the README, Attachments), or change "
+                             "the attachment", inline=True),
                     provider=provider,
                 )
 

@@ -45,7 +45,7 @@ from typing import Any
 
 from .._core.plain import to_plain
 from .._core.state_paths import parse_path
-from ..errors import UsageError
+from ..errors import UsageError, render_message
 from .api_keys import API_KEY_MARKER, api_keys_from_env
 from .salt import load_salt
 
@@ -134,9 +134,11 @@ class Redactor:
         if self._salt is None:
             self._salt = load_salt(self._salt_start, env=self._env)
         elif not self._salt.strip():  # an HMAC keyed with nothing lets a short secret be guessed back
-            raise UsageError("redaction_salt is empty: markers keyed with nothing could be reversed by guessing "
-                             "short secrets.\nHow to fix: pass a long random salt, or leave redaction_salt out to "
-                             "use the project's .agentloom/salt.")
+            raise UsageError(render_message(
+                    "redaction_salt is empty: markers keyed with nothing could be reversed by guessing "
+                    "short secrets.",
+                    hint="pass a long random salt, or leave redaction_salt out to "
+                         "use the project's .agentloom/salt."))
         return self._salt
 
     def loaded_salt(self) -> bytes | None:

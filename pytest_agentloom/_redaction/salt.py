@@ -35,7 +35,7 @@ from pathlib import Path
 
 from .._core.files import write_text_atomic
 from .._core.yaml_io import read_text_capped
-from ..errors import ArtifactError, DataReadError, UsageError
+from ..errors import ArtifactError, DataReadError, UsageError, render_message
 
 __all__ = ["SALT_ENV", "SALT_FILE", "find_project_root", "load_salt"]
 
@@ -82,10 +82,11 @@ def _usable(text: str, path: Path) -> bytes:
     value = text.strip()
     if not value:
         raise UsageError(
-            f"The redaction salt file {path} is empty (or only whitespace): markers keyed with it could be "
-            "reversed by guessing short secrets, so nothing is redacted with it.\n"
-            f"How to fix: delete {path} to have a fresh salt made on the next run (markers in existing snapshots "
-            "and checkpoints then change: update them), or restore the committed file."
+            render_message(
+                f"The redaction salt file {path} is empty (or only whitespace): markers keyed with it could be "
+                "reversed by guessing short secrets, so nothing is redacted with it.",
+                hint=f"delete {path} to have a fresh salt made on the next run (markers in existing snapshots "
+                     "and checkpoints then change: update them), or restore the committed file.")
         )
     return value.encode("utf-8")
 

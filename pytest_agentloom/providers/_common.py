@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar
 from .._core.offline import offline_transport, sealed
 from .._core.speedups import speedups_on
 from .._core.types import LLMRequest, Thinking, ToolCall
-from ..errors import ErrorCode, MidStreamError, ProviderConfigError, StepError
+from ..errors import ErrorCode, MidStreamError, ProviderConfigError, StepError, render_message
 
 __all__ = [
     "KNOWN_PARAMS",
@@ -71,8 +71,8 @@ class Setting:
             return value
         names = " or ".join(self.env)
         raise ProviderConfigError(
-            f"provider '{provider}' has no {what}: neither the constructor nor {names} sets one.\n"
-            f"How to fix: export {self.env[0]}=..., or replay from a cassette (no key needed there).",
+            render_message(f"provider '{provider}' has no {what}: neither the constructor nor {names} sets one.",
+                           hint=f"export {self.env[0]}=..., or replay from a cassette (no key needed there)."),
             provider=provider,
         )
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .._core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
-from ..errors import AttachmentRefused, ErrorCode, MidStreamError, ProviderError, StepError, UsageError
+from ..errors import AttachmentRefused, ErrorCode, MidStreamError, ProviderError, StepError, UsageError, render_message
 
 if TYPE_CHECKING:
     from .._core.clock import Clock
@@ -133,9 +133,10 @@ class Gateway:
             wanted = PROVIDER_ALIASES.get(request.provider, request.provider)
             if wanted not in self.providers:
                 raise StepError(
-                    f"step '{request.step_id}' asks for provider '{request.provider}', which this gateway doesn't "
-                    f"have (it has {', '.join(sorted(self.providers))}).\n"
-                    "How to fix: set config.provider to one of those, or add the provider to the gateway.",
+                    render_message(
+                        f"step '{request.step_id}' asks for provider '{request.provider}', which this gateway doesn't "
+                        f"have (it has {', '.join(sorted(self.providers))}).",
+                        hint="set config.provider to one of those, or add the provider to the gateway."),
                     code=ErrorCode.UNKNOWN_PROVIDER,
                 )
             return [wanted]
@@ -145,9 +146,10 @@ class Gateway:
                 names += [t for t in targets if t in self.providers and t not in names]
         if not names:
             raise StepError(
-                f"step '{request.step_id}': no provider for model '{request.model}'. Routes: "
-                f"{self.describe_routes()}.\n"
-                "How to fix: set config.provider (or the gateway's routes) to name the provider for this model.",
+                render_message(
+                    f"step '{request.step_id}': no provider for model '{request.model}'. Routes: "
+                    f"{self.describe_routes()}.",
+                    hint="set config.provider (or the gateway's routes) to name the provider for this model."),
                 code=ErrorCode.NO_ROUTE,
             )
         return names
@@ -168,9 +170,10 @@ class Gateway:
         able = [name for name in names if callable(getattr(self.providers[name], "embed", None))]
         if not able:
             raise StepError(
-                f"embed '{request.step_id}': provider {', '.join(names)} cannot embed (model '{request.model}').\n"
-                "How to fix: route the embedding model to openai, google or ollama (config.provider or the "
-                "gateway's routes).", code=ErrorCode.EMBED_UNSUPPORTED,
+                render_message(
+                    f"embed '{request.step_id}': provider {', '.join(names)} cannot embed (model '{request.model}').",
+                    hint="route the embedding model to openai, google or ollama (config.provider or the "
+                         "gateway's routes)."), code=ErrorCode.EMBED_UNSUPPORTED,
             )
         embedders: dict[str, Any] = {name: self.providers[name] for name in able}  # Provider doesn't declare embed
         return await self._route(request, able, lambda name: embedders[name].embed(request))

@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 from .._core.clock import current_clock
 from .._core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, ToolCall, Usage, emit_text
-from ..errors import DataReadError, ScriptError, WorkflowError
+from ..errors import DataReadError, ScriptError, WorkflowError, render_message
 
 __all__ = ["MockProvider", "prompt_hash"]
 
@@ -127,17 +127,20 @@ class MockProvider:
         if isinstance(value, str):
             return {"content": value}
         if not isinstance(value, dict):
-            raise ScriptError(f"mock responses entry {key!r} in {self.source} is a {type(value).__name__}, not a "
-                              "mapping with 'content'. How to fix: write it as {content: \"...\"}.")
+            raise ScriptError(render_message(
+                    f"mock responses entry {key!r} in {self.source} is a {type(value).__name__}, not a "
+                    "mapping with 'content'.",
+                    hint="write it as {content: \"...\"}.", inline=True))
         return value
 
     def _miss(self, step_id: str, what: str = "a reply") -> ScriptError:
         known = ", ".join(sorted(key for key in self.responses if len(key) != 64)) or "none"
-        return ScriptError(
+        return ScriptError(render_message(
             f"provider: mock has {what} for step '{step_id}' neither by step id nor by prompt hash "
-            f"(responses file {self.source}; step ids in it: {known}). How to fix: add an entry keyed "
-            "'" + step_id.rsplit("/", 1)[-1] + "' to the responses file, or set config.default_response."
-        )
+            f"(responses file {self.source}; step ids in it: {known}).",
+            hint=f"add an entry keyed '{step_id.rsplit('/', 1)[-1]}' to the responses file, or set "
+            "config.default_response.", inline=True,
+        ))
 
     async def _sleep(self, step_id: str, entry: Mapping[str, Any]) -> None:
         milliseconds = self.latency_ms

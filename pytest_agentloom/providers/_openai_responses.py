@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._core.types import Attachment, LLMRequest, LLMResponse, Message, ToolCall, Usage, emit_text
-from ..errors import ErrorCode, MidStreamError, ProviderError, StepError
+from ..errors import ErrorCode, MidStreamError, ProviderError, StepError, render_message
 from ._common import named_tool_choice, thinking_of
 
 __all__ = [
@@ -54,9 +54,11 @@ def build_responses_body(request: LLMRequest, params: Mapping[str, Any], *, reas
     refused = sorted(set(params) & set(_NOT_SENT))
     if refused:
         raise StepError(
-            f"step '{request.step_id}': provider '{provider}' speaks OpenAI's Responses API, which has no "
-            f"{' or '.join(refused)} parameter. How to fix: drop it from the step, or set "
-            f"config.providers.{provider}.api: chat_completions",
+            render_message(
+                    f"step '{request.step_id}': provider '{provider}' speaks OpenAI's Responses API, which has no "
+                    f"{' or '.join(refused)} parameter.",
+                    hint="drop it from the step, or set "
+                         f"config.providers.{provider}.api: chat_completions", inline=True),
             code=ErrorCode.UNKNOWN_PARAMETER, retryable=False,
         )
     instructions, items = to_response_input(request.messages)

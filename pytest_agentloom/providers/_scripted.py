@@ -15,12 +15,38 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._core.arguments import bad_argument
 from .._core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Usage
-from ..errors import ProviderError, ScriptError
+from ..errors import ProviderError, ScriptError, render_message
 from ._replies import EmbeddingSpec, ErrorSpec, Reply, ReplySpec, is_answer
 from ._script_data import replies_from_data
 
 __all__ = ["Scripted", "ScriptedCall"]
+
+
+_REPLY_FORM = ("a string, reply(...), tool_call(...), error(...), embedding(...) or a callable taking the "
+               "request")
+_REPLIES_FORM = f"None, or a mapping of step id to a reply or a list of replies; a reply is {_REPLY_FORM}"
+_REPLIES_EXAMPLE = "Scripted({'classify': 'bug', 'summarize': ['draft', reply('final')]})"
+
+
+def _check_script(replies: object, allow_unused: object) -> None:
+    """Refuse at construction a script no request could be answered from (it would fail much later)."""
+    if not isinstance(allow_unused, bool):
+        raise bad_argument("Scripted()", "allow_unused", allow_unused, "True or False")
+    if replies is None:
+        return
+    if not isinstance(replies, Mapping):
+        raise bad_argument("Scripted()", "replies", replies, _REPLIES_FORM, hint=f"e.g. {_REPLIES_EXAMPLE}")
+    for step_id, value in replies.items():
+        if not isinstance(step_id, str):
+            raise bad_argument("Scripted()", "replies", step_id, "step ids that are strings",
+                               hint=f"key each reply by its step's id, e.g. {_REPLIES_EXAMPLE}")
+        answers = value if isinstance(value, (list, tuple)) else (value,)
+        for answer in answers:
+            if not (is_answer(answer) or callable(answer)):
+                raise bad_argument("Scripted()", f"replies[{step_id!r}]", answer, _REPLY_FORM,
+                                   hint=f"e.g. Scripted({{{step_id!r}: 'the reply text'}})")
 
 
 @dataclass(frozen=True)
@@ -54,6 +80,7 @@ class Scripted:
 
     def __init__(self, replies: Mapping[str, Reply | Sequence[Reply]] | None = None, *,
                  allow_unused: bool = False) -> None:
+        _check_script(replies, allow_unused)
         self.allow_unused = allow_unused
         self._script: dict[str, list[Reply]] = {}
         self._repeat: dict[str, Reply] = {}
@@ -133,8 +160,11 @@ class Scripted:
             raise ProviderError(answer.message, status=answer.status, provider="scripted")
         if not isinstance(answer, EmbeddingSpec):
             raise ScriptError(
-                f"Scripted reply for embed step '{request.step_id}' must be embedding([[...], ...]) or error(), "
-                f"got {type(answer).__name__}: {answer!r}.\nHow to fix: script it as embedding([[0.1, 0.2]])."
+                render_message(
+                        f"Scripted reply for embed step '{request.step_id}' must be embedding([[...], ...]) or "
+                        "error(), "
+                        f"got {type(answer).__name__}: {answer!r}.",
+                        hint="script it as embedding([[0.1, 0.2]]).")
             )
         return EmbedResponse(
             vectors=[list(vector) for vector in answer.vectors], usage=Usage(input_tokens=answer.input_tokens),
@@ -148,18 +178,19 @@ class Scripted:
         if step not in self._script:
             scripted = ", ".join(sorted([*self._script, *self._repeat])) or "none"
             raise ScriptError(
-                f"Scripted provider has no replies for step '{step}' (steps with replies: {scripted}).\n"
-                f"How to fix: add '{step}' to the script, e.g. Scripted({{'{step}': 'the reply text'}})."
+                render_message(
+                        f"Scripted provider has no replies for step '{step}' (steps with replies: {scripted}).",
+                        hint=f"add '{step}' to the script, e.g. Scripted({{'{step}': 'the reply text'}}).")
             )
         used = self._used.get(step, 0)
         queue = self._script[step]
         if used >= len(queue):
             raise ScriptError(
-                f"Scripted provider has no reply left for step '{step}': {len(queue)} "
-                f"{'reply was' if len(queue) == 1 else 'replies were'} scripted and all were used "
-                f"(this is request {used + 1} for the step, attempt {request.attempt}, "
-                f"turn {getattr(request, 'turn', 1)}).\n"
-                f"How to fix: add another reply to the list for '{step}'."
+                render_message(f"Scripted provider has no reply left for step '{step}': {len(queue)} "
+                               f"{'reply was' if len(queue) == 1 else 'replies were'} scripted and all were used "
+                               f"(this is request {used + 1} for the step, attempt {request.attempt}, "
+                               f"turn {getattr(request, 'turn', 1)}).",
+                               hint=f"add another reply to the list for '{step}'.")
             )
         self._used[step] = used + 1
         return queue[used]

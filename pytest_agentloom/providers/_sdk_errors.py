@@ -27,6 +27,7 @@ from ..errors import (
     ProviderConfigError,
     ProviderError,
     UnusableResponseError,
+    render_message,
 )
 from ._http import tried
 
@@ -50,7 +51,7 @@ class SdkRule:
     brackets); ``what=None`` takes the provider's own message from the error
     body, for status errors. ``status`` keeps the exception's ``status_code``;
     ``ours_inside`` hands back an error of ours that the SDK wrapped; ``code``
-    replaces the class's code; ``fix`` is the ``How to fix:`` line.
+    replaces the class's code; ``fix`` is the message's hint.
     """
 
     kind: type[ProviderError]
@@ -175,9 +176,7 @@ def translate_sdk_errors(
         kind = rule.kind
         if kind is ProviderError and streaming_started and streaming_started[0]:
             kind = MidStreamError
-        text = f"{provider}: {message}"
-        if rule.fix:
-            text += f"\nHow to fix: {rule.fix}."
+        text = render_message(f"{provider}: {message}", hint=f"{rule.fix}." if rule.fix else None)
         return kind(text, status=status, provider=provider, code=rule.code)
 
     try:

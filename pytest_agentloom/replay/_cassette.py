@@ -689,8 +689,10 @@ class ReplayProvider:
         if not callable(getattr(inner, "embed", None)):
             from ..errors import ErrorCode, StepError
 
-            raise StepError(f"embed '{request.step_id}': provider {self.name} cannot embed. How to fix: use a "
-                            "provider with embeddings (openai, google, ollama).", code=ErrorCode.EMBED_UNSUPPORTED)
+            raise StepError(render_message(f"embed '{request.step_id}': provider {self.name} cannot embed.",
+                                           hint="use a "
+                                                "provider with embeddings (openai, google, ollama).",
+                                                inline=True), code=ErrorCode.EMBED_UNSUPPORTED)
         return await self._call(request, lambda: inner.embed(request))
 
     async def _call(self, request: LLMRequest | EmbedRequest, send: Callable[[], Awaitable[R]]) -> R:

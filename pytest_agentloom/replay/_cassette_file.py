@@ -37,7 +37,7 @@ import yaml
 
 from .._core.files import write_text_atomic
 from .._core.yaml_io import DEFAULT_LIMITS, load_yaml, read_text_capped
-from ..errors import CassetteFormatError, DataReadError
+from ..errors import CassetteFormatError, DataReadError, render_message
 from ._provenance import Provenance
 
 if TYPE_CHECKING:
@@ -167,19 +167,23 @@ def loads(text: str, *, path: str = "<cassette>") -> tuple[Provenance | None, li
         document = load_yaml(text, file=path)
     except DataReadError as exc:
         raise CassetteFormatError(
-            f"Cassette {path} is not valid YAML: {exc.problem.removeprefix('invalid YAML: ')}"
-            f"{f' ({exc.at_line.strip()})' if exc.line else ''}\nHow to fix: {how}.", path=path
+            render_message(f"Cassette {path} is not valid YAML: {exc.problem.removeprefix('invalid YAML: ')}"
+                           f"{f' ({exc.at_line.strip()})' if exc.line else ''}",
+                           hint=f"{how}."), path=path
         ) from None
     if not isinstance(document, dict) or not isinstance(document.get("interactions", ()), list | None):
         raise CassetteFormatError(
-            f"Cassette {path} is not a pytest-agentloom cassette (no 'interactions' list).\nHow to fix: {how}.",
+            render_message(f"Cassette {path} is not a pytest-agentloom cassette (no 'interactions' list).",
+                           hint=f"{how}."),
             path=path,
         )
     version = document.get("format_version")
     if version != FORMAT_VERSION:
         raise CassetteFormatError(
-            f"Cassette {path} has format_version {version!r}; this version of pytest-agentloom reads "
-            f"format_version {FORMAT_VERSION}.\nHow to fix: {how}.",
+            render_message(
+                f"Cassette {path} has format_version {version!r}; this version of pytest-agentloom reads "
+                f"format_version {FORMAT_VERSION}.",
+                hint=f"{how}."),
             path=path,
         )
     raw_provenance = document.get("provenance")
@@ -197,8 +201,8 @@ def loads(text: str, *, path: str = "<cassette>") -> tuple[Provenance | None, li
             }
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise CassetteFormatError(
-                f"Cassette {path}: interaction {number} is malformed ({type(exc).__name__}: {exc}).\n"
-                f"How to fix: {how}.",
+                render_message(f"Cassette {path}: interaction {number} is malformed ({type(exc).__name__}: {exc}).",
+                               hint=f"{how}."),
                 path=path,
             ) from exc
         requests.append(request)
@@ -231,8 +235,8 @@ def read_cassette(path: str | Path) -> tuple[Provenance | None, list[Request], l
     except FileNotFoundError:
         return None
     except DataReadError as exc:
-        raise CassetteFormatError(f"Cassette {file} cannot be read: {exc.problem}.\n"
-                                  "How to fix: delete it and re-record it with --agentloom-record.",
+        raise CassetteFormatError(render_message(f"Cassette {file} cannot be read: {exc.problem}.",
+                                                 hint="delete it and re-record it with --agentloom-record."),
                                   path=str(file)) from None
     return loads(text, path=str(file))
 

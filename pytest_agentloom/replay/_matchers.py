@@ -37,6 +37,7 @@ from urllib.parse import parse_qsl
 
 from .._core.diffs import diff_report, path_diff
 from .._core.patterns import DROP, edit_path, split_path
+from ..errors import render_message
 
 if TYPE_CHECKING:
     from vcr.request import Request
@@ -171,8 +172,9 @@ def resolve_matchers(names: Sequence[str | Callable[[Any, Any], None]],
         else:
             from ..errors import UsageError
 
-            raise UsageError(f"unknown matcher {name!r}.\nHow to fix: use one of {', '.join(sorted(MATCHERS))}, "
-                             "a function, or 'module:function' naming one.")
+            raise UsageError(render_message(f"unknown matcher {name!r}.",
+                                            hint=f"use one of {', '.join(sorted(MATCHERS))}, "
+                                                 "a function, or 'module:function' naming one."))
     return out
 
 
@@ -232,8 +234,9 @@ def _imported(name: str) -> Callable[[Any, Any], None]:
     try:
         found = getattr(importlib.import_module(module), attribute)
     except (ImportError, AttributeError) as exc:
-        raise UsageError(f"matcher {name!r} cannot be imported ({exc}).\nHow to fix: name a function as "
-                         "'package.module:function', importable from the rootdir.") from None
+        raise UsageError(render_message(f"matcher {name!r} cannot be imported ({exc}).",
+                                        hint="name a function as "
+                                             "'package.module:function', importable from the rootdir.")) from None
     if not callable(found):
         raise UsageError(f"matcher {name!r} is not a function (got {type(found).__name__}).")
     return found  # type: ignore[no-any-return]

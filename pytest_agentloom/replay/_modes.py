@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from ..errors import UsageError
+from ..errors import UsageError, render_message
 
 __all__ = ["RecordMode", "parse_record_mode"]
 
@@ -49,6 +49,7 @@ def parse_record_mode(value: str | RecordMode, *, source: str = "record mode") -
     except ValueError:
         valid = ", ".join(mode.value for mode in RecordMode)
         raise UsageError(
-            f"{source} must be one of {valid} (got {value!r}).\n"
-            "How to fix: use --agentloom-record-mode=none to replay only, or --agentloom-record to re-record."
+            render_message(
+                f"{source} must be one of {valid} (got {value!r}).",
+                hint="use --agentloom-record-mode=none to replay only, or --agentloom-record to re-record.")
         ) from None

@@ -35,7 +35,7 @@ from typing import Any
 from .._core.files import write_text_atomic
 from .._core.yaml_io import read_yaml_file
 from .._redaction.http_traffic import redact_data
-from ..errors import STEP_FAILURES, ArtifactError, DataReadError, ToolError, ToolReplayMissError
+from ..errors import STEP_FAILURES, ArtifactError, DataReadError, ToolError, ToolReplayMissError, render_message
 from ..tools._registry import Tool, ToolRegistry, as_tool
 
 __all__ = ["TAPE_FORMAT_VERSION", "ToolReplayMissError", "ToolTape", "tape_path"]
@@ -90,8 +90,9 @@ class ToolTape:
         version = data.get("format_version")
         if version != TAPE_FORMAT_VERSION:
             raise ToolReplayMissError(
-                f"Tool recording {self.path} has format_version {version!r}; this version reads "
-                f"{TAPE_FORMAT_VERSION}.\nHow to fix: re-record the test with --agentloom-record."
+                render_message(f"Tool recording {self.path} has format_version {version!r}; this version reads "
+                               f"{TAPE_FORMAT_VERSION}.",
+                               hint="re-record the test with --agentloom-record.")
             )
         calls = data.get("calls") or []
         bad = _bad_call(calls)
@@ -173,12 +174,13 @@ class ToolTape:
         same_tool = [entry.get("arguments") for entry in self.entries if entry["tool"] == name]
         shown = self.redact(json.dumps(_plain(arguments), sort_keys=True))
         raise ToolReplayMissError(
-            f"Tool '{name}' has side effects, and the recording has no call to it with these arguments, "
-            f"so it was not run: {shown}\n"
-            f"  recording: {self.path}\n"
-            f"  recorded calls to '{name}': {json.dumps(same_tool, sort_keys=True) if same_tool else 'none'}\n"
-            "How to fix: re-record the test with --agentloom-record, or let the tool run for real during "
-            "replay (allow_real)."
+            render_message(
+                f"Tool '{name}' has side effects, and the recording has no call to it with these arguments, "
+                f"so it was not run: {shown}\n"
+                f"  recording: {self.path}\n"
+                f"  recorded calls to '{name}': {json.dumps(same_tool, sort_keys=True) if same_tool else 'none'}",
+                hint="re-record the test with --agentloom-record, or let the tool run for real during "
+                     "replay (allow_real).")
         )
 
     def unused(self) -> list[dict[str, Any]]:
@@ -197,12 +199,11 @@ class ToolTape:
             shown.append(f"    ... and {len(unused) - 10} more")
         who = f"Test {test}" if test else "The run"
         fix = f"re-record the test: {how_to_record}" if how_to_record else "re-record the test with --agentloom-record"
-        return "\n".join([
+        return render_message(
             f"{who} did not make {len(unused)} of the {self.loaded_count} recorded tool calls with side effects: "
             "the workflow now calls these tools fewer times, or with other arguments, than when it was recorded.",
-            f"  recording: {self.path}", "  unused:", *shown,
-            f"How to fix: if the change is intended, {fix}.",
-        ])
+            [("recording", self.path)], details=["  unused:", *shown], hint=f"if the change is intended, {fix}.",
+        )
 
     def save(self) -> Path | None:
         """Write the recording atomically (only when recording something)."""

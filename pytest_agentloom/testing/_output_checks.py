@@ -109,8 +109,9 @@ def assert_similar(value: Any, reference: str, *, threshold: float = 0.8, step: 
     """
     __tracebackhide__ = True
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
-        raise UsageError(f"assert_similar() got threshold={threshold!r}: it must be a number from 0 to 1.\n"
-                         "How to fix: e.g. threshold=0.8 (1.0 asks for the same text).")
+        raise UsageError(render_message(
+                f"assert_similar() got threshold={threshold!r}: it must be a number from 0 to 1.",
+                hint="e.g. threshold=0.8 (1.0 asks for the same text)."))
     text, source = judged_text(value, step)
     a, b = _normal(text, ignore_case), _normal(_text_argument(reference, "reference"), ignore_case)
     longest = max(len(a), len(b))
@@ -136,8 +137,9 @@ def assert_contains(value: Any, *needles: str, step: str | None = None, ignore_c
     """Fail unless every one of ``needles`` appears in ``value``'s text, listing those that do not."""
     __tracebackhide__ = True
     if not needles:
-        raise UsageError("assert_contains() got no text to look for.\nHow to fix: e.g. "
-                         "assert_contains(result, 'refund', 'sorry').")
+        raise UsageError(render_message("assert_contains() got no text to look for.",
+                                        hint="e.g. "
+                                             "assert_contains(result, 'refund', 'sorry')."))
     text, source = judged_text(value, step)
     haystack = text.casefold() if ignore_case else text
     missing = [n for n in needles if (_text_argument(n, "needle").casefold() if ignore_case else n) not in haystack]
@@ -156,8 +158,8 @@ def assert_matches(value: Any, pattern: str | re.Pattern[str], *, step: str | No
     try:
         compiled = re.compile(pattern, flags) if isinstance(pattern, str) else pattern
     except re.error as exc:
-        raise UsageError(f"assert_matches() got a pattern that does not compile: {pattern!r}: {exc}.\n"
-                         "How to fix: correct the regular expression (r'...' keeps backslashes).") from None
+        raise UsageError(render_message(f"assert_matches() got a pattern that does not compile: {pattern!r}: {exc}.",
+                                        hint="correct the regular expression (r'...' keeps backslashes).")) from None
     if not isinstance(compiled, re.Pattern):
         raise UsageError(f"assert_matches() takes a str or a compiled pattern, got {type(pattern).__name__}.")
     text, source = judged_text(value, step)
@@ -183,8 +185,9 @@ def assert_json_schema(value: Any, schema: Mapping[str, Any], *, step: str | Non
         cls = validator_for(schema, default=Draft202012Validator)
         cls.check_schema(schema)
     except SchemaError as exc:
-        raise UsageError(f"assert_json_schema() got a schema that is not valid JSON Schema: {exc.message}.\n"
-                         "How to fix: correct the schema (https://json-schema.org).") from None
+        raise UsageError(render_message(
+                f"assert_json_schema() got a schema that is not valid JSON Schema: {exc.message}.",
+                hint="correct the schema (https://json-schema.org).")) from None
     errors = sorted(cls(schema).iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
         lines = [f"  {_json_path(e.absolute_path)}: {e.message}" for e in errors]
@@ -228,8 +231,9 @@ def embedding_workflow(model: str, provider_name: str | None = None) -> Workflow
     from ..engine._format.loader import parse_data
 
     if not isinstance(model, str) or not model.strip():
-        raise UsageError(f"agentloom.embedding_distance() needs model=: an embedding model's name, got {model!r}.\n"
-                         "How to fix: e.g. model='text-embedding-3-small'.")
+        raise UsageError(render_message(
+                f"agentloom.embedding_distance() needs model=: an embedding model's name, got {model!r}.",
+                hint="e.g. model='text-embedding-3-small'."))
     config: dict[str, Any] = {"retry": {"max_retries": 0}}
     if provider_name:
         config["provider"] = provider_name
@@ -257,13 +261,14 @@ def cosine_distance(left: list[float], right: list[float]) -> float:
     """``1 - cos(angle)``: 0 for vectors in the same direction, 1 for orthogonal ones, 2 for opposite ones."""
     __tracebackhide__ = True
     if len(left) != len(right):
-        raise UsageError(f"Cannot compare embeddings of {len(left)} and {len(right)} numbers.\n"
-                         "How to fix: embed both texts with the same model.")
+        raise UsageError(render_message(f"Cannot compare embeddings of {len(left)} and {len(right)} numbers.",
+                                        hint="embed both texts with the same model."))
     norms = math.sqrt(sum(x * x for x in left)) * math.sqrt(sum(y * y for y in right))
     if norms == 0:
-        raise UsageError("Cannot compare an embedding of only zeros: it has no direction.\n"
-                         "How to fix: check the embedding model's answer (a scripted embedding needs a non-zero "
-                         "vector).")
+        raise UsageError(render_message(
+                "Cannot compare an embedding of only zeros: it has no direction.",
+                hint="check the embedding model's answer (a scripted embedding needs a non-zero "
+                     "vector)."))
     return 1.0 - sum(x * y for x, y in zip(left, right, strict=True)) / norms
 
 

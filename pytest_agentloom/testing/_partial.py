@@ -13,7 +13,7 @@ from __future__ import annotations
 from .._core.suggest import did_you_mean
 from ..engine._format.graph import dependency_graph
 from ..engine._format.model import Workflow
-from ..errors import UsageError
+from ..errors import UsageError, render_message
 
 __all__ = ["partial_workflow"]
 
@@ -21,16 +21,19 @@ __all__ = ["partial_workflow"]
 def partial_workflow(workflow: Workflow, *, only: str | None = None, start_at: str | None = None) -> Workflow:
     """A copy of ``workflow`` with only the steps asked for (see the module docs)."""
     if only is not None and start_at is not None:
-        raise UsageError("agentloom.run() takes only= or start_at=, not both.\n"
-                         "How to fix: only='step' runs one step; start_at='step' runs it and the steps after it.")
+        raise UsageError(render_message(
+                "agentloom.run() takes only= or start_at=, not both.",
+                hint="only='step' runs one step; start_at='step' runs it and the steps after it."))
     first = only if only is not None else start_at
     ids = [step.id for step in workflow.steps]
     if first not in ids:
         hint = did_you_mean(str(first), ids)
         raise UsageError(
-            f"agentloom.run() got {'only' if only is not None else 'start_at'}={first!r}, which is no step of "
-            f"workflow '{workflow.name}' (steps: {', '.join(ids)}).\nHow to fix: {hint + ' ' if hint else ''}"
-            "name a step id of the file."
+            render_message(
+                f"agentloom.run() got {'only' if only is not None else 'start_at'}={first!r}, which is no step of "
+                f"workflow '{workflow.name}' (steps: {', '.join(ids)}).",
+                hint=f"{hint + ' ' if hint else ''}"
+                     "name a step id of the file.")
         )
     keep = {first} if only is not None else _after(workflow, str(first))
     steps = [step.model_copy(update={"depends_on": [dep for dep in step.depends_on if dep in keep]})

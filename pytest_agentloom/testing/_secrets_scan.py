@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError
+from ..errors import UsageError, render_message
 
 if TYPE_CHECKING:
     from ._test_cassette import TestCassette
@@ -86,8 +86,8 @@ def check_no_secrets(values: Iterable[Any], files: Iterable[Path], texts: Mappin
                     hits.append(f"  {name}: {shown!r} at {_position(text, index)}")
                     break
     if hits:
-        raise AssertionError(
-            f"secret value found in {len(hits)} place(s) the test's runs wrote:\n" + "\n".join(hits)
-            + "\nHow to fix: mark the state key with state_schema: {<key>: {redact: true}} (or add a glob to "
-            "AGENTLOOM_REDACT_STATE_KEYS)."
-        )
+        raise AssertionError(render_message(
+            f"secret value found in {len(hits)} place(s) the test's runs wrote:", details=hits,
+            hint="mark the state key with state_schema: {<key>: {redact: true}} (or add a glob to "
+            "AGENTLOOM_REDACT_STATE_KEYS).",
+        ))

@@ -32,7 +32,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import LiveRefusedError, RecordingRefusedError, UnusedInteractionsError, UsageError, render_message
+from ..errors import (
+    HINT_PREFIX,
+    LiveRefusedError,
+    RecordingRefusedError,
+    UnusedInteractionsError,
+    UsageError,
+    render_message,
+)
 from ..replay._modes import RecordMode, parse_record_mode
 from ._settings.live import LIVE_FLAGS, LiveSettings
 
@@ -327,6 +334,6 @@ class ReplaySummary:
             lines += [f"  {entry}" for entry in sorted(set(self.stale))]
             tests = sorted(set(self.stale_tests))
             shown = " ".join(shlex.quote(test) for test in tests[:5]) + (" ..." if len(tests) > 5 else "")
-            lines.append(f"How to fix: re-record them with live providers: pytest {shown} --agentloom-record")
+            lines.append(f"{HINT_PREFIX} re-record them with live providers: pytest {shown} --agentloom-record")
         return lines
 

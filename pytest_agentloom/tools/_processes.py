@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import ErrorCode, ToolError
+from ..errors import ErrorCode, ToolError, render_message
 
 __all__ = ["MAX_OUTPUT_BYTES", "read_text_prefix", "run_command"]
 
@@ -67,8 +67,11 @@ async def run_command(argv: Sequence[str], *, cwd: Path, timeout: float, max_byt
                         code=ErrorCode.TIMEOUT)
     if over:
         raise ToolError(
-            f"shell_command stopped: its {over[0]} passed {max_bytes:,} bytes: {command}. How to fix: make the "
-            "command print less (filter its output, or write it to a file and read the part you need)",
+            render_message(
+                f"shell_command stopped: its {over[0]} passed {max_bytes:,} bytes: {command}.",
+                hint="make the "
+                     "command print less (filter its output, or write it to a file and read the part you need)",
+                     inline=True),
             code=ErrorCode.OUTPUT_LIMIT)
     stdout, stderr = readers.result()
     return {

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .._core.types import ToolSpec
-from ..errors import UsageError
+from ..errors import UsageError, render_message
 from ._schema import schema_for_function
 
 __all__ = ["BaseTool", "Tool", "ToolRegistry", "as_tool", "is_tool_like", "tool", "tools_by_name"]
@@ -114,8 +114,9 @@ def _from_object(obj: Any, name: str | None = None) -> Tool:
     tool_name = name or getattr(instance, "name", "") or ""
     if not callable(run) or not tool_name:
         raise UsageError(
-            f"{type(instance).__name__} is not a tool class: it needs a 'name' and a 'run' method. "
-            "How to fix: subclass pytest_agentloom.tools.BaseTool, or decorate a function with @tool."
+            render_message(f"{type(instance).__name__} is not a tool class: it needs a 'name' and a 'run' method.",
+                           hint="subclass pytest_agentloom.tools.BaseTool, or decorate a function with @tool.",
+                                inline=True)
         )
     description = getattr(instance, "description", None)
     return Tool(
@@ -214,8 +215,11 @@ def tools_by_name(tools: Any) -> dict[str, Any]:
         if nameless:
             shown = getattr(nameless[0], "__name__", repr(nameless[0]))
             raise UsageError(
-                f"tools must map tool names to callables, got list with {shown}, which is not a tool. "
-                f"How to fix: pass tools={{'{shown}': {shown}}}, or decorate it with @pytest_agentloom.tools.tool."
+                render_message(
+                    f"tools must map tool names to callables, got list with {shown}, which is not a "
+                    "tool.",
+                    hint=f"pass tools={{'{shown}': {shown}}}, or decorate it with @pytest_agentloom.tools.tool.",
+                    inline=True)
             )
         return dict(ToolRegistry(tools))
     raise UsageError(f"tools must map tool names to callables, got {type(tools).__name__}")

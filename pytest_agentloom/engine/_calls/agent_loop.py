@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..._core.types import LLMRequest, LLMResponse, Message, ToolCall, ToolSpec, Usage
-from ...errors import AgentStopped, StepError
+from ...errors import AgentStopped, StepError, render_message
 from ...tools._registry import Tool
 from ...tools._schema import validate_against
 from .._evaluate.templates import render
@@ -154,11 +154,13 @@ class AgentLoop:
         self.model = agent.model or ctx.workflow.config.model or ""
         if not self.model:
             raise StepError(
-                f"agent '{step.agent}' of step '{step.id}' has no model. How to fix: set 'model' on the agent "
-                "or 'config.model'.", code="no_model",
+                render_message(f"agent '{step.agent}' of step '{step.id}' has no model.",
+                               hint="set 'model' on the agent "
+                                    "or 'config.model'.", inline=True), code="no_model",
             )
         if ctx.provider is None:
-            raise StepError("no provider was given for this run. How to fix: pass provider=Scripted({...}).",
+            raise StepError(render_message("no provider was given for this run.",
+                                           hint="pass provider=Scripted({...}).", inline=True),
                             code="no_provider")
         self.specs, self.tools = self._tools()
         self.snapshot = AgentSnapshot()
@@ -174,9 +176,10 @@ class AgentLoop:
         missing = [item.name for item in declared if item.name not in registry]
         if missing:
             raise StepError(
-                f"agent '{self.step.agent}' lists tool(s) that are not registered: {', '.join(missing)}. "
-                "How to fix: register them (run_workflow(tools=[...]) or the agentloom fixture), or remove them "
-                "from the agent's 'tools:'.", code="unknown_tool",
+                render_message(
+                    f"agent '{self.step.agent}' lists tool(s) that are not registered: {', '.join(missing)}.",
+                    hint="register them (run_workflow(tools=[...]) or the agentloom fixture), or remove them "
+                         "from the agent's 'tools:'.", inline=True), code="unknown_tool",
             )
         return declared_tools(declared, registry)
 
@@ -428,7 +431,8 @@ class AgentLoop:
             "stuck": "check the tools and instructions; raise max_stuck to allow more failed steps",
         }.get(reason)
         message = f"agent '{self.step.agent}' stopped: {reason} ({why})"
-        raise AgentStopped(f"{message}. How to fix: {hint}." if hint else message, reason=reason,
+        raise AgentStopped(render_message(f"{message}.", hint=f"{hint}.", inline=True) if hint else message,
+                           reason=reason,
                            usage=snap.usage, cost_usd=snap.cost_usd)
 
 

@@ -36,7 +36,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from ..._core.types import Attachment
-from ...errors import AgentloomError, SandboxRefusal, StepError
+from ...errors import AgentloomError, SandboxRefusal, StepError, render_message
 from .._evaluate.templates import render
 from .._format.model import AttachmentSpec, LLMCallStep
 
@@ -152,8 +152,11 @@ def _read_file(where: str, source: str, ctx: Any) -> bytes:
         roots = sandbox.roots([*config.readable_paths, *config.allowed_paths])
         if not any(path.is_relative_to(root) for root in roots):
             raise StepError(
-                f"{where}: sandbox refused reading '{source}' ({path}): it is outside config.sandbox.readable_paths "
-                f"and allowed_paths. How to fix: add its folder to config.sandbox.readable_paths.",
+                render_message(
+                    f"{where}: sandbox refused reading '{source}' ({path}): it is outside "
+                    "config.sandbox.readable_paths "
+                    "and allowed_paths.",
+                    hint="add its folder to config.sandbox.readable_paths.", inline=True),
                 code="attachment_refused",
             )
     if not path.is_file():
@@ -245,7 +248,7 @@ def _shown(url: str) -> str:
 
 
 def _fail(where: str, what: str, fix: str) -> StepError:
-    return StepError(f"{where}: {what}. How to fix: {fix}.", code="attachment_invalid")
+    return StepError(render_message(f"{where}: {what}.", hint=f"{fix}.", inline=True), code="attachment_invalid")
 
 
 def _too_big(where: str, size: int) -> StepError:

@@ -35,7 +35,7 @@ from typing import Any
 
 from ..._core.state_paths import get_path, parse_path
 from ..._core.types import LLMRequest, Message, Usage
-from ...errors import ProviderError, StepError
+from ...errors import ProviderError, StepError, render_message
 from .._evaluate.templates import render
 from .._format.conversation_state import Conversation, conversation_key, read_conversation
 from .._outcome.pricing import cost_of
@@ -196,9 +196,12 @@ async def open_turn(step: Any, ctx: Any, model: str) -> Turn:
         conversation = read_conversation(get_path(ctx.state, parse_path(key)))
     except ValueError as exc:
         raise StepError(
-            f"llm_call '{step.id}': the conversation at state.{key} is not valid: {exc}. How to fix: give it "
-            "'messages' (each with role system, user, assistant or tool, and content), and optionally "
-            "token_budget, trim_policy and summary.", code="conversation_invalid", retryable=False,
+            render_message(
+                f"llm_call '{step.id}': the conversation at state.{key} is not valid: {exc}.",
+                hint="give it "
+                     "'messages' (each with role system, user, assistant or tool, and content), and optionally "
+                     "token_budget, trim_policy and summary.",
+                     inline=True), code="conversation_invalid", retryable=False,
         ) from None
     speaker = getattr(step, "speaker", None)
     messages = list(conversation.messages)
@@ -211,18 +214,22 @@ async def open_turn(step: Any, ctx: Any, model: str) -> Turn:
         budget = conversation.token_budget
         if budget is not None and estimate_tokens(user) > budget:
             raise StepError(
-                f"llm_call '{step.id}': the new user turn takes about {estimate_tokens(user)} tokens, over the "
-                f"conversation's token_budget of {budget}; the provider was not called. How to fix: raise "
-                f"token_budget in state.{key}, or shorten the prompt.", code="conversation_budget", retryable=False,
+                render_message(
+                    f"llm_call '{step.id}': the new user turn takes about {estimate_tokens(user)} tokens, over the "
+                    f"conversation's token_budget of {budget}; the provider was not called.",
+                    hint="raise "
+                         f"token_budget in state.{key}, or shorten the prompt.", inline=True),
+                code="conversation_budget", retryable=False,
             )
         messages.append(user)
     elif not _answerable(messages, speaker):
         last = messages[-1]["role"] if messages else None
+        ending = "is empty" if last is None else f"ends with a{'n' if last == 'assistant' else ''} {last} turn"
         raise StepError(
-            f"llm_call '{step.id}' has no prompt, and the conversation at state.{key} "
-            + ("is empty" if last is None else f"ends with a{'n' if last == 'assistant' else ''} {last} turn")
-            + "; the provider was not called. How to fix: add a prompt, or run this step after one that adds "
-            "a user turn.", code="conversation_no_user_turn", retryable=False,
+            render_message(f"llm_call '{step.id}' has no prompt, and the conversation at state.{key} {ending}; "
+                           "the provider was not called.",
+                           hint="add a prompt, or run this step after one that adds a user turn.", inline=True),
+            code="conversation_no_user_turn", retryable=False,
         )
     turn = Turn(key=key, conversation=conversation, messages=(), speaker=speaker)
     summary = conversation.summary

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from ..._core.types import LLMRequest, LLMResponse
-from ...errors import ModelRefused
+from ...errors import ModelRefused, render_message
 from .._outcome.pricing import cost_of
 from .._outcome.step_context import StepContext
 
@@ -55,7 +55,9 @@ def refusal_error(ctx: StepContext, request: LLMRequest, response: LLMResponse) 
     )
     kind = ctx.workflow.step(ctx.step_id).type
     shown = f": {text!r}" if text else " (it gave no reason)"
-    message = (f"{kind} '{ctx.step_id}': model '{model}' refused to answer{shown}. Not retried: the same request "
-               "would be refused again. How to fix: change the prompt, or set 'on_refusal: output' on the "
-               "llm_call to keep the refusal text as the step's output.")
+    message = (render_message(
+            f"{kind} '{ctx.step_id}': model '{model}' refused to answer{shown}. Not retried: the same request "
+            "would be refused again.",
+            hint="change the prompt, or set 'on_refusal: output' on the "
+                 "llm_call to keep the refusal text as the step's output.", inline=True))
     return ModelRefused(message, refusal=text, usage=ctx.usage, cost_usd=round(ctx.cost_usd, 10))

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._core.types import LLMRequest, LLMResponse, Message
-from ...errors import StepError
+from ...errors import StepError, render_message
 from ...tools._schema import find_additional_properties_true, validate_against
 from .._format.model import LLMCallStep, ResponseSchema
 from .._outcome.pricing import cost_of
@@ -121,8 +121,11 @@ def resolve_shape(step: LLMCallStep) -> Shape:
         found = find_additional_properties_true(schema)
         if found:
             raise StepError(
-                f"llm_call '{step.id}': response_schema has additionalProperties: true at {found}, which is refused. "
-                "How to fix: remove it, or list the properties (a pydantic model with extra='allow' makes it).",
+                render_message(
+                    f"llm_call '{step.id}': response_schema has additionalProperties: true at {found}, which is "
+                    "refused.",
+                    hint="remove it, or list the properties (a pydantic model with extra='allow' makes it).",
+                    inline=True),
                 code="invalid_response_schema",
             )
         if spec.strict:
@@ -143,8 +146,10 @@ def _import_model(dotted: str, step_id: str) -> Any:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise StepError(
-            f"llm_call '{step_id}': cannot import response_schema.model {dotted!r}: {exc}. How to fix: run from "
-            "the folder that holds the package, or fix the dotted path.", code="invalid_response_schema",
+            render_message(f"llm_call '{step_id}': cannot import response_schema.model {dotted!r}: {exc}.",
+                           hint="run from "
+                                "the folder that holds the package, or fix the dotted path.", inline=True),
+            code="invalid_response_schema",
         ) from None
     finally:
         if added:
@@ -237,7 +242,9 @@ async def run_structured(
             messages.append(Message(role="assistant", content="{"))
     calls = reasks + 1
     raise StepError(
-        f"llm_call '{step.id}': no valid structured reply after {calls} call{'s' if calls != 1 else ''} "
-        f"(last problem: {problem}). How to fix: loosen response_schema, improve the prompt, or raise "
-        "retry.max_retries for more re-asks.", code="invalid_output", retryable=False,
+        render_message(
+            f"llm_call '{step.id}': no valid structured reply after {calls} call{'s' if calls != 1 else ''} "
+            f"(last problem: {problem}).",
+            hint="loosen response_schema, improve the prompt, or raise "
+                 "retry.max_retries for more re-asks.", inline=True), code="invalid_output", retryable=False,
     )

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..._core.plain import to_plain
 from ..._core.types import LLMRequest, LLMResponse, Message, ToolCall, ToolSpec
-from ...errors import STEP_FAILURES, AgentloomError, StepError
+from ...errors import STEP_FAILURES, AgentloomError, StepError, render_message
 from ...tools._registry import Tool, as_tool
 from .._format.model import LLMCallStep, NamedToolChoice, ToolDeclaration
 from .._outcome.pricing import cost_of
@@ -106,9 +106,10 @@ def step_tools(step: LLMCallStep, registry: Mapping[str, Any]) -> tuple[tuple[To
     if missing:
         known = ", ".join(sorted(registry)) or "none"
         raise StepError(
-            f"llm_call '{step.id}' declares tool(s) that are not registered: {', '.join(missing)} "
-            f"(registered tools: {known}). How to fix: register them, e.g. run_workflow(tools=[my_tool]) "
-            "or the agentloom fixture's tools=.",
+            render_message(f"llm_call '{step.id}' declares tool(s) that are not registered: {', '.join(missing)} "
+                           f"(registered tools: {known}).",
+                           hint="register them, e.g. run_workflow(tools=[my_tool]) "
+                                "or the agentloom fixture's tools=.", inline=True),
             code="unknown_tool",
         )
     return declared_tools(step.tools, registry)

@@ -17,7 +17,7 @@ from typing import Any, TypedDict
 from ..._core.clock import Clock, RunIdSource, SystemClock
 from ..._core.suggest import did_you_mean
 from ..._core.types import Provider
-from ...errors import UsageError
+from ...errors import UsageError, render_message
 from ...tools._builtins import run_tools
 from ...tools._registry import tools_by_name
 from .._format.model import Workflow
@@ -68,16 +68,18 @@ def check_options(options: Mapping[str, Any], allowed: type, where: str) -> None
         if key not in known:
             names = list(known)
             hint = did_you_mean(key, names)
-            raise UsageError(f"{where}() got an unexpected keyword argument '{key}'."
-                             + (f" How to fix: {hint}" if hint else f" It takes: {', '.join(names)}."))
+            headline = f"{where}() got an unexpected keyword argument '{key}'."
+            raise UsageError(render_message(headline, hint=hint, inline=True) if hint
+                             else f"{headline} It takes: {', '.join(names)}.")
     state = options.get("state")
     if state is not None and not isinstance(state, Mapping):
         raise UsageError(f"state must map top-level state keys to values, got {type(state).__name__}")
     provider = options.get("provider")
     if provider is not None and not callable(getattr(provider, "complete", None)):
         raise UsageError(
-            f"provider must have an async complete(request) method, got {type(provider).__name__}. "
-            "How to fix: pass provider=Scripted({...}) or a provider from pytest_agentloom.providers."
+            render_message(f"provider must have an async complete(request) method, got {type(provider).__name__}.",
+                           hint="pass provider=Scripted({...}) or a provider from pytest_agentloom.providers.",
+                                inline=True)
         )
 
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Unpack
 
-from ...errors import UsageError
+from ...errors import UsageError, render_message
 from .._format.loader import load_workflow
 from .._format.model import Workflow
 from .._format.reads import redacted_reads
@@ -109,9 +109,12 @@ def _check_tools(checkpoint: dict[str, Any], workflow: Workflow, point: ResumePo
         needed = ", ".join(f"'{name}' (step {', '.join(repr(sid) for sid in steps)})"
                            for name, steps in sorted(missing.items()))
         raise CheckpointError(
-            f"Run '{checkpoint['run_id']}' cannot be resumed: steps still to run need tools this resume was not "
-            f"given: {needed}. The checkpoint is unchanged.\nHow to fix: pass the tools the run was started with, "
-            f"e.g. agentloom resume {checkpoint['run_id']} --tools MODULE:ATTR (resume_workflow(..., tools=...))."
+            render_message(
+                f"Run '{checkpoint['run_id']}' cannot be resumed: steps still to run need tools this resume was not "
+                f"given: {needed}. The checkpoint is unchanged.",
+                hint="pass the tools the run was started with, "
+                     f"e.g. agentloom resume {checkpoint['run_id']} --tools MODULE:ATTR (resume_workflow(..., "
+                     f"tools=...)).")
         )
 
 
@@ -125,8 +128,9 @@ def _decision(value: str | bool | None) -> str | None:
         return "rejected"
     if value in ("cancel", "cancelled"):  # an agent waiting for approval stops as 'cancelled'
         return "cancelled"
-    raise UsageError(f"decision must be 'approved', 'rejected' or 'cancelled' (or True/False), got {value!r}.\n"
-                     "How to fix: pass one of those, e.g. agentloom.resume(result, approve='cancelled').")
+    raise UsageError(render_message(
+            f"decision must be 'approved', 'rejected' or 'cancelled' (or True/False), got {value!r}.",
+            hint="pass one of those, e.g. agentloom.resume(result, approve='cancelled')."))
 
 
 def _workflow_for(checkpoint: dict[str, Any], given: Workflow | str | Path | None,
@@ -163,20 +167,22 @@ def _saved_workflow(checkpoint: dict[str, Any], given: Workflow | str | Path | N
         current = workflow_hash(workflow, redactor_for(workflow, env=env, salt=salt))
         if current != saved.get("hash"):
             raise CheckpointError(
-                f"The workflow file {file} changed since run '{checkpoint['run_id']}' was saved "
-                f"(hash {saved.get('hash')} then, {current} now).\n"
-                "How to fix: restore the file, or pass the workflow explicitly (workflow=...) to resume with the "
-                "new definition anyway."
+                render_message(
+                    f"The workflow file {file} changed since run '{checkpoint['run_id']}' was saved "
+                    f"(hash {saved.get('hash')} then, {current} now).",
+                    hint="restore the file, or pass the workflow explicitly (workflow=...) to resume with the "
+                         "new definition anyway.")
             )
         return workflow, notes
     # the definition saved in a checkpoint is never run: a checkpoint is data anyone with the folder can edit,
     # and running it could widen what the run may do (a step added, the sandbox turned off)
     where = f"its workflow file {file} is not there" if file else "its workflow has no file (it was built in Python)"
     raise CheckpointError(
-        f"Cannot resume run '{checkpoint['run_id']}': {where}, and a checkpoint's saved definition is "
-        "never run (a checkpoint is data; the definition it holds could allow what the workflow does not).\n"
-        "How to fix: restore the workflow file, or pass the workflow explicitly (workflow=... in Python, "
-        "--workflow FILE on the command line)."
+        render_message(
+            f"Cannot resume run '{checkpoint['run_id']}': {where}, and a checkpoint's saved definition is "
+            "never run (a checkpoint is data; the definition it holds could allow what the workflow does not).",
+            hint="restore the workflow file, or pass the workflow explicitly (workflow=... in Python, "
+                 "--workflow FILE on the command line).")
     )
 
 
@@ -184,8 +190,10 @@ def _resume_point(checkpoint: dict[str, Any], workflow: Workflow, decision: str 
                   state: Mapping[str, Any] | None, notes: list[str]) -> tuple[ResumePoint, dict[str, Any]]:
     if checkpoint["status"] not in RESUMABLE:
         raise CheckpointError(
-            f"Run '{checkpoint['run_id']}' ended with status '{checkpoint['status']}'; only paused or interrupted "
-            "runs can be resumed.\nHow to fix: start a new run."
+            render_message(
+                f"Run '{checkpoint['run_id']}' ended with status '{checkpoint['status']}'; only paused or interrupted "
+                "runs can be resumed.",
+                hint="start a new run.")
         )
     completed = set(checkpoint.get("completed_steps") or [])
     results = {}
@@ -198,9 +206,11 @@ def _resume_point(checkpoint: dict[str, Any], workflow: Workflow, decision: str 
     warnings = list(notes)
     for step_id, key in redacted_reads(workflow, initial, remaining):
         warnings.append(
-            f"step '{step_id}' reads state key '{key}', which the checkpoint holds redacted: it will receive "
-            f"<REDACTED:sha256=…> instead of the original. How to fix: resume with state={{'{key.split('.')[0]}': "
-            f"...}} (agentloom resume --state {key.split('.')[0]}=...)"
+            render_message(
+                f"step '{step_id}' reads state key '{key}', which the checkpoint holds redacted: it will receive "
+                "<REDACTED:sha256=…> instead of the original.",
+                hint=f"resume with state={{'{key.split('.')[0]}': "
+                     f"...}} (agentloom resume --state {key.split('.')[0]}=...)", inline=True)
         )
     for message in warnings:
         log.warning("resume %s: %s", checkpoint["run_id"], message)
@@ -223,8 +233,8 @@ def _locate(checkpoint: Any, *, checkpoint_dir: str | Path | None,
             return load_checkpoint(checkpoint.checkpoint_path), Path(checkpoint.checkpoint_path)
         if checkpoint.checkpoint is None:
             raise UsageError(
-                f"run '{checkpoint.run_id}' has no checkpoint (status {checkpoint.status.value}).\n"
-                "How to fix: only paused runs, or runs with checkpointing on, can be resumed."
+                render_message(f"run '{checkpoint.run_id}' has no checkpoint (status {checkpoint.status.value}).",
+                               hint="only paused runs, or runs with checkpointing on, can be resumed.")
             )
         return check_checkpoint(copy.deepcopy(checkpoint.checkpoint)), None
     if isinstance(checkpoint, Mapping):

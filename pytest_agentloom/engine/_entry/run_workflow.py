@@ -15,7 +15,7 @@ from typing import Any, Unpack
 
 from ..._core.clock import RunIdPrefix, RunIdSource, is_valid_run_id
 from ..._core.plain import to_plain
-from ...errors import UsageError
+from ...errors import UsageError, render_message
 from .._format.loader import load_workflow
 from .._format.model import Workflow
 from .._outcome.result import WorkflowResult
@@ -74,9 +74,10 @@ def _run_id(source: str | RunIdSource | None, workflow: Workflow, overrides: Map
     if isinstance(source, str) or callable(source):
         given = source if isinstance(source, str) else source()
         if not is_valid_run_id(given):  # it names the checkpoint and record files
-            raise UsageError(f"run_id {given!r} is not a valid run id: it names files, so it may hold only letters, "
-                             "digits, '.', '_' and '-' (no '..', no '/'), up to 128 characters.\n"
-                             "How to fix: pass an id such as 'nightly-2024-05-01'.")
+            raise UsageError(render_message(
+                    f"run_id {given!r} is not a valid run id: it names files, so it may hold only letters, "
+                    "digits, '.', '_' and '-' (no '..', no '/'), up to 128 characters.",
+                    hint="pass an id such as 'nightly-2024-05-01'."))
         return given
     # derived_run_id(definition, state): the definition is hashed once per workflow (tests check the ids agree)
     prefix = workflow.memoized("run_id_prefix", lambda: RunIdPrefix(

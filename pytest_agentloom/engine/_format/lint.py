@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ...errors import render_message
 from .._evaluate.templates import template_fields
 from .model import AgentStep, EmbedStep, LLMCallStep, RouterStep, SubworkflowStep, ToolStep, Workflow
 
@@ -37,7 +38,8 @@ class Finding:
     hint: str
 
     def __str__(self) -> str:
-        return f"{self.severity}: step '{self.step_id}', field '{self.field}': {self.message}. How to fix: {self.hint}"
+        return render_message(f"{self.severity}: step '{self.step_id}', field '{self.field}': {self.message}.",
+                              hint=f"{self.hint}", inline=True)
 
 
 def findings(workflow: Workflow, *, model: str | None = None, inherited: frozenset[str] = frozenset(),

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 
 from ..._core.readonly import ReadOnlyDict, read_only
 from ..._core.types import Thinking
-from ...errors import UsageError
+from ...errors import UsageError, render_message
 from ...tools._sandbox import SandboxConfig
 
 if TYPE_CHECKING:
@@ -82,8 +82,10 @@ class _Strict(BaseModel):
         field = name in type(self).model_fields
         if field or isinstance(getattr(type(self), name, None), property):
             copy = f"model_copy(update={{{name!r}: ...}})" if field else "workflow.with_source(path)"
-            raise UsageError(f"{type(self).__name__}.{name} cannot be set: a workflow is not changed once built "
-                             f"(the tests that load the same file share it).\nHow to fix: make a changed copy: {copy}.")
+            raise UsageError(render_message(
+                    f"{type(self).__name__}.{name} cannot be set: a workflow is not changed once built "
+                    "(the tests that load the same file share it).",
+                    hint=f"make a changed copy: {copy}."))
         super().__setattr__(name, value)
 
 

@@ -30,7 +30,7 @@ from ..._core.json_io import load_json
 from ..._core.plain import to_plain
 from ..._core.yaml_io import DEFAULT_LIMITS, read_text_capped
 from ..._redaction.redactor import Redactor
-from ...errors import CheckpointError, DataReadError
+from ...errors import CheckpointError, DataReadError, render_message
 from .._format.model import Workflow
 from .._outcome.held_records import HeldRecords
 from .._outcome.redacted import redact_step
@@ -158,7 +158,7 @@ def checkpoint_document(run: Run, *, status: str, redactor: Redactor, hash: str,
 # -- finding and reading checkpoints ------------------------------------------------------------------------
 
 
-_TAMPERED = ("How to fix: restore the file from where it was copied, or run the workflow again from the start "
+_TAMPERED = ("restore the file from where it was copied, or run the workflow again from the start "
              "(the file is left as it is).")
 
 
@@ -170,7 +170,8 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     except FileNotFoundError:
         raise CheckpointError(f"Checkpoint not found: {file}") from None
     except DataReadError as exc:
-        raise CheckpointError(f"Checkpoint {file} cannot be read: {exc.problem}{exc.at_line}.\n{_TAMPERED}") from None
+        raise CheckpointError(render_message(f"Checkpoint {file} cannot be read: {exc.problem}{exc.at_line}.",
+                                             hint=_TAMPERED)) from None
     return check_checkpoint(data, str(file))
 
 
@@ -182,9 +183,11 @@ def check_checkpoint(data: Any, where: str = "<checkpoint>") -> dict[str, Any]:
     version = data.get("format_version")
     if version != CHECKPOINT_FORMAT_VERSION:
         raise CheckpointError(
-            f"Checkpoint {where} has format_version {version!r}; this version of pytest-agentloom reads "
-            f"{CHECKPOINT_FORMAT_VERSION}.\nHow to fix: run the workflow again from the start with this version "
-            "(checkpoints are not migrated between formats)."
+            render_message(
+                f"Checkpoint {where} has format_version {version!r}; this version of pytest-agentloom reads "
+                f"{CHECKPOINT_FORMAT_VERSION}.",
+                hint="run the workflow again from the start with this version "
+                     "(checkpoints are not migrated between formats).")
         )
     check_run_id(data.get("run_id"), f"Checkpoint {where}")
     problems = [f"'{name}' must be {kind}" for name, (types, kind) in _FIELDS.items()
@@ -195,9 +198,10 @@ def check_checkpoint(data: Any, where: str = "<checkpoint>") -> dict[str, Any]:
     if not problems:
         problems.extend(_inner_problems(data))
     if problems:
-        raise CheckpointError(f"Checkpoint {where} is malformed: {'; '.join(problems)}.\n"
-                              "How to fix: use the checkpoint file the run wrote, or run the workflow again "
-                              "(the file is left as it is).")
+        raise CheckpointError(render_message(
+                f"Checkpoint {where} is malformed: {'; '.join(problems)}.",
+                hint="use the checkpoint file the run wrote, or run the workflow again "
+                     "(the file is left as it is)."))
     return data
 
 
@@ -236,9 +240,10 @@ def check_run_id(run_id: Any, where: str) -> str:
     """``run_id`` when it is one a file may be named after; else a :class:`CheckpointError` saying ``where``."""
     if not is_valid_run_id(run_id):
         raise CheckpointError(
-            f"{where} has run id {run_id!r}, which is not a valid run id: it names files, so it may hold only "
-            "letters, digits, '.', '_' and '-' (no '..', no '/'), up to 128 characters.\n"
-            "How to fix: use the checkpoint file the run wrote (run ids are never edited), or start a new run."
+            render_message(
+                f"{where} has run id {run_id!r}, which is not a valid run id: it names files, so it may hold only "
+                "letters, digits, '.', '_' and '-' (no '..', no '/'), up to 128 characters.",
+                hint="use the checkpoint file the run wrote (run ids are never edited), or start a new run.")
         )
     return str(run_id)
 
@@ -284,6 +289,6 @@ def find_checkpoint(run_id: str, *, checkpoint_dir: str | Path | None = None,
                 return saved
     searched = ", ".join(str(folder) for folder in folders)
     raise CheckpointError(
-        f"No checkpoint for run '{run_id}' (searched {searched} and the run records).\n"
-        "How to fix: check the id with 'agentloom runs', or pass the checkpoint file's path instead."
+        render_message(f"No checkpoint for run '{run_id}' (searched {searched} and the run records).",
+                       hint="check the id with 'agentloom runs', or pass the checkpoint file's path instead.")
     )

@@ -28,7 +28,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..._core.addresses import is_internal_address, is_ip_literal, public_only_transport, resolve_host
-from ...errors import StepError
+from ...errors import StepError, render_message
 from .._evaluate.templates import render, render_args
 from .._format.model import ApprovalGateStep, WebhookNotify
 from .._outcome.step_context import PauseOutcome, StepContext, StepOutcome
@@ -57,9 +57,10 @@ async def run_approval_gate(step: ApprovalGateStep, ctx: StepContext) -> StepOut
         ctx.event("approval_timeout", None, **data)
         if step.on_timeout == "fail":
             raise StepError(
-                f"approval gate '{step.id}' timed out: no decision within {step.timeout_seconds:g}s "
-                f"(waited {waited:g}s). How to fix: resume sooner, raise 'timeout_seconds', or set "
-                "'on_timeout: approve' or 'reject'.",
+                render_message(f"approval gate '{step.id}' timed out: no decision within {step.timeout_seconds:g}s "
+                               f"(waited {waited:g}s).",
+                               hint="resume sooner, raise 'timeout_seconds', or set "
+                                    "'on_timeout: approve' or 'reject'.", inline=True),
                 code="approval_timeout",
             )
         decided = _ON_TIMEOUT[step.on_timeout]
@@ -136,8 +137,10 @@ async def check_webhook_target(url: str, *, allow_internal: bool, step_id: str =
 
 def _internal_target(step_id: str, host: str, address: str) -> StepError:
     return StepError(
-        f"approval gate '{step_id}': webhook host {host!r} is an internal address ({address}: not a public "
-        "address); refused. How to fix: use a public URL, or set config.sandbox.allow_internal_targets: true if "
-        "this workflow is meant to call a service on your own network.",
+        render_message(
+            f"approval gate '{step_id}': webhook host {host!r} is an internal address ({address}: not a public "
+            "address); refused.",
+            hint="use a public URL, or set config.sandbox.allow_internal_targets: true if "
+                 "this workflow is meant to call a service on your own network.", inline=True),
         code="webhook_refused",
     )

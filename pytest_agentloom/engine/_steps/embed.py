@@ -16,7 +16,7 @@ from typing import Any
 
 from ..._core.state_paths import MISSING, get_path, parse_path
 from ..._core.types import EmbedRequest, EmbedResponse
-from ...errors import StepError
+from ...errors import StepError, render_message
 from .._calls.retry import call_with_retries
 from .._format.model import EmbedStep
 from .._outcome.pricing import cost_of
@@ -34,12 +34,14 @@ def embed_texts(step: EmbedStep, state: Mapping[str, Any]) -> list[str]:
         try:
             value = get_path(state, parse_path(bare))
         except ValueError as exc:
-            raise StepError(f"embed '{step.id}' {where}: {exc}. How to fix: write a state path such as 'docs'.",
+            raise StepError(render_message(f"embed '{step.id}' {where}: {exc}.",
+                                           hint="write a state path such as 'docs'.", inline=True),
                             code="bad_input") from exc
         if value is MISSING:
             raise StepError(
-                f"embed '{step.id}' {where}: the state has nothing at '{path}'; the provider was not called. "
-                "How to fix: set it in 'state:' or in an earlier step's output, and depend on that step.",
+                render_message(
+                    f"embed '{step.id}' {where}: the state has nothing at '{path}'; the provider was not called.",
+                    hint="set it in 'state:' or in an earlier step's output, and depend on that step.", inline=True),
                 code="missing_input",
             )
         items = value if isinstance(value, list) else [value]
@@ -47,8 +49,8 @@ def embed_texts(step: EmbedStep, state: Mapping[str, Any]) -> list[str]:
             if not isinstance(item, str):
                 at = path if not isinstance(value, list) else f"{path}[{position}]"
                 raise StepError(
-                    f"embed '{step.id}' {where}: '{at}' holds {type(item).__name__}, not text. "
-                    "How to fix: point inputs at a string or a list of strings.",
+                    render_message(f"embed '{step.id}' {where}: '{at}' holds {type(item).__name__}, not text.",
+                                   hint="point inputs at a string or a list of strings.", inline=True),
                     code="bad_input",
                 )
             texts.append(item)
@@ -59,20 +61,24 @@ async def run_embed(step: EmbedStep, ctx: StepContext) -> StepOutcome:
     model = step.model or ctx.workflow.config.embedding_model
     if not model:
         raise StepError(
-            f"embed '{step.id}' has no model. How to fix: set 'model' on the step or 'config.embedding_model' "
-            "(config.model is a chat model and is not used).", code="no_model",
+            render_message(f"embed '{step.id}' has no model.",
+                           hint="set 'model' on the step or 'config.embedding_model' "
+                                "(config.model is a chat model and is not used).", inline=True), code="no_model",
         )
     texts = embed_texts(step, ctx.state)
     if ctx.provider is None:
-        raise StepError("no provider was given for this run. How to fix: pass provider=Scripted({...}).",
+        raise StepError(render_message("no provider was given for this run.",
+                                       hint="pass provider=Scripted({...}).", inline=True),
                         code="no_provider")
     embed = getattr(ctx.provider, "embed", None)
     if not callable(embed) or not inspect.iscoroutinefunction(embed):
         name = getattr(ctx.provider, "name", type(ctx.provider).__name__)
         why = " (Anthropic has no embeddings API)" if name == "anthropic" else ""
         raise StepError(
-            f"embed '{step.id}': provider {name} cannot embed{why}. How to fix: use a provider with embeddings "
-            "(openai, google, ollama, a gateway of them, or Scripted with embedding(...)).",
+            render_message(f"embed '{step.id}': provider {name} cannot embed{why}.",
+                           hint="use a provider with embeddings "
+                                "(openai, google, ollama, a gateway of them, or Scripted with embedding(...)).",
+                                inline=True),
             code="embed_unsupported",
         )
     request = EmbedRequest(step_id=step.id, model=model, texts=tuple(texts), provider=ctx.workflow.config.provider,
@@ -98,8 +104,11 @@ def _succeed(ctx: StepContext, step: EmbedStep, response: EmbedResponse, attempt
     wrong = [len(vector) for vector in response.vectors if len(vector) != step.dimensions]
     if step.dimensions is not None and wrong:
         raise StepError(
-            f"embed '{step.id}': dimensions is {step.dimensions} but a vector of {wrong[0]} came back. How to fix: "
-            "use a model that can give vectors of that size, or change 'dimensions'.", code="provider_error",
+            render_message(
+                f"embed '{step.id}': dimensions is {step.dimensions} but a vector of {wrong[0]} came "
+                "back.",
+                hint="use a model that can give vectors of that size, or change 'dimensions'.", inline=True),
+            code="provider_error",
         )
     answered_by = response.model or model
     cost = response.cost if response.cost is not None else cost_of(answered_by, response.usage)

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 
 from ..._core.clock import Clock
 from ..._core.types import LLMRequest, LLMResponse, Message, text_listener
-from ...errors import ModelRefused, StepError
+from ...errors import ModelRefused, StepError, render_message
 from .._calls.conversation import Turn, close_turn, open_turn
 from .._calls.refusal import CallModel, is_refusal, refusal_error, refusals_raise
 from .._calls.retry import call_with_retries
@@ -88,8 +88,9 @@ def _checked_model(step: LLMCallStep, ctx: StepContext) -> str:
     """The step's model; a step that could never call one fails before anything is sent."""
     if step.prompt is None and step.conversation is None:  # the loader refuses this; a Python-built Workflow may not
         raise StepError(
-            f"llm_call '{step.id}' has neither 'prompt' nor 'conversation'; the provider was not called. "
-            "How to fix: add a prompt to the step.",
+            render_message(
+                f"llm_call '{step.id}' has neither 'prompt' nor 'conversation'; the provider was not called.",
+                hint="add a prompt to the step.", inline=True),
             code="no_prompt",
         )
     model = step.model or ctx.workflow.config.model
@@ -98,7 +99,8 @@ def _checked_model(step: LLMCallStep, ctx: StepContext) -> str:
             f"llm_call '{step.id}' has no model: set 'model' on the step or 'config.model'", code="no_model"
         )
     if ctx.provider is None:
-        raise StepError("no provider was given for this run. How to fix: pass provider=Scripted({...}).",
+        raise StepError(render_message("no provider was given for this run.",
+                                       hint="pass provider=Scripted({...}).", inline=True),
                         code="no_provider")
     return model
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...errors import StepError
+from ...errors import StepError, render_message
 from .._evaluate.expressions import EvaluationError, Expression, compile_expression
 from .._format.model import RouterStep, Workflow
 from .._outcome.step_context import StepContext, StepOutcome
@@ -37,7 +37,7 @@ async def run_router(step: RouterStep, ctx: StepContext) -> StepOutcome:
         return StepOutcome(value=step.default, chosen=step.default)
     tried = "; ".join(c.expression for c in step.conditions)
     raise StepError(
-        f"router '{step.id}' matched no condition and has no default (tried: {tried}). "
-        "How to fix: add 'default: <step id>' or a condition that covers this state.",
+        render_message(f"router '{step.id}' matched no condition and has no default (tried: {tried}).",
+                       hint="add 'default: <step id>' or a condition that covers this state.", inline=True),
         code="router_no_match",
     )

@@ -37,7 +37,7 @@ import copy
 from typing import Any
 
 from ..._core.types import LLMRequest, LLMResponse, Usage
-from ...errors import StepError
+from ...errors import StepError, render_message
 from .._evaluate.templates import render_args
 from .._format.loader import load_children
 from .._format.model import SubworkflowStep, Workflow
@@ -150,8 +150,10 @@ def _returned(step: SubworkflowStep, state: dict[str, Any]) -> Any:
     if missing:
         keys = ", ".join(sorted(key for key in state if key != "steps"))
         raise StepError(
-            f"subworkflow '{step.child_name}' has no state key {', '.join(map(repr, missing))} to return "
-            f"(its state keys: {keys or 'none'}). How to fix: correct return_keys, or make the child write it.",
+            render_message(
+                f"subworkflow '{step.child_name}' has no state key {', '.join(map(repr, missing))} to return "
+                f"(its state keys: {keys or 'none'}).",
+                hint="correct return_keys, or make the child write it.", inline=True),
             code="missing_return_key",
         )
     return {key: copy.deepcopy(state[key]) for key in step.return_keys}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from ...errors import STEP_FAILURES, ToolError
+from ...errors import STEP_FAILURES, ToolError, render_message
 from .._evaluate.templates import render_args
 from .._format.model import ToolStep
 from .._outcome.step_context import StepContext, StepOutcome
@@ -20,9 +20,9 @@ async def run_tool(step: ToolStep, ctx: StepContext) -> StepOutcome:
         known = ", ".join(sorted(name for name in ctx.tools if name not in BUILTIN_TOOL_NAMES)) or "none"
         builtin = ", ".join(sorted(name for name in ctx.tools if name in BUILTIN_TOOL_NAMES))
         raise ToolError(
-            f"no tool named '{step.tool_name}' is registered (registered tools: {known})"
-            f"{f'; built-in tools: {builtin}' if builtin else ''}. "
-            f"How to fix: pass tools={{'{step.tool_name}': your_function}}.",
+            render_message(f"no tool named '{step.tool_name}' is registered (registered tools: {known})"
+                           f"{f'; built-in tools: {builtin}' if builtin else ''}.",
+                           hint=f"pass tools={{'{step.tool_name}': your_function}}.", inline=True),
             code="unknown_tool",
         )
     arguments = render_args(step.tool_args, ctx.state, on_missing=ctx.missing_key)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..._core.plain import to_plain
-from ...errors import ErrorCode, JudgeError, UsageError, render_message
+from ...errors import HINT_PREFIX, ErrorCode, JudgeError, UsageError, render_message
 from .verdict import Verdict, sha256, shorten
 
 if TYPE_CHECKING:
@@ -95,15 +95,17 @@ def check_judge_arguments(rubric: Any, model: Any, threshold: Any) -> None:
     """Refuse a rubric, model or threshold the judge cannot use, naming the argument and the fix."""
     __tracebackhide__ = True
     if not isinstance(rubric, str) or not rubric.strip():
-        raise UsageError(f"agentloom.judge() needs a rubric: a non-empty str, got {rubric!r}.\n"
-                         "How to fix: say what a good answer does, e.g. rubric='Apologises and offers a refund.'")
+        raise UsageError(render_message(
+                f"agentloom.judge() needs a rubric: a non-empty str, got {rubric!r}.",
+                hint="say what a good answer does, e.g. rubric='Apologises and offers a refund.'"))
     if not isinstance(model, str) or not model.strip():
-        raise UsageError(f"agentloom.judge() needs model=: the judge model's name, got {model!r}.\n"
-                         "How to fix: pass the model that grades, e.g. model='gpt-4o-mini'.")
+        raise UsageError(render_message(f"agentloom.judge() needs model=: the judge model's name, got {model!r}.",
+                                        hint="pass the model that grades, e.g. model='gpt-4o-mini'."))
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
-        raise UsageError(f"agentloom.judge() got threshold={threshold!r}: it must be a number from 0 to 1 "
-                         "(a verdict passes when its score is at least the threshold).\n"
-                         "How to fix: e.g. threshold=0.7.")
+        raise UsageError(render_message(
+                f"agentloom.judge() got threshold={threshold!r}: it must be a number from 0 to 1 "
+                "(a verdict passes when its score is at least the threshold).",
+                hint="e.g. threshold=0.7."))
 
 
 def judged_text(value: Any, step: str | None = None) -> tuple[str, str]:
@@ -114,13 +116,14 @@ def judged_text(value: Any, step: str | None = None) -> tuple[str, str]:
     if isinstance(value, WorkflowResult):
         return _result_text(value, step, StepStatus.SUCCESS)
     if step is not None:
-        raise UsageError(f"step={step!r} only applies to a WorkflowResult; got {type(value).__name__}.\n"
-                         "How to fix: pass the result itself, or leave step= out to judge the text.")
+        raise UsageError(render_message(
+                f"step={step!r} only applies to a WorkflowResult; got {type(value).__name__}.",
+                hint="pass the result itself, or leave step= out to judge the text."))
     if isinstance(value, str):
         return value, "the text passed"
     raise UsageError(
-        f"Cannot judge a {type(value).__name__}: a judge reads a str or a WorkflowResult.\n"
-        "How to fix: pass the text, a result (judged by its final output), or result with step='<id>'."
+        render_message(f"Cannot judge a {type(value).__name__}: a judge reads a str or a WorkflowResult.",
+                       hint="pass the text, a result (judged by its final output), or result with step='<id>'.")
     )
 
 
@@ -132,19 +135,23 @@ def _result_text(result: WorkflowResult, step: str | None, success: Any) -> tupl
             from ..._core.suggest import did_you_mean
 
             hint = did_you_mean(step, list(result.steps))
-            raise UsageError(f"Cannot judge step '{step}': the {where} has no such step "
-                             f"(steps: {', '.join(result.steps)}).\nHow to fix: {hint or 'name one of them.'}")
+            raise UsageError(render_message(f"Cannot judge step '{step}': the {where} has no such step "
+                                            f"(steps: {', '.join(result.steps)}).",
+                                            hint=f"{hint or 'name one of them.'}"))
         chosen = result.steps[step]
         if chosen.status is not success:
-            raise UsageError(f"Cannot judge step '{step}' of the {where}: it ended {chosen.status.value}, with no "
-                             "output.\nHow to fix: judge a step that succeeded, or check the run first "
-                             "(result.assert_status('success')).")
+            raise UsageError(render_message(
+                    f"Cannot judge step '{step}' of the {where}: it ended {chosen.status.value}, with no "
+                    "output.",
+                    hint="judge a step that succeeded, or check the run first "
+                         "(result.assert_status('success'))."))
         return _as_text(chosen.output), f"step '{step}' of the {where}"
     final = final_step(result)
     if final is not None:
         return _as_text(result.steps[final].output), f"step '{final}' of the {where}"
-    raise UsageError(f"Cannot judge the {where} (status {result.status.value}): no step succeeded with an output.\n"
-                     "How to fix: check the run first (result.assert_status('success')).")
+    raise UsageError(render_message(
+            f"Cannot judge the {where} (status {result.status.value}): no step succeeded with an output.",
+            hint="check the run first (result.assert_status('success'))."))
 
 
 def final_step(result: WorkflowResult) -> str | None:
@@ -207,6 +214,6 @@ def verdict_from_run(result: WorkflowResult, *, label: str, model: str, rubric: 
 
 
 def _first_line(text: str) -> str:
-    """The problem itself: the first line, without the step's own "How to fix" (the judge's hint replaces it)."""
+    """The problem itself: the first line, without the step's own hint (the judge's hint replaces it)."""
     first = text.splitlines()[0] if text else text
-    return first.split(" How to fix:")[0]
+    return first.split(f" {HINT_PREFIX}")[0]

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._redaction.api_keys import redact_api_keys
-from ...errors import DriftError, ErrorCode, RecordingRefusedError, render_message
+from ...errors import HINT_PREFIX, DriftError, ErrorCode, RecordingRefusedError, render_message
 from ...replay._modes import RecordMode
 from .._settings.option_table import read_setting
 from .._snapshots.compare import SnapshotSession
@@ -264,7 +264,7 @@ class Drift:
 
 def _unavailable(nodeid: str, problems: list[str]) -> DriftError:
     """The failure of a live run whose model calls got no answer, naming each step's provider problem."""
-    explained = any("How to fix:" in problem for problem in problems)  # a missing key says which to export
+    explained = any(HINT_PREFIX in problem for problem in problems)  # a missing key says which to export
     return DriftError(render_message(
         f"The live run of {nodeid} got no answer from a provider.", details=problems,
         hint=None if explained else "check the provider's base URL variable (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, "

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..._core.plain import to_plain
+from ...errors import render_message
 from .._settings.option_table import pass_rate, read_setting_from, repeat_count
 from .._test_cassette import WRITTEN_PROPERTY
 
@@ -251,9 +252,11 @@ def _failure_text(item: pytest.Item, outcomes: list[str], plan: Plan,
         text = str(report.longreprtext).strip().splitlines()
         lines.append(f"--- repetition {number} ({report.when} {report.outcome}) ---")
         lines += text[-30:] if number == failed[0][0] else text[-3:]
-    lines.append("How to fix: make the workflow or its prompts more reliable, or lower the bar on purpose: "
-                 "--agentloom-min-pass-rate, @pytest.mark.agentloom(min_pass_rate=...) or ini agentloom_min_pass_rate. "
-                 "To study a failure, record the repetitions (--agentloom-record-repetitions) and replay one "
-                 "(--agentloom-replay-repetition=K).")
-    return "\n".join(lines)
+    return render_message(
+        lines[0], details=lines[1:],
+        hint="make the workflow or its prompts more reliable, or lower the bar on purpose: "
+        "--agentloom-min-pass-rate, @pytest.mark.agentloom(min_pass_rate=...) or ini agentloom_min_pass_rate. "
+        "To study a failure, record the repetitions (--agentloom-record-repetitions) and replay one "
+        "(--agentloom-replay-repetition=K).",
+    )
 

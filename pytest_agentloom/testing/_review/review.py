@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...errors import render_message
 from .._settings.option_table import read_setting
 
 if TYPE_CHECKING:
@@ -180,8 +181,8 @@ def _not_ours(path: Any, option: str, mark: str) -> str | None:
         head = ""
     if mark in head:
         return None
-    return (f"{option}: {path} exists and is not a report this option wrote; it is left as it is.\n"
-            f"How to fix: give {option} another path, or move that file away.")
+    return (render_message(f"{option}: {path} exists and is not a report this option wrote; it is left as it is.",
+                           hint=f"give {option} another path, or move that file away."))
 
 
 def _failure_text(text: str) -> str:
@@ -203,8 +204,10 @@ def _fail_under(value: Any) -> float | str | None:
     except (TypeError, ValueError):
         number = -1.0
     if not 0 <= number <= 100:
-        return (f"--agentloom-cov-fail-under (ini agentloom_cov_fail_under) must be a percentage from 0 to 100, "
-                f"got {value!r}.\nHow to fix: --agentloom-cov-fail-under=80")
+        return (render_message(
+                "--agentloom-cov-fail-under (ini agentloom_cov_fail_under) must be a percentage from 0 to 100, "
+                f"got {value!r}.",
+                hint="--agentloom-cov-fail-under=80"))
     return number
 
 
@@ -213,8 +216,8 @@ def _json_target(value: Any, here: Path) -> Path | str | None:
         return None
     kind, sep, path = str(value).partition(":")
     if kind != "json" or not sep or not path:
-        return (f"--agentloom-cov-report (ini agentloom_cov_report) takes json:PATH, got {value!r}.\n"
-                "How to fix: --agentloom-cov-report=json:coverage-agentloom.json")
+        return (render_message(f"--agentloom-cov-report (ini agentloom_cov_report) takes json:PATH, got {value!r}.",
+                               hint="--agentloom-cov-report=json:coverage-agentloom.json"))
     return here / Path(path).expanduser()
 
 
@@ -223,6 +226,7 @@ def _report_target(value: Any, here: Path) -> Path | str | None:
         return None
     path = Path(str(value)).expanduser()
     if path.suffix.lower() not in (".html", ".md"):
-        return (f"--agentloom-report (ini agentloom_report) writes PATH.html or PATH.md, got {value!r}.\n"
-                "How to fix: --agentloom-report=agentloom-report.html (or .md for a pull-request comment)")
+        return (render_message(
+                f"--agentloom-report (ini agentloom_report) writes PATH.html or PATH.md, got {value!r}.",
+                hint="--agentloom-report=agentloom-report.html (or .md for a pull-request comment)"))
     return here / path

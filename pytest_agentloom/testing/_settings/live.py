@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ...errors import render_message
 from ...replay._modes import RecordMode
 from .option_table import pass_rate, read_setting, read_setting_from, repeat_count
 
@@ -61,17 +62,19 @@ class LiveSettings:
             if config.getoption("agentloom_" + name, default=None) is not None:
                 flag = "--agentloom-" + name.replace("_", "-")
                 raise ValueError(
-                    f"{flag} needs --agentloom-live: without it the tests replay their cassettes, which give the "
-                    "same answers every time, so repeating them would show nothing.\n"
-                    f"How to fix: pytest --agentloom-live {flag}{'' if name == 'record_repetitions' else '=...'} "
-                    "(API keys needed), or drop the flag."
+                    render_message(
+                        f"{flag} needs --agentloom-live: without it the tests replay their cassettes, which give the "
+                        "same answers every time, so repeating them would show nothing.",
+                        hint=f"pytest --agentloom-live {flag}{'' if name == 'record_repetitions' else '=...'} "
+                             "(API keys needed), or drop the flag.")
                 )
         if replay is None:
             return cls()
         if mode.records:
-            raise ValueError("--agentloom-replay-repetition replays a recorded repetition; it cannot record too "
-                             f"(record mode {mode.value}).\n"
-                             "How to fix: drop --agentloom-record/--agentloom-record-mode.")
+            raise ValueError(render_message(
+                    "--agentloom-replay-repetition replays a recorded repetition; it cannot record too "
+                    f"(record mode {mode.value}).",
+                    hint="drop --agentloom-record/--agentloom-record-mode."))
         return cls(replay_repetition=repeat_count(replay, "--agentloom-replay-repetition"))
 
 
@@ -89,4 +92,4 @@ def _refuse_with_live(config: pytest.Config, mode: RecordMode, replay: object) -
     ]
     for clash, flags, fix in clashes:
         if clash:
-            raise ValueError(f"--agentloom-live cannot be combined with {flags}.\nHow to fix: {fix}.")
+            raise ValueError(render_message(f"--agentloom-live cannot be combined with {flags}.", hint=f"{fix}."))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..._core.suggest import did_you_mean
-from ...errors import MarkerError
+from ...errors import MarkerError, render_message
 
 if TYPE_CHECKING:
     import pytest
@@ -310,8 +310,9 @@ def marker_defaults(markers: Iterable[Any], where: str) -> dict[str, Any]:
         args = list(mark.args)
         if len(args) > 1:
             raise MarkerError(
-                f"@pytest.mark.agentloom takes at most one positional argument (the workflow), "
-                f"got {len(args)} on {where}.\nHow to fix: use {MARKER_SIGNATURE}."
+                render_message("@pytest.mark.agentloom takes at most one positional argument (the workflow), "
+                               f"got {len(args)} on {where}.",
+                               hint=f"use {MARKER_SIGNATURE}.")
             )
         kwargs = dict(mark.kwargs)
         if args:
@@ -327,9 +328,9 @@ def marker_defaults(markers: Iterable[Any], where: str) -> dict[str, Any]:
                 allowed = sorted([*MARKER_KEYS, *config_keys])
                 hint = did_you_mean(key, allowed)
                 raise MarkerError(
-                    f"@pytest.mark.agentloom got an unexpected keyword '{key}' on {where}.\n"
-                    f"  allowed keywords: {', '.join(allowed)}\n"
-                    f"How to fix: {hint + ' ' if hint else ''}use {MARKER_SIGNATURE}."
+                    render_message(f"@pytest.mark.agentloom got an unexpected keyword '{key}' on {where}.\n"
+                                   f"  allowed keywords: {', '.join(allowed)}",
+                                   hint=f"{hint + ' ' if hint else ''}use {MARKER_SIGNATURE}.")
                 )
         _check_kinds(kwargs, where)
     if "tools" in merged:
@@ -390,9 +391,9 @@ def repeat_count(value: Any, source: str) -> int:
     text = str(value).strip()
     if not isinstance(value, bool) and text.isdigit() and int(text) >= 1:
         return int(text)
-    raise ValueError(f"{source} must be a whole number of repetitions, at least 1 (got {value!r}).\n"
-                     "How to fix: e.g. --agentloom-repeat=5, @pytest.mark.agentloom(repeat=5) or ini "
-                     "agentloom_repeat = 5.")
+    raise ValueError(render_message(f"{source} must be a whole number of repetitions, at least 1 (got {value!r}).",
+                                    hint="e.g. --agentloom-repeat=5, @pytest.mark.agentloom(repeat=5) or ini "
+                                         "agentloom_repeat = 5."))
 
 
 def pass_rate(value: Any, source: str) -> float:
@@ -404,6 +405,7 @@ def pass_rate(value: Any, source: str) -> float:
     if 0 < rate <= 1:
         return rate
     percent = f" (for {rate:g}% write {rate / 100:g})" if 1 < rate <= 100 and rate == int(rate) else ""
-    raise ValueError(f"{source} must be a fraction of the repetitions, 0 < rate <= 1 (got {value!r}){percent}.\n"
-                     "How to fix: e.g. --agentloom-min-pass-rate=0.8 for 4 passes out of 5, "
-                     "@pytest.mark.agentloom(min_pass_rate=0.8) or ini agentloom_min_pass_rate = 0.8.")
+    raise ValueError(render_message(
+            f"{source} must be a fraction of the repetitions, 0 < rate <= 1 (got {value!r}){percent}.",
+            hint="e.g. --agentloom-min-pass-rate=0.8 for 4 passes out of 5, "
+                 "@pytest.mark.agentloom(min_pass_rate=0.8) or ini agentloom_min_pass_rate = 0.8."))

@@ -29,7 +29,7 @@ from ..._core.diffs import diff_report
 from ..._core.files import one_to_one_name, write_text_atomic
 from ..._core.plain import to_plain
 from ..._core.yaml_io import load_yaml, read_yaml_file
-from ...errors import ArtifactError, DataReadError, FileNameClashError, render_message
+from ...errors import HINT_PREFIX, ArtifactError, DataReadError, FileNameClashError, render_message
 
 if TYPE_CHECKING:
     from ...engine._outcome.result import WorkflowResult
@@ -148,9 +148,9 @@ def update_hint(nodeid: str, *, missing: bool = False) -> str:
 
     if missing:
         command = f"pytest --agentloom-create-snapshots {shlex.quote(nodeid)}"
-        return f"How to fix: run this to write it, then review and commit the file:\n  {command}"
+        return f"{HINT_PREFIX} run this to write it, then review and commit the file:\n  {command}"
     command = f"pytest --agentloom-update-snapshots {shlex.quote(nodeid)}"
-    return f"How to fix: if the change is intended, run:\n  {command}"
+    return f"{HINT_PREFIX} if the change is intended, run:\n  {command}"
 
 
 @dataclass(frozen=True)

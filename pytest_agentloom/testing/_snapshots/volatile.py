@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..._core.patterns import DROP, edit_path, split_path
-from ...errors import UsageError
+from ...errors import UsageError, render_message
 
 __all__ = ["Matcher", "apply_volatile", "matchers_from_lines", "parse_matcher"]
 
@@ -75,8 +75,9 @@ def parse_matcher(spec: Any, where: str) -> Matcher:
             return Matcher(f"any {text}", lambda value: isinstance(value, types)
                            and not (text in ("int", "float") and isinstance(value, bool)))
         raise UsageError(
-            f"{where}: unknown matcher {spec!r}.\nHow to fix: use a type name ({', '.join(_TYPES)}) "
-            "or a regular expression between slashes, e.g. '/^chatcmpl-[A-Za-z0-9]+$/'."
+            render_message(f"{where}: unknown matcher {spec!r}.",
+                           hint=f"use a type name ({', '.join(_TYPES)}) "
+                                "or a regular expression between slashes, e.g. '/^chatcmpl-[A-Za-z0-9]+$/'.")
         )
     if callable(spec):
         name = getattr(spec, "__name__", type(spec).__name__)
@@ -126,7 +127,8 @@ def apply_volatile(data: Any, exclude: Iterable[str] = (), matchers: Mapping[str
             found += hits
         if path in strict and not found:
             kind = "matcher path" if matcher is not None else "exclude path"
-            raise UsageError(f"snapshot {kind} '{path}' reaches nothing in the snapshot.\n"
-                             "How to fix: write it from the top of the snapshot file, e.g. 'steps.*.output.id' "
-                             "or 'state.reply.id'.")
+            raise UsageError(render_message(
+                    f"snapshot {kind} '{path}' reaches nothing in the snapshot.",
+                    hint="write it from the top of the snapshot file, e.g. 'steps.*.output.id' "
+                         "or 'state.reply.id'."))
     return data
