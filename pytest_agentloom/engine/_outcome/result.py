@@ -36,7 +36,7 @@ class RunStatus(enum.StrEnum):
 
 
 class TerminationReason(enum.StrEnum):
-    """Why a run stopped: a closed set, documented in the README.
+    """Why a run stopped: a closed set, documented in docs/errors.md (Termination reasons).
 
     - ``completed``: every step ran or was skipped by a router.
     - ``step_failed``: a step failed; later steps were skipped.
