@@ -80,7 +80,7 @@ def write(tmp_path: Path, name: str, text: str) -> str:
     return name
 
 
-# -- --state parsing (README: The agentloom command): the table ----------------------------------------------
+# -- --state parsing (docs/cli.md: The agentloom command): the table ----------------------------------------------
 
 STATE_TABLE = [
     ("items", "[1, 2, 3]", [1, 2, 3]),
