@@ -285,7 +285,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _cmd_run_showing_text(args: argparse.Namespace) -> int:
     """``run``; with ``--stream`` (and without ``--json``), model text is printed as it arrives.
 
-    (README: Providers, Streaming.)
+    (docs/providers.md: Streaming.)
 
     No step names: steps that run in parallel interleave. A step that doesn't stream (tools, a scripted
     provider) prints its text whole when it ends. With ``--json`` nothing is printed before the result.
@@ -417,7 +417,8 @@ def _cmd_runs(args: argparse.Namespace) -> int:
 
 
 def _cmd_drift(args: argparse.Namespace, now: Callable[[], float] | None = None) -> int:
-    """``pytest --agentloom-drift=DIR --agentloom-report=PATH`` over the given pytest arguments (README: Drift check).
+    """``pytest --agentloom-drift=DIR --agentloom-report=PATH`` over the given pytest arguments
+    (docs/live-runs-and-drift.md: Drift check).
 
     ``DIR`` defaults to ``.agentloom/drift/<UTC time>`` (a new folder each time, so no earlier check is
     overwritten; ``now`` is the clock that names it), the report to ``DIR/drift-report.md``.

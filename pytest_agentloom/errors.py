@@ -130,7 +130,7 @@ __all__ = [
 class ErrorCode(enum.StrEnum):
     """Every ``code`` the package produces: on an error, a step result's ``error_code``, a trace event.
 
-    The README's "Error codes" table lists the same members (a test compares them), and a test fails
+    The "Error codes" table of docs/errors.md lists the same members (a test compares them), and a test fails
     on a ``code="..."`` literal anywhere in the package that is not here. Your own ``StepError``
     subclasses (a tool's error) may carry codes of their own.
     """

@@ -31,7 +31,7 @@ PUBLIC_MODULES = (
 #: Modules that are public as entry points (pyproject.toml names them), not for their Python names.
 ENTRY_POINTS = {
     "pytest_agentloom.plugin": "the pytest plugin, registered as ``agentloom`` through the ``pytest11`` entry point: "
-                               "its options, markers and fixtures are the README's subject, not imports",
+                               "its options, markers and fixtures: docs/cli.md and docs/fixture-and-assertions.md",
     "pytest_agentloom.cli": "the ``agentloom`` command (``[project.scripts]``): ``agentloom --help`` says what it does",
 }
 

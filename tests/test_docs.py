@@ -28,7 +28,8 @@ from pytest_agentloom.engine._format.loader import parse_workflow
 from pytest_agentloom.testing._scenarios.table import load_table
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+# every Markdown page: the README and docs/ at any depth (a page in a subfolder is collected too)
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 FENCE = re.compile(r"^(?P<indent>[ ]*)```(?P<lang>[a-z]*)\n(?P<body>.*?)^(?P=indent)```", re.MULTILINE | re.DOTALL)
 TOP_KEYS = {"name", "description", "version", "config", "state", "state_schema", "agents", "steps"}
 
@@ -45,6 +46,27 @@ def _blocks() -> list[Any]:
             body = "\n".join(row[indent:] for row in match["body"].splitlines())
             found.append(pytest.param(match["lang"], body, id=f"{page.relative_to(ROOT)}:{line}"))
     return found
+
+
+def test_every_page_with_an_example_is_collected() -> None:
+    """A new page's examples cannot be skipped: each page holding a fenced yaml, json or python block has
+    block ids here, as many as a plain search of the page finds."""
+    fence = re.compile(r"^[ ]*```(yaml|json|python)$", re.MULTILINE)
+    pages = [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]
+    expected = {page.relative_to(ROOT).as_posix(): len(fence.findall(page.read_text(encoding="utf-8")))
+                for page in pages}
+    expected = {name: count for name, count in expected.items() if count}
+    collected: dict[str, int] = {}
+    for block in _blocks():
+        page = str(block.id).rsplit(":", 1)[0]
+        collected[page] = collected.get(page, 0) + 1
+    assert collected == expected
+
+
+def test_the_docs_index_links_every_page() -> None:
+    index = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    pages = sorted(page.name for page in (ROOT / "docs").glob("*.md") if page.name != "index.md")
+    assert [name for name in pages if f"]({name}" not in index] == []
 
 
 @pytest.fixture

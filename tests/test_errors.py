@@ -13,7 +13,7 @@ import pytest_agentloom
 from pytest_agentloom.errors import AgentloomError, ErrorCode, StepError
 
 PACKAGE = Path(pytest_agentloom.__file__).resolve().parent
-README = PACKAGE.parent / "README.md"
+ERRORS_PAGE = PACKAGE.parent / "docs" / "errors.md"  # the errors reference
 CODES = {member.value for member in ErrorCode}
 
 
@@ -101,7 +101,7 @@ def test_every_code_literal_in_the_package_is_an_error_code() -> None:
     unknown = [f"{where}:{line}: {code!r}" for where, line, code in code_literals() if code not in CODES]
     assert not unknown, (
         "codes that are not in pytest_agentloom.errors.ErrorCode:\n  " + "\n  ".join(unknown)
-        + "\nHow to fix: add them to ErrorCode, with a one-line comment, and to the README's Error codes table."
+        + "\nHow to fix: add them to ErrorCode, with a one-line comment, and to docs/errors.md's Error codes table."
     )
 
 
@@ -136,26 +136,26 @@ def test_error_codes_are_unique_snake_case_and_named_after_their_value() -> None
         assert member.name == member.value.upper(), member
 
 
-# -- the README table lists exactly the enum ----------------------------------------------------------------------
+# -- the docs/errors.md table lists exactly the enum ----------------------------------------------------------
 
 
 def readme_codes() -> list[str]:
-    """The first column of the table under the README's "Error codes" heading, in order."""
-    text = README.read_text(encoding="utf-8")
+    """The first column of the table under the "Error codes" heading of docs/errors.md, in order."""
+    text = ERRORS_PAGE.read_text(encoding="utf-8")
     match = re.search(r"^#+ Error codes\n(.*?)(?=^#)", text, flags=re.M | re.S)
-    assert match, "README.md has no 'Error codes' section"
+    assert match, "docs/errors.md has no 'Error codes' section"
     rows = re.findall(r"^\| `([a-z_]+)` \|", match.group(1), flags=re.M)
-    assert rows, "the README's Error codes section has no table rows"
+    assert rows, "the Error codes section of docs/errors.md has no table rows"
     return rows
 
 
 def test_the_readme_table_lists_every_error_code_in_order() -> None:
     listed = readme_codes()
-    assert len(listed) == len(set(listed)), "a code is listed twice in the README"
+    assert len(listed) == len(set(listed)), "a code is listed twice in docs/errors.md"
     missing = [code.value for code in ErrorCode if code.value not in listed]
     extra = [code for code in listed if code not in CODES]
-    assert not missing and not extra, f"README Error codes table: missing {missing}, not in ErrorCode {extra}"
-    assert listed == [code.value for code in ErrorCode], "the README lists the codes in another order than ErrorCode"
+    assert not missing and not extra, f"docs/errors.md Error codes table: missing {missing}, not in ErrorCode {extra}"
+    assert listed == [code.value for code in ErrorCode], "docs/errors.md lists the codes in another order"
 
 
 def test_each_code_has_a_one_line_comment_in_errors_py() -> None:

@@ -46,7 +46,7 @@ class ToolCall(_Frozen):
 
 
 class Attachment(_Frozen):
-    """An image, PDF or audio file sent with a user turn (README: Attachments).
+    """An image, PDF or audio file sent with a user turn (docs/running-workflows.md: Attachments).
 
     Either ``data`` (the bytes, already read, downloaded or decoded) or ``url``
     (``fetch: provider``: the provider fetches it) is set. ``summary()`` is all
@@ -95,7 +95,7 @@ def refuse_attachments(request: "LLMRequest", provider: str, *, images: bool = T
                     render_message(
                         f"{provider} can't take {what}; nothing was sent.",
                         hint="route model "
-                             f"'{request.model}' to a provider that takes it (see the README, Attachments), or change "
+                             f"'{request.model}' to a provider that takes it (docs/running-workflows.md, Attachments), or change "
                              "the attachment", inline=True),
                     provider=provider,
                 )
@@ -173,7 +173,7 @@ class Usage(_Frozen):
 
 
 class Thinking(_Frozen):
-    """A step's reasoning settings (README: Providers, Reasoning), as each adapter translates them.
+    """A step's reasoning settings (docs/providers.md: Reasoning), as each adapter translates them.
 
     Without ``enabled`` nothing is sent. ``budget_tokens`` goes to providers
     that take a budget (Anthropic, Google), ``level`` to those that take a
@@ -212,7 +212,7 @@ class LLMResponse(_Frozen):
 
     ``refusal`` holds the model's refusal text when it refused (OpenAI's ``refusal`` fields, Anthropic's
     ``stop_reason: refusal``); ``finish_reason`` is then ``refusal`` whatever the wire said, and the
-    engine never takes the empty ``text`` for an answer (README: Refusals).
+    engine never takes the empty ``text`` for an answer (docs/providers.md: Refusals).
     """
 
     text: str = ""

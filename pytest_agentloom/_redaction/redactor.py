@@ -1,6 +1,6 @@
 """Redaction: keeping the secrets in a run's state out of everything the run saves.
 
-Rules (README: Redaction):
+Rules (docs/redaction.md: Redaction):
 
 - ``state_schema`` keys with ``redact: true`` are shell-style glob patterns,
   matched case-sensitively (:func:`fnmatch.fnmatchcase`) against each key's

@@ -1,7 +1,7 @@
 """The AgentLoom workflow engine: load a workflow file, run it, resume it. Imports neither pytest nor SDKs.
 
 The modules behind these names are internal, in rooms (``_entry``, ``_persist``, ``_run``, ``_steps``,
-``_calls``, ``_outcome``, ``_format``, ``_evaluate``); see README: Architecture."""
+``_calls``, ``_outcome``, ``_format``, ``_evaluate``); see docs/architecture.md: Architecture."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Anthropic messages through the official ``anthropic`` SDK (imported at the first call).
 
 ``max_tokens`` is required by the API: 4096 when the step sets none, plus the
-thinking budget when there is one (README: Providers, Reasoning). System turns become ``system``;
+thinking budget when there is one (docs/providers.md: Reasoning). System turns become ``system``;
 tool results become ``tool_result`` blocks of one user turn.
 """
 

@@ -116,7 +116,7 @@ def check_params(request: LLMRequest, provider: str) -> dict[str, Any]:
 def thinking_of(params: Mapping[str, Any], typed: Thinking | None = None) -> dict[str, Any] | None:
     """The ``thinking`` block when it is enabled, else ``None``: nothing is sent without ``enabled``.
 
-    (README: Providers, Reasoning.)
+    (docs/providers.md: Reasoning.)
 
     The engine sets :attr:`LLMRequest.thinking`; a ``thinking`` entry in ``params`` (a request built by
     hand) is read the same way when the typed field is unset.

@@ -5,7 +5,7 @@ default), which is chat completions except for the models OpenAI serves only ove
 
 Reasoning models (o-series and GPT-5, except ``o1-mini`` and ``gpt-5-chat``)
 get ``max_tokens`` as ``max_completion_tokens`` and no ``temperature``, and
-``reasoning_effort`` from ``thinking.level`` (README: Providers, Reasoning). The SDK's own retries are
+``reasoning_effort`` from ``thinking.level`` (docs/providers.md: Reasoning). The SDK's own retries are
 off: the engine's retry table decides.
 """
 

@@ -1,7 +1,7 @@
 """OpenAI's Responses API (``POST /v1/responses``) through the official SDK's ``client.responses``.
 
 :class:`~._openai.OpenAIProvider` uses it when ``config.providers.openai.api`` is ``responses``, or
-when it is ``auto`` (the default) and the model exists only there (README: Providers, OpenAI's two APIs).
+when it is ``auto`` (the default) and the model exists only there (docs/providers.md: OpenAI's two APIs).
 This module holds the translation both ways; the provider holds the client and the errors.
 
 What is sent: leading system turns as ``instructions``, the rest as input items (user and assistant

@@ -41,7 +41,7 @@ class ReplySpec:
     model: str | None = None
     cost: float | None = None
     reasoning_content: str | None = None  # the model's reasoning text, as Anthropic, Gemini and Ollama return it
-    refusal: str | None = None  # the model refuses, with this text (README: Refusals)
+    refusal: str | None = None  # the model refuses, with this text (docs/providers.md: Refusals)
 
 
 @dataclass(frozen=True)
@@ -87,8 +87,9 @@ def reply(
 ) -> ReplySpec:
     """A reply with usage and finish reason, for tests of budgets and results (``reasoning``: its reasoning text).
 
-    ``refusal`` makes it a refusal, as a real provider sends one (README: Refusals): ``finish_reason`` is then
-    ``refusal`` and the step fails with ``error_code: refused``, unless it says ``on_refusal: output``.
+    ``refusal`` makes it a refusal, as a real provider sends one (docs/providers.md: Refusals): ``finish_reason``
+    is then ``refusal`` and the step fails with ``error_code: refused``, unless it says
+    ``on_refusal: output``.
     """
     usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens, reasoning_tokens=reasoning_tokens)
     return ReplySpec(

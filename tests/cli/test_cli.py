@@ -80,7 +80,7 @@ def write(tmp_path: Path, name: str, text: str) -> str:
     return name
 
 
-# -- --state parsing (README: The agentloom command): the table ----------------------------------------------
+# -- --state parsing (docs/cli.md: The agentloom command): the table ----------------------------------------------
 
 STATE_TABLE = [
     ("items", "[1, 2, 3]", [1, 2, 3]),
@@ -336,8 +336,8 @@ steps:
     assert result["steps"]["b"]["status"] == "skipped"
 
 
-def test_readme_exit_code_table_matches_the_code():
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+def test_the_docs_exit_code_table_matches_the_code():
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text(encoding="utf-8")
     table = readme.split("| exit code | meaning |", 1)[1].split("\n\n", 1)[0]
     rows = {}
     for line in table.splitlines()[2:]:

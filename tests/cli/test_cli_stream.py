@@ -1,4 +1,4 @@
-"""``agentloom run --stream`` as a real subprocess against the fake LLM server on 127.0.0.1 (README: Streaming).
+"""``agentloom run --stream`` as a real subprocess against the fake LLM server on 127.0.0.1 (docs/providers.md).
 
 Text is printed as it arrives, without step names; with ``--json`` nothing but the result is printed, and the
 result carries each streamed step's ``time_to_first_token`` and a reasoning step's ``reasoning_content``.

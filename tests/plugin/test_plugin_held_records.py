@@ -1,4 +1,4 @@
-"""Run records in pytest: held in memory, written when someone may read them (README: Run records)."""
+"""Run records in pytest: held in memory, written when someone may read them (docs/running-workflows.md)."""
 
 from __future__ import annotations
 

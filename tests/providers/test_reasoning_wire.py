@@ -1,4 +1,4 @@
-"""Reasoning and streaming (README) on the wire: what each adapter sends for ``thinking``, and what it reads back.
+"""Reasoning and streaming (docs/providers.md) on the wire: what each adapter sends for ``thinking`` and reads back.
 
 Every provider talks to the fake server over real HTTP on 127.0.0.1, through the real SDK where there is one.
 """

@@ -1,4 +1,4 @@
-"""Redaction rules (README: Redaction), one test (or table) per rule, on the Redactor itself.
+"""Redaction rules (docs/redaction.md: Redaction), one test (or table) per rule, on the Redactor itself.
 
 The end-to-end tests (result, checkpoints, run records, a canary searched in
 every file written) are in test_checkpoints.py.

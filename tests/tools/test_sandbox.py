@@ -301,7 +301,7 @@ def test_an_api_key_cannot_be_passed_to_commands_through_shell_env() -> None:
 
 
 def test_arguments_of_an_allowed_command_are_outside_the_path_rules(tmp_path: Path) -> None:
-    """Documented (SandboxConfig, README: Tools): readable_paths does not reach a command's arguments."""
+    """Documented (SandboxConfig; docs/running-workflows.md): readable_paths does not reach a command's arguments."""
     outside = tmp_path.parent / f"{tmp_path.name}-outside.txt"
     outside.write_text("outside")
     try:

@@ -1,4 +1,4 @@
-"""An ``llm_call``'s images, PDFs and audio, read into neutral :class:`Attachment` parts (README: Attachments).
+"""An ``llm_call``'s images, PDFs and audio, read into neutral :class:`Attachment` parts (docs/running-workflows.md).
 
 How a rendered ``source`` is read:
 

@@ -1,4 +1,4 @@
-"""Conversations kept in the state, continued by ``llm_call`` steps (README: Conversations).
+"""Conversations kept in the state, continued by ``llm_call`` steps (docs/running-workflows.md: Conversations).
 
 A step with ``conversation: state.chat`` reads the conversation under that key,
 adds its turn, trims to the budget, sends the whole conversation, and hands

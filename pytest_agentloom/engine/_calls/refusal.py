@@ -1,4 +1,4 @@
-"""A model's refusal ends the step (README: Refusals): it is never an empty success, a retry or a re-ask.
+"""A model's refusal ends the step (docs/providers.md: Refusals): it is never an empty success, a retry or a re-ask.
 
 Every model call of ``llm_call`` (plain, tool loop, structured) and of an agent
 goes through :func:`refusals_raise`. A reply with ``refusal`` set (or

@@ -1,4 +1,4 @@
-"""Structured output of ``llm_call`` (README: Structured output): ``response_schema``.
+"""Structured output of ``llm_call`` (docs/running-workflows.md: Structured output): ``response_schema``.
 
 How the shape reaches the model:
 

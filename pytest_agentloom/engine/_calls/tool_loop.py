@@ -1,4 +1,4 @@
-"""The tool loop of an ``llm_call`` with ``tools`` (README: Tools and tool calling).
+"""The tool loop of an ``llm_call`` with ``tools`` (docs/running-workflows.md: Tools and tool calling).
 
 1. Call the model with the step's tools. ``tool_choice`` ``required`` or a
    named tool applies to this first call only; later calls use ``auto``.

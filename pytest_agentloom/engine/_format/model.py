@@ -136,7 +136,7 @@ class ProviderSettings(_Strict):
     base_url: str | None = None
     api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     timeout: float | None = Field(default=None, gt=0)
-    # openai and generic_openai only (README: Providers, OpenAI's two APIs): which API the calls go over
+    # openai and generic_openai only (docs/providers.md: OpenAI's two APIs): which API the calls go over
     api: Literal["auto", "chat_completions", "responses"] | None = None
 
 
@@ -273,9 +273,9 @@ class LLMCallStep(_StepBase):
     tool_choice: ToolChoice = "auto"
     max_tool_iterations: int = Field(default=5, ge=1)
     response_schema: ResponseSchema | None = None
-    thinking: Thinking | None = None  # README: Providers, Reasoning; each adapter translates it
-    attachments: list[AttachmentSpec] = Field(default_factory=list)  # README: Attachments (_calls/attachments.py)
-    on_refusal: Literal["fail", "output"] = "fail"  # README: Refusals; 'output' keeps the refusal text as output
+    thinking: Thinking | None = None  # docs/providers.md: Reasoning; each adapter translates it
+    attachments: list[AttachmentSpec] = Field(default_factory=list)  # docs/running-workflows.md: Attachments
+    on_refusal: Literal["fail", "output"] = "fail"  # docs/providers.md: Refusals; 'output' keeps the refusal text
 
 
 class ToolStep(_StepBase):

@@ -36,7 +36,7 @@ class RunStatus(enum.StrEnum):
 
 
 class TerminationReason(enum.StrEnum):
-    """Why a run stopped: a closed set, documented in the README.
+    """Why a run stopped: a closed set, documented in docs/errors.md (Termination reasons).
 
     - ``completed``: every step ran or was skipped by a router.
     - ``step_failed``: a step failed; later steps were skipped.
@@ -85,7 +85,7 @@ class StepResult:
     provider: str | None = None
     started_at: float | None = None
     ended_at: float | None = None
-    #: the model's reasoning text (README: Providers, Reasoning; with capture_reasoning); never written to the state
+    #: the model's reasoning text (docs/providers.md: Reasoning; with capture_reasoning); never written to the state
     reasoning_content: str | None = None
     #: a streamed llm_call: seconds on the step's clock from the call to its first text
     time_to_first_token: float | None = None

@@ -1,4 +1,4 @@
-"""Reasoning and the result side of streaming (README: Providers), through the engine with a scripted provider.
+"""Reasoning and the result side of streaming (docs/providers.md), through the engine with a scripted provider.
 
 The wire side (what each adapter sends and reads) is in tests/providers/test_reasoning_wire.py.
 """

@@ -1,4 +1,4 @@
-"""A refusal ends the step (README: Refusals): never an empty success, a retry, a re-ask or a next turn."""
+"""A refusal ends the step (docs/providers.md: Refusals): never an empty success, a retry, a re-ask or a next turn."""
 
 from __future__ import annotations
 

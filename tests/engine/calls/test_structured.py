@@ -1,4 +1,4 @@
-"""Structured output in llm_call (README: Structured output): shapes, validation, re-asks, storage."""
+"""Structured output in llm_call (docs/running-workflows.md): shapes, validation, re-asks, storage."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tool calling in llm_call (README: Tools and tool calling): every rule, through the scripted provider."""
+"""Tool calling in llm_call (docs/running-workflows.md): every rule, through the scripted provider."""
 
 from __future__ import annotations
 
