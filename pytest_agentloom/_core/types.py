@@ -94,9 +94,8 @@ def refuse_attachments(request: "LLMRequest", provider: str, *, images: bool = T
                 raise AttachmentRefused(
                     render_message(
                         f"{provider} can't take {what}; nothing was sent.",
-                        hint="route model "
-                             f"'{request.model}' to a provider that takes it (docs/running-workflows.md, Attachments), or change "
-                             "the attachment", inline=True),
+                        hint=f"route model '{request.model}' to a provider that takes it "
+                             "(docs/running-workflows.md, Attachments), or change the attachment", inline=True),
                     provider=provider,
                 )
 
