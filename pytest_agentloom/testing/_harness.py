@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, final
 
@@ -24,7 +25,7 @@ from ..errors import MissingTemplateKeyWarning, UsageError, render_message
 from ..providers._scripted import Scripted
 from ..tools._registry import tools_by_name
 from ._secrets_scan import check_no_secrets, files_written, pending_writes
-from ._snapshots.compare import SnapshotOptions, SnapshotSession, sanitize
+from ._snapshots.per_test import TestSnapshots
 from ._snapshots.sent import SentRequests, sent_data
 from ._workflow_cache import load_cached
 
@@ -32,12 +33,12 @@ if TYPE_CHECKING:
     from .._core.types import Provider
     from ..engine._outcome.result import WorkflowResult
     from ._judge.judge import JudgeAsk
+    from ._judge.per_test import TestVerdicts
     from ._judge.verdict import Verdict
-    from ._judge.verdicts import VerdictBook
     from ._review.review import Observer
     from ._test_cassette import TestCassette
 
-__all__ = ["TEST_EPOCH", "AgentloomHarness", "virtual_wall_clock"]
+__all__ = ["TEST_EPOCH", "AgentloomHarness", "TestPlace", "virtual_wall_clock"]
 
 #: The wall-clock time a test's run starts at: 2026-01-01T00:00:00Z. In tests, time is virtual, so the
 #: ``saved_at``/``started_at`` dates in checkpoints and run records are the same on every run of a test.
@@ -49,70 +50,74 @@ def virtual_wall_clock(clock: VirtualClock) -> Callable[[], float]:
     return lambda: TEST_EPOCH + clock.now()
 
 
+@dataclass(frozen=True, slots=True)
+class TestPlace:
+    """Where a test is: its node id, its file's folder, its ``tmp_path`` (``hold_records``: not made yet, so
+    run records wait in memory: see :attr:`AgentloomHarness.tmp_path`)."""
+
+    __test__ = False
+
+    nodeid: str
+    test_dir: Path
+    tmp_path: Path
+    hold_records: bool = False
+
+
 @final
 class AgentloomHarness:
     """A per-test harness. Build it through the ``agentloom`` fixture; pass what differs per run to :meth:`run`.
 
-    ``defaults`` are the merged ``agentloom`` markers (``workflow``, ``tools``,
-    ``state``, ``config``); ``snapshot_dir`` is this test's snapshot folder;
-    ``snapshot_name`` its file name stem (test name and parameter id).
+    A thin facade: ``place`` is where the test is (its node id, folder and ``tmp_path``), ``snapshots`` its
+    snapshot files (:class:`~._snapshots.per_test.TestSnapshots`), ``cassette`` its cassette; ``defaults`` are
+    the merged ``agentloom`` markers (``workflow``, ``tools``, ``state``, ``config``). Runs go to the engine;
+    what the session's features do with them (coverage, repetitions, drift) goes through ``observer``.
     """
 
     __test__ = False
 
-    def __init__(
-        self,
-        *,
-        nodeid: str,
-        test_dir: Path,
-        tmp_path: Path,
-        snapshot_dir: Path,
-        snapshot_name: str,
-        snapshots: SnapshotSession,
-        defaults: Mapping[str, Any] | None = None,
-        cassette: TestCassette | None = None,
-        observer: Observer | None = None,
-        snapshot_options: SnapshotOptions | None = None,
-        missing_template_keys: str = "warn",
-        live: bool = False,
-        hold_records: bool = False,
-    ) -> None:
-        self.nodeid = nodeid
-        self.test_dir = test_dir
-        self._folder = tmp_path
-        self._folder_made = not hold_records
+    def __init__(self, place: TestPlace, snapshots: TestSnapshots, *, defaults: Mapping[str, Any] | None = None,
+                 cassette: TestCassette | None = None, observer: Observer | None = None,
+                 missing_template_keys: str = "warn") -> None:
+        self.nodeid = place.nodeid
+        self.test_dir = place.test_dir
+        self._folder = place.tmp_path
+        self._folder_made = not place.hold_records
         # run records wait in memory until someone may read them (see tmp_path); the engine writes the rest
-        self._records = HeldRecords(tmp_path / "runs", held=hold_records)
-        self.snapshot_dir = snapshot_dir
-        self.snapshot_name = snapshot_name
-        self._snapshots = snapshots
+        self._records = HeldRecords(place.tmp_path / "runs", held=place.hold_records)
+        self._snapshots = snapshots  # this test's snapshot files (see assert_snapshot)
         self._defaults = dict(defaults or {})
         self._cassette = cassette
-        self._observer = observer  # workflow coverage and the review report, when the session collects them
+        self._observer = observer  # what the session's features hear of each run (coverage, drift...), if any
         self._runs = 0
         self._run_inputs: dict[str, dict[str, Any]] = {}  # run id -> workflow, provider, tools (for resume)
-        self._snapshot_count = 0
-        self._snapshot_options = snapshot_options or SnapshotOptions()
         self._missing_keys = missing_template_keys
-        self._live = live  # --agentloom-live: snapshots are neither compared nor written
         self._scripted: list[Scripted] = []  # checked for unused replies when the test passed
         self._side_runs = 0  # judge and embedding calls, each a one-step run of its own
-        self._judges = 0  # unnamed judge calls, which number their verdict snapshots
-        self._verdict_book: VerdictBook | None = None  # made at the first judge call (see _verdicts)
+        self._verdicts: TestVerdicts | None = None  # made at the first judge call (see _judging)
         #: Every result this harness returned, in order.
         self.results: list[WorkflowResult] = []
+
+    @property
+    def snapshot_dir(self) -> Path:
+        """This test's snapshot folder (``<snapshot_dir>/<module>``)."""
+        return self._snapshots.folder
+
+    @property
+    def snapshot_name(self) -> str:
+        """This test's snapshot file stem (test name and parameter id)."""
+        return self._snapshots.name
 
     def __repr__(self) -> str:
         return f"<AgentloomHarness {self.nodeid!r}>"
 
     @property
-    def _verdicts(self) -> VerdictBook:
-        """The verdict snapshots of this test's judge calls; made at the first, as few tests judge."""
-        if self._verdict_book is None:
-            from ._judge.verdicts import VerdictBook
+    def _judging(self) -> TestVerdicts:
+        """This test's judge calls and their verdict snapshots; made at the first, as few tests judge."""
+        if self._verdicts is None:
+            from ._judge.per_test import TestVerdicts
 
-            self._verdict_book = VerdictBook(self._snapshots, self.nodeid)
-        return self._verdict_book
+            self._verdicts = TestVerdicts(self._snapshots, self._cassette)
+        return self._verdicts
 
     @property
     def tmp_path(self) -> Path:
@@ -138,7 +143,7 @@ class AgentloomHarness:
     @property
     def has_verdict_book(self) -> bool:
         """Whether a judge call made this test's verdict book (which may have verdicts to write at its end)."""
-        return self._verdict_book is not None
+        return self._verdicts is not None
 
     @property
     def has_scripted(self) -> bool:
@@ -359,7 +364,7 @@ class AgentloomHarness:
         printed = {f"result {i + 1} ({r.run_id}) as printed": f"{r!r}\n{r.to_json(indent=2)}"
                    for i, r in enumerate(self.results)}
         files = files_written(self.tmp_path, self.snapshot_dir, self.snapshot_name, self._cassette)
-        pending = self._verdict_book.pending if self._verdict_book is not None else []
+        pending = self._verdicts.book.pending if self._verdicts is not None else []
         verdicts = {f"{path} (verdict snapshot, written when the test ends)": text for path, text in pending}
         check_no_secrets(values, files, {**pending_writes(self._cassette), **verdicts, **printed})
 
@@ -420,7 +425,7 @@ class AgentloomHarness:
         """
         __tracebackhide__ = True
         asked = self._ask_judge(value, rubric, model, threshold, step, name, provider, snapshot)
-        return self._verdict(asked, run_workflow(asked.workflow, **asked.options), check)
+        return self._judging.verdict(asked, run_workflow(asked.workflow, **asked.options), check)
 
     async def ajudge(self, value: Any, rubric: str, *, model: str, threshold: float = 0.5, step: str | None = None,
                      name: str | None = None, provider: Provider | None = None, snapshot: bool | None = None,
@@ -428,7 +433,7 @@ class AgentloomHarness:
         """:meth:`judge` for async tests, with the same arguments: ``verdict = await agentloom.ajudge(...)``."""
         __tracebackhide__ = True
         asked = self._ask_judge(value, rubric, model, threshold, step, name, provider, snapshot)
-        return self._verdict(asked, await arun_workflow(asked.workflow, **asked.options), check)
+        return self._judging.verdict(asked, await arun_workflow(asked.workflow, **asked.options), check)
 
     def _ask_judge(self, value: Any, rubric: str, model: str, threshold: float, step: str | None, name: str | None,
                    provider: Provider | None, snapshot: bool | None) -> JudgeAsk:
@@ -438,60 +443,20 @@ class AgentloomHarness:
 
         check_judge_arguments(rubric, model, threshold)
         text, judged_from = judged_text(value, step)
-        if name is None:
-            self._judges += 1
-        stem = f"verdict.{name}" if name is not None else ("verdict" if self._judges == 1 else
-                                                           f"verdict.{self._judges}")
+        stem = self._judging.stem(name)
         workflow = judge_workflow(model, self._run_config(value).get("provider"))
         chosen = self._side_provider(value, provider, workflow, "judge")
         asked = JudgeAsk(workflow=workflow, options=self._side_options("judge", {"rubric": rubric, "text": text},
                                                                         chosen),
                          label=f"{self.snapshot_name}.{stem}", model=model, rubric=rubric, text=text,
                          judged_from=judged_from, threshold=float(threshold))
-        through_cassette = self._through_cassette(chosen)
-        if through_cassette and self._cassette is not None:
-            asked.record_command = self._cassette.settings.record_command(self._cassette.item)
-        if self._keeps_verdicts() and (snapshot if snapshot is not None else through_cassette):
-            asked.call = self._verdict_call(stem, asked.label, through_cassette)
-            self._verdicts.before(asked.call, asked.hashes())
+        self._judging.prepare(asked, stem, snapshot, through_cassette=self._through_cassette(chosen))
         return asked
-
-    def _keeps_verdicts(self) -> bool:
-        """Verdict snapshots are golden files: a live run (``--agentloom-live``), and the replay of one of its
-        repetitions, neither compares nor writes them, as it compares no snapshot; its verdicts still pass or fail.
-        """
-        if self._live:
-            return False
-        return self._cassette is None or self._cassette.settings.live.replay_repetition is None
-
-    def _verdict(self, asked: JudgeAsk, result: WorkflowResult, check: bool) -> Verdict:
-        __tracebackhide__ = True
-        verdict = asked.verdict(result)
-        if asked.call is not None:
-            self._verdicts.after(asked.call, verdict)
-        if check and not verdict.passed:
-            raise AssertionError(verdict.failure_message(f"'{asked.label}'"))
-        return verdict
-
-    def _verdict_call(self, stem: str, label: str, through_cassette: bool) -> Any:
-        __tracebackhide__ = True
-        from ._judge.verdicts import VerdictCall
-        from ._snapshots.compare import update_hint
-
-        path = self.snapshot_path(stem)
-        if through_cassette and self._cassette is not None:
-            recording = self._cassette.recording()
-            session = self._cassette.session
-            return VerdictCall(path=path, label=label, refresh=recording, defer=recording,
-                               refresh_command=self._cassette.settings.record_command(self._cassette.item),
-                               redact=session.redact_text if session is not None else None)
-        command = update_hint(self.nodeid).partition("\n  ")[2]
-        return VerdictCall(path=path, label=label, refresh=self._snapshots.update, defer=False, refresh_command=command)
 
     def finish_verdicts(self, passed: bool) -> None:
         """At the end of the test: write the verdicts a recording refreshed, when the test passed."""
-        if self._verdict_book is not None:
-            self._verdict_book.flush(passed)
+        if self._verdicts is not None:
+            self._verdicts.book.flush(passed)
 
     def embedding_distance(self, value: Any, reference: Any, *, model: str, step: str | None = None,
                            provider: Provider | None = None) -> float:
@@ -588,8 +553,7 @@ class AgentloomHarness:
 
     def snapshot_path(self, name: str | None = None) -> Path:
         """The file a snapshot called ``name`` of this test lives in (without counting it as a use)."""
-        stem = self.snapshot_name if name is None else f"{self.snapshot_name}.{sanitize(name)}"
-        return self.snapshot_dir / f"{stem}.yaml"
+        return self._snapshots.path(name)
 
     def assert_snapshot(self, result: WorkflowResult, name: str | None = None, *,
                         exclude: Iterable[str] = (), matchers: Mapping[str, Any] | None = None,
@@ -608,22 +572,7 @@ class AgentloomHarness:
         only a replayed (or recorded) run may be compared with, or become, a golden file.
         """
         __tracebackhide__ = True
-        if self._live:
-            return
-        if name is None:
-            self._snapshot_count += 1
-            if self._snapshot_count > 1:
-                name = str(self._snapshot_count)
-        label = self.snapshot_name if name is None else f"{self.snapshot_name}.{name}"
-        defaults = self._snapshot_options
-        exclude, matchers = tuple(exclude), dict(matchers or {})
-        options = SnapshotOptions(
-            requests=defaults.requests if requests is None else requests,
-            exclude=(*defaults.exclude, *exclude), matchers={**defaults.matchers, **matchers},
-            strict_paths=(*exclude, *matchers), verbose=defaults.verbose,
-        )
-        self._snapshots.assert_match(self.snapshot_path(name), result, label=label, nodeid=self.nodeid,
-                                     options=options)
+        self._snapshots.check(result, name, exclude=exclude, matchers=matchers, requests=requests)
 
 
 def _missing_key_text(workflow: Workflow, step_id: str | None, field: str) -> str:

@@ -31,6 +31,7 @@ from ._review.review import Review, ReviewSettings
 from ._settings.option_table import marker_defaults, read_setting
 from ._snapshots.compare import SnapshotOptions, sanitize
 from ._snapshots.feature import SnapshotFeature, module_name
+from ._snapshots.per_test import TestSnapshots
 from ._test_cassette import ReplaySettings, TestCassette
 from ._transport import WIRE_KEY, Transport
 
@@ -215,14 +216,15 @@ class AgentloomSession:
             snapshot_dir = self.drift.snapshot_dir(snapshot_dir)
         cassette = item.stash[CASSETTE_KEY] = TestCassette(replay, item, matching=settings.matching,
                                                            repetition=item.stash.get(REPETITION_KEY, None))
-        from ._harness import AgentloomHarness
+        from ._harness import AgentloomHarness, TestPlace
 
+        place = TestPlace(item.nodeid, item.path.parent, tmp_path, hold_records=not folder_exists)
+        test_snapshots = TestSnapshots(item.nodeid, snapshot_dir, snapshot_name, snapshots,
+                                       settings.snapshot_options, live=self.live)
         harness = item.stash[HARNESS_KEY] = AgentloomHarness(
-            nodeid=item.nodeid, test_dir=item.path.parent, tmp_path=tmp_path, snapshot_dir=snapshot_dir,
-            snapshot_name=snapshot_name, snapshots=snapshots, defaults=defaults, cassette=cassette,
+            place, test_snapshots, defaults=defaults, cassette=cassette,
             observer=self.observer(item.nodeid) if self._observed else None,
-            snapshot_options=settings.snapshot_options, missing_template_keys=settings.missing_template_keys,
-            live=self.live, hold_records=not folder_exists,
+            missing_template_keys=settings.missing_template_keys,
         )
         return harness
 
