@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .errors import MarkerError, ScenarioTableError
+from .errors import MarkerError, ScenarioTableError, render_message
 from .testing._folders import folder_for_test
 from .testing._session import SESSION_KEY, AgentloomSession
 from .testing._settings.option_table import MARKER_SIGNATURE, add_options
@@ -66,8 +66,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         pytest.fail(f"{metafunc.definition.nodeid}: use @pytest.mark.agentloom_scenarios('path/to/table.yaml') "
                     f"with exactly one path (got args={marker.args!r}, kwargs={marker.kwargs!r}).", pytrace=False)
     if "scenario" not in metafunc.fixturenames:
-        pytest.fail(f"{metafunc.definition.nodeid}: a test marked agentloom_scenarios must take the 'scenario' "
-                    "fixture.\nHow to fix: def test_x(agentloom, scenario): ...", pytrace=False)
+        pytest.fail(render_message(f"{metafunc.definition.nodeid}: a test marked agentloom_scenarios must take the "
+                                   "'scenario' fixture.", hint="def test_x(agentloom, scenario): ..."), pytrace=False)
     from .testing._scenarios.table import load_table
 
     default = metafunc.definition.get_closest_marker("agentloom")

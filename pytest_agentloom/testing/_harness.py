@@ -317,11 +317,11 @@ class AgentloomHarness:
         of the run that paused (``provider=`` replaces the provider), on a fresh virtual clock.
         """
         if result.checkpoint is None and result.checkpoint_path is None:
-            raise UsageError(
+            raise UsageError(render_message(
                 f"agentloom.resume() got run '{result.run_id}' (status {result.status.value}), which has no "
-                "checkpoint.\nHow to fix: resume a run that paused at an approval gate, or run with config "
-                "checkpoint: true."
-            )
+                "checkpoint.",
+                hint="resume a run that paused at an approval gate, or run with config checkpoint: true.",
+            ))
         inputs = self._run_inputs.get(result.run_id, {})
         self._watch(provider)
         clock = VirtualClock()
@@ -380,11 +380,11 @@ class AgentloomHarness:
         if workflow_or_path is None:
             workflow_or_path = self._defaults.get("workflow")
             if workflow_or_path is None:
-                raise UsageError(
-                    f"agentloom.run() got no workflow in {self.nodeid}.\n"
-                    "How to fix: pass one, agentloom.run('flow.yaml'), or set "
-                    "@pytest.mark.agentloom(workflow='flow.yaml') on the test, class or module."
-                )
+                raise UsageError(render_message(
+                    f"agentloom.run() got no workflow in {self.nodeid}.",
+                    hint="pass one, agentloom.run('flow.yaml'), or set "
+                         "@pytest.mark.agentloom(workflow='flow.yaml') on the test, class or module.",
+                ))
         if not isinstance(workflow_or_path, (str, Path)):
             raise UsageError(
                 f"agentloom.run() takes a Workflow or a path, got {type(workflow_or_path).__name__}: "
@@ -402,11 +402,11 @@ class AgentloomHarness:
         if mock is not None:  # config.provider: mock answers from its responses file, no cassette needed
             return mock
         if self._cassette is None:
-            raise UsageError(
+            raise UsageError(render_message(
                 f"agentloom.run() needs a provider for workflow '{workflow.name}' in {self.nodeid}: "
-                "this harness has no cassette.\n"
-                "How to fix: pass one, e.g. agentloom.run(path, provider=agentloom.scripted(step_id='reply text'))."
-            )
+                "this harness has no cassette.",
+                hint="pass one, e.g. agentloom.run(path, provider=agentloom.scripted(step_id='reply text')).",
+            ))
         return self._cassette.provider(workflow, state)
 
     # -- judged assertions and embedding distance (see .judge, .verdicts, .checks) ---------------------------
@@ -530,11 +530,12 @@ class AgentloomHarness:
         if reused is not None:
             return reused  # type: ignore[no-any-return]
         if self._cassette is None:
-            raise UsageError(
+            raise UsageError(render_message(
                 f"agentloom.{what}() needs a provider in {self.nodeid}: no run of this test gave one, and this "
-                f"harness has no cassette.\nHow to fix: pass one, e.g. provider=agentloom.scripted("
-                f"{'judge' if what == 'judge' else 'embedding_check'}=...)."
-            )
+                "harness has no cassette.",
+                hint=f"pass one, e.g. provider=agentloom.scripted("
+                     f"{'judge' if what == 'judge' else 'embedding_check'}=...).",
+            ))
         return self._cassette.provider(workflow)
 
     def _through_cassette(self, provider: Any) -> bool:
@@ -609,11 +610,11 @@ def _check_overrides(overrides: Mapping[str, Any], nodeid: str) -> None:
     for key in overrides:
         if key not in known:
             hint = did_you_mean(key, known)
-            raise UsageError(
-                f"agentloom.run() got an unexpected keyword '{key}' in {nodeid}: it is no workflow config field.\n"
-                f"  config fields: {', '.join(known)}\n"
-                f"How to fix: {hint + ' ' if hint else ''}pass config fields as keywords, e.g. "
-                "agentloom.run(path, budget_usd=0.01)."
-            )
+            raise UsageError(render_message(
+                f"agentloom.run() got an unexpected keyword '{key}' in {nodeid}: it is no workflow config field.",
+                context=[("config fields", ", ".join(known))],
+                hint=f"{hint + ' ' if hint else ''}pass config fields as keywords, e.g. "
+                     "agentloom.run(path, budget_usd=0.01).",
+            ))
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from ...errors import render_message
 from .._feature import NO_BODY_OPTIONS, Feature
 from .._settings.option_table import read_setting
 from .compare import SnapshotSession, sanitize
@@ -159,22 +160,23 @@ class SnapshotFeature(Feature):
     def summary_lines(self, stats: Mapping[str, list[Any]]) -> list[str]:
         lines = []
         if self.snapshots.clashes:
-            lines.append("agentloom: FileNameClashError: tests on different xdist workers used the same snapshot "
-                         "file (it holds whichever wrote last):")
-            lines += [f"  {clash}" for clash in sorted(self.snapshots.clashes)]
-            lines.append("How to fix: give one of them another parameter id, snapshot name or snapshot_dir.")
+            lines += render_message(
+                "agentloom: FileNameClashError: tests on different xdist workers used the same snapshot file (it "
+                "holds whichever wrote last):", details=[f"  {clash}" for clash in sorted(self.snapshots.clashes)],
+                hint="give one of them another parameter id, snapshot name or snapshot_dir.").splitlines()
         for verb, paths in (("created", self.snapshots.created), ("updated", self.snapshots.updated)):
             if paths:
                 lines.append(f"agentloom: {len(paths)} snapshot{'s' if len(paths) != 1 else ''} {verb}:")
                 lines += [f"  {_relative(Path(path))}" for path in sorted(paths)]
         if self.unused:
             verb = "deleted" if self.deleted else "unused"
-            lines.append(f"agentloom: {len(self.unused)} snapshot file{'s' if len(self.unused) != 1 else ''} {verb}:")
-            lines += [f"  {_relative(path)}" for path in self.unused]
-            if not self.deleted:
-                lines.append("How to fix: delete them, or run: pytest --agentloom-update-snapshots")
-                if not self.warn_unused:
-                    lines.append("(unused snapshots fail the run; --agentloom-warn-unused-snapshots only reports them)")
+            lines += render_message(
+                f"agentloom: {len(self.unused)} snapshot file{'s' if len(self.unused) != 1 else ''} {verb}:",
+                details=[f"  {_relative(path)}" for path in self.unused],
+                hint=None if self.deleted else "delete them, or run: pytest --agentloom-update-snapshots",
+            ).splitlines()
+            if not self.deleted and not self.warn_unused:
+                lines.append("(unused snapshots fail the run; --agentloom-warn-unused-snapshots only reports them)")
         return lines
 
 
