@@ -32,10 +32,9 @@ from ._workflow_cache import load_cached
 if TYPE_CHECKING:
     from .._core.types import Provider
     from ..engine._outcome.result import WorkflowResult
-    from ._judge.judge import JudgeAsk
-    from ._judge.per_test import TestVerdicts
     from ._judge.verdict import Verdict
     from ._review.review import Observer
+    from ._side_calls import SideCalls
     from ._test_cassette import TestCassette
 
 __all__ = ["TEST_EPOCH", "AgentloomHarness", "TestPlace", "virtual_wall_clock"]
@@ -92,8 +91,7 @@ class AgentloomHarness:
         self._run_inputs: dict[str, dict[str, Any]] = {}  # run id -> workflow, provider, tools (for resume)
         self._missing_keys = missing_template_keys
         self._scripted: list[Scripted] = []  # checked for unused replies when the test passed
-        self._side_runs = 0  # judge and embedding calls, each a one-step run of its own
-        self._verdicts: TestVerdicts | None = None  # made at the first judge call (see _judging)
+        self._side_calls: SideCalls | None = None  # made at the first judge or embedding call (see _sides)
         #: Every result this harness returned, in order.
         self.results: list[WorkflowResult] = []
 
@@ -111,13 +109,15 @@ class AgentloomHarness:
         return f"<AgentloomHarness {self.nodeid!r}>"
 
     @property
-    def _judging(self) -> TestVerdicts:
-        """This test's judge calls and their verdict snapshots; made at the first, as few tests judge."""
-        if self._verdicts is None:
-            from ._judge.per_test import TestVerdicts
+    def _sides(self) -> SideCalls:
+        """This test's judge and embedding calls (their providers, run ids, verdicts); made at the first."""
+        if self._side_calls is None:
+            from ._side_calls import SideCalls
 
-            self._verdicts = TestVerdicts(self._snapshots, self._cassette)
-        return self._verdicts
+            self._side_calls = SideCalls(self.nodeid, self._snapshots, self._cassette, self._records,
+                                         runs=(self._run_inputs, self.results), watch=self._watch,
+                                         wall_clock=virtual_wall_clock)
+        return self._side_calls
 
     @property
     def tmp_path(self) -> Path:
@@ -143,7 +143,7 @@ class AgentloomHarness:
     @property
     def has_verdict_book(self) -> bool:
         """Whether a judge call made this test's verdict book (which may have verdicts to write at its end)."""
-        return self._verdicts is not None
+        return self._side_calls is not None and self._side_calls.verdicts is not None
 
     @property
     def has_scripted(self) -> bool:
@@ -364,9 +364,10 @@ class AgentloomHarness:
         printed = {f"result {i + 1} ({r.run_id}) as printed": f"{r!r}\n{r.to_json(indent=2)}"
                    for i, r in enumerate(self.results)}
         files = files_written(self.tmp_path, self.snapshot_dir, self.snapshot_name, self._cassette)
-        pending = self._verdicts.book.pending if self._verdicts is not None else []
-        verdicts = {f"{path} (verdict snapshot, written when the test ends)": text for path, text in pending}
-        check_no_secrets(values, files, {**pending_writes(self._cassette), **verdicts, **printed})
+        verdicts = self._side_calls.verdicts if self._side_calls is not None else None
+        pending = verdicts.book.pending if verdicts is not None else []
+        kept = {f"{path} (verdict snapshot, written when the test ends)": text for path, text in pending}
+        check_no_secrets(values, files, {**pending_writes(self._cassette), **kept, **printed})
 
     def _workflow(self, workflow_or_path: Workflow | str | Path | None) -> tuple[Workflow, bool]:
         """The workflow to run, and whether it is the one the process's workflow cache keeps for its file.
@@ -424,39 +425,21 @@ class AgentloomHarness:
         file (``<test>.verdict.<name>.yaml``).
         """
         __tracebackhide__ = True
-        asked = self._ask_judge(value, rubric, model, threshold, step, name, provider, snapshot)
-        return self._judging.verdict(asked, run_workflow(asked.workflow, **asked.options), check)
+        asked = self._sides.ask_judge(value, rubric, model, threshold, step, name, provider, snapshot)
+        return self._sides.judging.verdict(asked, run_workflow(asked.workflow, **asked.options), check)
 
     async def ajudge(self, value: Any, rubric: str, *, model: str, threshold: float = 0.5, step: str | None = None,
                      name: str | None = None, provider: Provider | None = None, snapshot: bool | None = None,
                      check: bool = True) -> Verdict:
         """:meth:`judge` for async tests, with the same arguments: ``verdict = await agentloom.ajudge(...)``."""
         __tracebackhide__ = True
-        asked = self._ask_judge(value, rubric, model, threshold, step, name, provider, snapshot)
-        return self._judging.verdict(asked, await arun_workflow(asked.workflow, **asked.options), check)
-
-    def _ask_judge(self, value: Any, rubric: str, model: str, threshold: float, step: str | None, name: str | None,
-                   provider: Provider | None, snapshot: bool | None) -> JudgeAsk:
-        """Everything one judge call needs; a stale verdict snapshot fails here, before the judge is asked."""
-        __tracebackhide__ = True
-        from ._judge.judge import JudgeAsk, check_judge_arguments, judge_workflow, judged_text
-
-        check_judge_arguments(rubric, model, threshold)
-        text, judged_from = judged_text(value, step)
-        stem = self._judging.stem(name)
-        workflow = judge_workflow(model, self._run_config(value).get("provider"))
-        chosen = self._side_provider(value, provider, workflow, "judge")
-        asked = JudgeAsk(workflow=workflow, options=self._side_options("judge", {"rubric": rubric, "text": text},
-                                                                        chosen),
-                         label=f"{self.snapshot_name}.{stem}", model=model, rubric=rubric, text=text,
-                         judged_from=judged_from, threshold=float(threshold))
-        self._judging.prepare(asked, stem, snapshot, through_cassette=self._through_cassette(chosen))
-        return asked
+        asked = self._sides.ask_judge(value, rubric, model, threshold, step, name, provider, snapshot)
+        return self._sides.judging.verdict(asked, await arun_workflow(asked.workflow, **asked.options), check)
 
     def finish_verdicts(self, passed: bool) -> None:
         """At the end of the test: write the verdicts a recording refreshed, when the test passed."""
-        if self._verdicts is not None:
-            self._verdicts.book.flush(passed)
+        if self._side_calls is not None and self._side_calls.verdicts is not None:
+            self._side_calls.verdicts.book.flush(passed)
 
     def embedding_distance(self, value: Any, reference: Any, *, model: str, step: str | None = None,
                            provider: Provider | None = None) -> float:
@@ -467,15 +450,15 @@ class AgentloomHarness:
         it is scripted, recorded and replayed like an ``embed`` step's.
         """
         __tracebackhide__ = True
-        workflow, options = self._ask_embeddings(value, reference, model, step, provider)
-        return self._distance(run_workflow(workflow, **options), model)
+        workflow, options = self._sides.ask_embeddings(value, reference, model, step, provider)
+        return self._sides.distance(run_workflow(workflow, **options), model)
 
     async def aembedding_distance(self, value: Any, reference: Any, *, model: str, step: str | None = None,
                                   provider: Provider | None = None) -> float:
         """:meth:`embedding_distance` for async tests."""
         __tracebackhide__ = True
-        workflow, options = self._ask_embeddings(value, reference, model, step, provider)
-        return self._distance(await arun_workflow(workflow, **options), model)
+        workflow, options = self._sides.ask_embeddings(value, reference, model, step, provider)
+        return self._sides.distance(await arun_workflow(workflow, **options), model)
 
     def assert_embedding_close(self, value: Any, reference: Any, *, model: str, max_distance: float = 0.2,
                                step: str | None = None, provider: Provider | None = None) -> float:
@@ -488,67 +471,6 @@ class AgentloomHarness:
         distance = self.embedding_distance(value, reference, model=model, step=step, provider=provider)
         check_distance(distance, max_distance, value, reference, step=step, model=model)
         return distance
-
-    def _ask_embeddings(self, value: Any, reference: Any, model: str, step: str | None,
-                        provider: Provider | None) -> tuple[Workflow, dict[str, Any]]:
-        __tracebackhide__ = True
-        from ._judge.judge import judged_text
-        from ._output_checks import embedding_workflow
-
-        text, _ = judged_text(value, step)
-        other, _ = judged_text(reference)
-        workflow = embedding_workflow(model, self._run_config(value).get("provider"))
-        chosen = self._side_provider(value, provider, workflow, "embedding_distance")
-        return workflow, self._side_options("embedding", {"texts": [text, other]}, chosen)
-
-    def _distance(self, result: WorkflowResult, model: str) -> float:
-        __tracebackhide__ = True
-        from ._output_checks import distance_from_run
-
-        return distance_from_run(result, model)
-
-    def _run_inputs_of(self, value: Any) -> dict[str, Any]:
-        """The inputs of the run that made ``value`` (a result), else of the test's last run, else nothing."""
-        run_id = getattr(value, "run_id", None)
-        if isinstance(run_id, str) and run_id in self._run_inputs:
-            return self._run_inputs[run_id]
-        return self._run_inputs[self.results[-1].run_id] if self.results else {}
-
-    def _run_config(self, value: Any) -> dict[str, Any]:
-        """``config.provider`` of the run whose provider a judge call reuses (a mock answers no judge)."""
-        workflow = self._run_inputs_of(value).get("workflow")
-        name = workflow.config.provider if isinstance(workflow, Workflow) else None
-        return {"provider": name} if name and name != "mock" else {}
-
-    def _side_provider(self, value: Any, provider: Provider | None, workflow: Workflow, what: str) -> Provider:
-        """The provider of a judge or embedding call: given, else the run's, else the test's cassette."""
-        __tracebackhide__ = True
-        if provider is not None:
-            self._watch(provider)
-            return provider
-        reused = self._run_inputs_of(value).get("provider")
-        if reused is not None:
-            return reused  # type: ignore[no-any-return]
-        if self._cassette is None:
-            raise UsageError(render_message(
-                f"agentloom.{what}() needs a provider in {self.nodeid}: no run of this test gave one, and this "
-                "harness has no cassette.",
-                hint=f"pass one, e.g. provider=agentloom.scripted("
-                     f"{'judge' if what == 'judge' else 'embedding_check'}=...).",
-            ))
-        return self._cassette.provider(workflow)
-
-    def _through_cassette(self, provider: Any) -> bool:
-        session = getattr(provider, "session", None)
-        return self._cassette is not None and session is not None and session is self._cassette.session
-
-    def _side_options(self, kind: str, state: dict[str, Any], provider: Provider) -> dict[str, Any]:
-        """Run options of a judge or embedding call: its own run id and virtual clock, nothing of the marker's."""
-        self._side_runs += 1
-        clock = VirtualClock()
-        return {"state": state, "provider": provider, "clock": clock, "runs_dir": self._records,
-                "run_id": derived_run_id(self.nodeid, kind, str(self._side_runs)),
-                "wall_clock": virtual_wall_clock(clock)}
 
     # -- snapshots ----------------------------------------------------------------------------------------
 
