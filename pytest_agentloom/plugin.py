@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .errors import MarkerError, ScenarioTableError
+from .errors import MarkerError, ScenarioTableError, render_message
 from .testing._folders import folder_for_test
-from .testing._session import SESSION_KEY, WIRE_KEY, AgentloomSession
+from .testing._session import SESSION_KEY, AgentloomSession
 from .testing._settings.option_table import MARKER_SIGNATURE, add_options
 
 if TYPE_CHECKING:  # imported where used, so that loading the plugin stays cheap
@@ -38,9 +38,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "agentloom_scenarios(path): run the test once per row of a scenario table (YAML, JSONL, CSV)."
     )
-    agentloom = config.stash[SESSION_KEY] = AgentloomSession(config)
-    if agentloom.review is not None and not agentloom.is_worker:  # the report reads every test's outcome
-        config.pluginmanager.register(agentloom.review.outcome_listener(), "agentloom-review-outcomes")
+    config.stash[SESSION_KEY] = AgentloomSession(config)
+    config.stash[SESSION_KEY].configure()  # each feature's own (the review report's outcome listener)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -67,8 +66,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         pytest.fail(f"{metafunc.definition.nodeid}: use @pytest.mark.agentloom_scenarios('path/to/table.yaml') "
                     f"with exactly one path (got args={marker.args!r}, kwargs={marker.kwargs!r}).", pytrace=False)
     if "scenario" not in metafunc.fixturenames:
-        pytest.fail(f"{metafunc.definition.nodeid}: a test marked agentloom_scenarios must take the 'scenario' "
-                    "fixture.\nHow to fix: def test_x(agentloom, scenario): ...", pytrace=False)
+        pytest.fail(render_message(f"{metafunc.definition.nodeid}: a test marked agentloom_scenarios must take the "
+                                   "'scenario' fixture.", hint="def test_x(agentloom, scenario): ..."), pytrace=False)
     from .testing._scenarios.table import load_table
 
     default = metafunc.definition.get_closest_marker("agentloom")
@@ -86,17 +85,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    drift = config.stash[SESSION_KEY].drift
-    if drift is not None:  # only recorded agentloom tests are compared
-        keep, drop = drift.select(items)
-        if drop:
-            config.hook.pytest_deselected(items=drop)
-            items[:] = keep
+    drop = config.stash[SESSION_KEY].select(items)  # the drift check compares only recorded agentloom tests
+    if drop:
+        config.hook.pytest_deselected(items=drop)
 
 
 def pytest_deselected(items: list[pytest.Item]) -> None:
     if items:
-        items[0].config.stash[SESSION_KEY].deselected += len(items)
+        items[0].config.stash[SESSION_KEY].deselected(len(items))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -107,17 +103,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
     """Under ``--agentloom-live``: run each agentloom test its number of repetitions, reported as one test.
     Under ``--agentloom-drift``: run the test replayed first; pytest's own protocol then runs it live."""
-    agentloom = item.config.stash[SESSION_KEY]
-    if agentloom.drift is not None:
-        agentloom.drift.replay_first(item)
-        return None
-    plan = agentloom.repetition_plan(item)
-    if plan is None or agentloom.repetitions is None:
-        return None
-    from .testing._live.repetitions import run_repetitions
-
-    run_repetitions(item, nextitem, plan, agentloom.repetitions)
-    return True
+    return item.config.stash[SESSION_KEY].protocol(item, nextitem)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -153,40 +139,18 @@ def _is_ours(value: Any) -> bool:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    agentloom = session.config.stash[SESSION_KEY]
-    if agentloom.is_worker:
-        session.config.workeroutput[WIRE_KEY] = agentloom.to_wire(session)  # type: ignore[attr-defined]
-        return
-    unused_fail = agentloom.finish(session)
-    coverage_fail = agentloom.finish_review()  # coverage JSON, report, and --agentloom-cov-fail-under
-    drift_fail = agentloom.finish_drift()  # nothing to compare, or a worker died
-    if (unused_fail or coverage_fail) and session.exitstatus == pytest.ExitCode.OK:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED  # reported in the summary
-    if drift_fail and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    """Each feature's end of session: a worker sends its data; the controller writes files and may fail the run."""
+    session.config.stash[SESSION_KEY].finish(session)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
-    """pytest-xdist: a worker finished; merge the snapshots it used into the controller's report.
-
-    A worker that died sent nothing: what it used is unknown, so no snapshot may be called unused.
-    """
-    data = getattr(node, "workeroutput", None) or {}
-    report = data.get(WIRE_KEY)
-    died = error is not None or report is None
-    if died:
-        report = {**(report or {}), "narrowed": True}
-    node.config.stash[SESSION_KEY].add_worker_report(report, died=died)
+    """pytest-xdist: a worker finished; merge what it sent into the controller's features."""
+    node.config.stash[SESSION_KEY].transport.receive(node, error)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    agentloom = config.stash[SESSION_KEY]
-    lines = agentloom.summary_lines(agentloom.unused, agentloom.deleted)
-    lines += agentloom.cassette_summary_lines(terminalreporter.stats)
-    lines += agentloom.review_lines()
-    lines += agentloom.repetition_lines()
-    lines += agentloom.drift_lines()
+    lines = config.stash[SESSION_KEY].summary_lines(terminalreporter.stats)
     if lines:
         terminalreporter.section("agentloom")
         for line in lines:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, final
 
@@ -24,20 +25,19 @@ from ..errors import MissingTemplateKeyWarning, UsageError, render_message
 from ..providers._scripted import Scripted
 from ..tools._registry import tools_by_name
 from ._secrets_scan import check_no_secrets, files_written, pending_writes
-from ._snapshots.compare import SnapshotOptions, SnapshotSession, sanitize
+from ._snapshots.per_test import TestSnapshots
 from ._snapshots.sent import SentRequests, sent_data
 from ._workflow_cache import load_cached
 
 if TYPE_CHECKING:
     from .._core.types import Provider
     from ..engine._outcome.result import WorkflowResult
-    from ._judge.judge import JudgeAsk
     from ._judge.verdict import Verdict
-    from ._judge.verdicts import VerdictBook
     from ._review.review import Observer
+    from ._side_calls import SideCalls
     from ._test_cassette import TestCassette
 
-__all__ = ["TEST_EPOCH", "AgentloomHarness", "virtual_wall_clock"]
+__all__ = ["TEST_EPOCH", "AgentloomHarness", "TestPlace", "virtual_wall_clock"]
 
 #: The wall-clock time a test's run starts at: 2026-01-01T00:00:00Z. In tests, time is virtual, so the
 #: ``saved_at``/``started_at`` dates in checkpoints and run records are the same on every run of a test.
@@ -49,70 +49,75 @@ def virtual_wall_clock(clock: VirtualClock) -> Callable[[], float]:
     return lambda: TEST_EPOCH + clock.now()
 
 
+@dataclass(frozen=True, slots=True)
+class TestPlace:
+    """Where a test is: its node id, its file's folder, its ``tmp_path`` (``hold_records``: not made yet, so
+    run records wait in memory: see :attr:`AgentloomHarness.tmp_path`)."""
+
+    __test__ = False
+
+    nodeid: str
+    test_dir: Path
+    tmp_path: Path
+    hold_records: bool = False
+
+
 @final
 class AgentloomHarness:
     """A per-test harness. Build it through the ``agentloom`` fixture; pass what differs per run to :meth:`run`.
 
-    ``defaults`` are the merged ``agentloom`` markers (``workflow``, ``tools``,
-    ``state``, ``config``); ``snapshot_dir`` is this test's snapshot folder;
-    ``snapshot_name`` its file name stem (test name and parameter id).
+    A thin facade: ``place`` is where the test is (its node id, folder and ``tmp_path``), ``snapshots`` its
+    snapshot files (:class:`~._snapshots.per_test.TestSnapshots`), ``cassette`` its cassette; ``defaults`` are
+    the merged ``agentloom`` markers (``workflow``, ``tools``, ``state``, ``config``). Runs go to the engine;
+    what the session's features do with them (coverage, repetitions, drift) goes through ``observer``.
     """
 
     __test__ = False
 
-    def __init__(
-        self,
-        *,
-        nodeid: str,
-        test_dir: Path,
-        tmp_path: Path,
-        snapshot_dir: Path,
-        snapshot_name: str,
-        snapshots: SnapshotSession,
-        defaults: Mapping[str, Any] | None = None,
-        cassette: TestCassette | None = None,
-        observer: Observer | None = None,
-        snapshot_options: SnapshotOptions | None = None,
-        missing_template_keys: str = "warn",
-        live: bool = False,
-        hold_records: bool = False,
-    ) -> None:
-        self.nodeid = nodeid
-        self.test_dir = test_dir
-        self._folder = tmp_path
-        self._folder_made = not hold_records
+    def __init__(self, place: TestPlace, snapshots: TestSnapshots, *, defaults: Mapping[str, Any] | None = None,
+                 cassette: TestCassette | None = None, observer: Observer | None = None,
+                 missing_template_keys: str = "warn") -> None:
+        self.nodeid = place.nodeid
+        self.test_dir = place.test_dir
+        self._folder = place.tmp_path
+        self._folder_made = not place.hold_records
         # run records wait in memory until someone may read them (see tmp_path); the engine writes the rest
-        self._records = HeldRecords(tmp_path / "runs", held=hold_records)
-        self.snapshot_dir = snapshot_dir
-        self.snapshot_name = snapshot_name
-        self._snapshots = snapshots
+        self._records = HeldRecords(place.tmp_path / "runs", held=place.hold_records)
+        self._snapshots = snapshots  # this test's snapshot files (see assert_snapshot)
         self._defaults = dict(defaults or {})
         self._cassette = cassette
-        self._observer = observer  # workflow coverage and the review report, when the session collects them
+        self._observer = observer  # what the session's features hear of each run (coverage, drift...), if any
         self._runs = 0
         self._run_inputs: dict[str, dict[str, Any]] = {}  # run id -> workflow, provider, tools (for resume)
-        self._snapshot_count = 0
-        self._snapshot_options = snapshot_options or SnapshotOptions()
         self._missing_keys = missing_template_keys
-        self._live = live  # --agentloom-live: snapshots are neither compared nor written
         self._scripted: list[Scripted] = []  # checked for unused replies when the test passed
-        self._side_runs = 0  # judge and embedding calls, each a one-step run of its own
-        self._judges = 0  # unnamed judge calls, which number their verdict snapshots
-        self._verdict_book: VerdictBook | None = None  # made at the first judge call (see _verdicts)
+        self._side_calls: SideCalls | None = None  # made at the first judge or embedding call (see _sides)
         #: Every result this harness returned, in order.
         self.results: list[WorkflowResult] = []
+
+    @property
+    def snapshot_dir(self) -> Path:
+        """This test's snapshot folder (``<snapshot_dir>/<module>``)."""
+        return self._snapshots.folder
+
+    @property
+    def snapshot_name(self) -> str:
+        """This test's snapshot file stem (test name and parameter id)."""
+        return self._snapshots.name
 
     def __repr__(self) -> str:
         return f"<AgentloomHarness {self.nodeid!r}>"
 
     @property
-    def _verdicts(self) -> VerdictBook:
-        """The verdict snapshots of this test's judge calls; made at the first, as few tests judge."""
-        if self._verdict_book is None:
-            from ._judge.verdicts import VerdictBook
+    def _sides(self) -> SideCalls:
+        """This test's judge and embedding calls (their providers, run ids, verdicts); made at the first."""
+        if self._side_calls is None:
+            from ._side_calls import SideCalls
 
-            self._verdict_book = VerdictBook(self._snapshots, self.nodeid)
-        return self._verdict_book
+            self._side_calls = SideCalls(self.nodeid, self._snapshots, self._cassette, self._records,
+                                         runs=(self._run_inputs, self.results), watch=self._watch,
+                                         wall_clock=virtual_wall_clock)
+        return self._side_calls
 
     @property
     def tmp_path(self) -> Path:
@@ -138,7 +143,7 @@ class AgentloomHarness:
     @property
     def has_verdict_book(self) -> bool:
         """Whether a judge call made this test's verdict book (which may have verdicts to write at its end)."""
-        return self._verdict_book is not None
+        return self._side_calls is not None and self._side_calls.verdicts is not None
 
     @property
     def has_scripted(self) -> bool:
@@ -312,11 +317,11 @@ class AgentloomHarness:
         of the run that paused (``provider=`` replaces the provider), on a fresh virtual clock.
         """
         if result.checkpoint is None and result.checkpoint_path is None:
-            raise UsageError(
+            raise UsageError(render_message(
                 f"agentloom.resume() got run '{result.run_id}' (status {result.status.value}), which has no "
-                "checkpoint.\nHow to fix: resume a run that paused at an approval gate, or run with config "
-                "checkpoint: true."
-            )
+                "checkpoint.",
+                hint="resume a run that paused at an approval gate, or run with config checkpoint: true.",
+            ))
         inputs = self._run_inputs.get(result.run_id, {})
         self._watch(provider)
         clock = VirtualClock()
@@ -359,9 +364,10 @@ class AgentloomHarness:
         printed = {f"result {i + 1} ({r.run_id}) as printed": f"{r!r}\n{r.to_json(indent=2)}"
                    for i, r in enumerate(self.results)}
         files = files_written(self.tmp_path, self.snapshot_dir, self.snapshot_name, self._cassette)
-        pending = self._verdict_book.pending if self._verdict_book is not None else []
-        verdicts = {f"{path} (verdict snapshot, written when the test ends)": text for path, text in pending}
-        check_no_secrets(values, files, {**pending_writes(self._cassette), **verdicts, **printed})
+        verdicts = self._side_calls.verdicts if self._side_calls is not None else None
+        pending = verdicts.book.pending if verdicts is not None else []
+        kept = {f"{path} (verdict snapshot, written when the test ends)": text for path, text in pending}
+        check_no_secrets(values, files, {**pending_writes(self._cassette), **kept, **printed})
 
     def _workflow(self, workflow_or_path: Workflow | str | Path | None) -> tuple[Workflow, bool]:
         """The workflow to run, and whether it is the one the process's workflow cache keeps for its file.
@@ -375,11 +381,11 @@ class AgentloomHarness:
         if workflow_or_path is None:
             workflow_or_path = self._defaults.get("workflow")
             if workflow_or_path is None:
-                raise UsageError(
-                    f"agentloom.run() got no workflow in {self.nodeid}.\n"
-                    "How to fix: pass one, agentloom.run('flow.yaml'), or set "
-                    "@pytest.mark.agentloom(workflow='flow.yaml') on the test, class or module."
-                )
+                raise UsageError(render_message(
+                    f"agentloom.run() got no workflow in {self.nodeid}.",
+                    hint="pass one, agentloom.run('flow.yaml'), or set "
+                         "@pytest.mark.agentloom(workflow='flow.yaml') on the test, class or module.",
+                ))
         if not isinstance(workflow_or_path, (str, Path)):
             raise UsageError(
                 f"agentloom.run() takes a Workflow or a path, got {type(workflow_or_path).__name__}: "
@@ -397,11 +403,11 @@ class AgentloomHarness:
         if mock is not None:  # config.provider: mock answers from its responses file, no cassette needed
             return mock
         if self._cassette is None:
-            raise UsageError(
+            raise UsageError(render_message(
                 f"agentloom.run() needs a provider for workflow '{workflow.name}' in {self.nodeid}: "
-                "this harness has no cassette.\n"
-                "How to fix: pass one, e.g. agentloom.run(path, provider=agentloom.scripted(step_id='reply text'))."
-            )
+                "this harness has no cassette.",
+                hint="pass one, e.g. agentloom.run(path, provider=agentloom.scripted(step_id='reply text')).",
+            ))
         return self._cassette.provider(workflow, state)
 
     # -- judged assertions and embedding distance (see .judge, .verdicts, .checks) ---------------------------
@@ -419,79 +425,21 @@ class AgentloomHarness:
         file (``<test>.verdict.<name>.yaml``).
         """
         __tracebackhide__ = True
-        asked = self._ask_judge(value, rubric, model, threshold, step, name, provider, snapshot)
-        return self._verdict(asked, run_workflow(asked.workflow, **asked.options), check)
+        asked = self._sides.ask_judge(value, rubric, model, threshold, step, name, provider, snapshot)
+        return self._sides.judging.verdict(asked, run_workflow(asked.workflow, **asked.options), check)
 
     async def ajudge(self, value: Any, rubric: str, *, model: str, threshold: float = 0.5, step: str | None = None,
                      name: str | None = None, provider: Provider | None = None, snapshot: bool | None = None,
                      check: bool = True) -> Verdict:
         """:meth:`judge` for async tests, with the same arguments: ``verdict = await agentloom.ajudge(...)``."""
         __tracebackhide__ = True
-        asked = self._ask_judge(value, rubric, model, threshold, step, name, provider, snapshot)
-        return self._verdict(asked, await arun_workflow(asked.workflow, **asked.options), check)
-
-    def _ask_judge(self, value: Any, rubric: str, model: str, threshold: float, step: str | None, name: str | None,
-                   provider: Provider | None, snapshot: bool | None) -> JudgeAsk:
-        """Everything one judge call needs; a stale verdict snapshot fails here, before the judge is asked."""
-        __tracebackhide__ = True
-        from ._judge.judge import JudgeAsk, check_judge_arguments, judge_workflow, judged_text
-
-        check_judge_arguments(rubric, model, threshold)
-        text, judged_from = judged_text(value, step)
-        if name is None:
-            self._judges += 1
-        stem = f"verdict.{name}" if name is not None else ("verdict" if self._judges == 1 else
-                                                           f"verdict.{self._judges}")
-        workflow = judge_workflow(model, self._run_config(value).get("provider"))
-        chosen = self._side_provider(value, provider, workflow, "judge")
-        asked = JudgeAsk(workflow=workflow, options=self._side_options("judge", {"rubric": rubric, "text": text},
-                                                                        chosen),
-                         label=f"{self.snapshot_name}.{stem}", model=model, rubric=rubric, text=text,
-                         judged_from=judged_from, threshold=float(threshold))
-        through_cassette = self._through_cassette(chosen)
-        if through_cassette and self._cassette is not None:
-            asked.record_command = self._cassette.settings.record_command(self._cassette.item)
-        if self._keeps_verdicts() and (snapshot if snapshot is not None else through_cassette):
-            asked.call = self._verdict_call(stem, asked.label, through_cassette)
-            self._verdicts.before(asked.call, asked.hashes())
-        return asked
-
-    def _keeps_verdicts(self) -> bool:
-        """Verdict snapshots are golden files: a live run (``--agentloom-live``), and the replay of one of its
-        repetitions, neither compares nor writes them, as it compares no snapshot; its verdicts still pass or fail.
-        """
-        if self._live:
-            return False
-        return self._cassette is None or self._cassette.settings.live.replay_repetition is None
-
-    def _verdict(self, asked: JudgeAsk, result: WorkflowResult, check: bool) -> Verdict:
-        __tracebackhide__ = True
-        verdict = asked.verdict(result)
-        if asked.call is not None:
-            self._verdicts.after(asked.call, verdict)
-        if check and not verdict.passed:
-            raise AssertionError(verdict.failure_message(f"'{asked.label}'"))
-        return verdict
-
-    def _verdict_call(self, stem: str, label: str, through_cassette: bool) -> Any:
-        __tracebackhide__ = True
-        from ._judge.verdicts import VerdictCall
-        from ._snapshots.compare import update_hint
-
-        path = self.snapshot_path(stem)
-        if through_cassette and self._cassette is not None:
-            recording = self._cassette.recording()
-            session = self._cassette.session
-            return VerdictCall(path=path, label=label, refresh=recording, defer=recording,
-                               refresh_command=self._cassette.settings.record_command(self._cassette.item),
-                               redact=session.redact_text if session is not None else None)
-        command = update_hint(self.nodeid).partition("\n  ")[2]
-        return VerdictCall(path=path, label=label, refresh=self._snapshots.update, defer=False, refresh_command=command)
+        asked = self._sides.ask_judge(value, rubric, model, threshold, step, name, provider, snapshot)
+        return self._sides.judging.verdict(asked, await arun_workflow(asked.workflow, **asked.options), check)
 
     def finish_verdicts(self, passed: bool) -> None:
         """At the end of the test: write the verdicts a recording refreshed, when the test passed."""
-        if self._verdict_book is not None:
-            self._verdict_book.flush(passed)
+        if self._side_calls is not None and self._side_calls.verdicts is not None:
+            self._side_calls.verdicts.book.flush(passed)
 
     def embedding_distance(self, value: Any, reference: Any, *, model: str, step: str | None = None,
                            provider: Provider | None = None) -> float:
@@ -502,15 +450,15 @@ class AgentloomHarness:
         it is scripted, recorded and replayed like an ``embed`` step's.
         """
         __tracebackhide__ = True
-        workflow, options = self._ask_embeddings(value, reference, model, step, provider)
-        return self._distance(run_workflow(workflow, **options), model)
+        workflow, options = self._sides.ask_embeddings(value, reference, model, step, provider)
+        return self._sides.distance(run_workflow(workflow, **options), model)
 
     async def aembedding_distance(self, value: Any, reference: Any, *, model: str, step: str | None = None,
                                   provider: Provider | None = None) -> float:
         """:meth:`embedding_distance` for async tests."""
         __tracebackhide__ = True
-        workflow, options = self._ask_embeddings(value, reference, model, step, provider)
-        return self._distance(await arun_workflow(workflow, **options), model)
+        workflow, options = self._sides.ask_embeddings(value, reference, model, step, provider)
+        return self._sides.distance(await arun_workflow(workflow, **options), model)
 
     def assert_embedding_close(self, value: Any, reference: Any, *, model: str, max_distance: float = 0.2,
                                step: str | None = None, provider: Provider | None = None) -> float:
@@ -524,72 +472,11 @@ class AgentloomHarness:
         check_distance(distance, max_distance, value, reference, step=step, model=model)
         return distance
 
-    def _ask_embeddings(self, value: Any, reference: Any, model: str, step: str | None,
-                        provider: Provider | None) -> tuple[Workflow, dict[str, Any]]:
-        __tracebackhide__ = True
-        from ._judge.judge import judged_text
-        from ._output_checks import embedding_workflow
-
-        text, _ = judged_text(value, step)
-        other, _ = judged_text(reference)
-        workflow = embedding_workflow(model, self._run_config(value).get("provider"))
-        chosen = self._side_provider(value, provider, workflow, "embedding_distance")
-        return workflow, self._side_options("embedding", {"texts": [text, other]}, chosen)
-
-    def _distance(self, result: WorkflowResult, model: str) -> float:
-        __tracebackhide__ = True
-        from ._output_checks import distance_from_run
-
-        return distance_from_run(result, model)
-
-    def _run_inputs_of(self, value: Any) -> dict[str, Any]:
-        """The inputs of the run that made ``value`` (a result), else of the test's last run, else nothing."""
-        run_id = getattr(value, "run_id", None)
-        if isinstance(run_id, str) and run_id in self._run_inputs:
-            return self._run_inputs[run_id]
-        return self._run_inputs[self.results[-1].run_id] if self.results else {}
-
-    def _run_config(self, value: Any) -> dict[str, Any]:
-        """``config.provider`` of the run whose provider a judge call reuses (a mock answers no judge)."""
-        workflow = self._run_inputs_of(value).get("workflow")
-        name = workflow.config.provider if isinstance(workflow, Workflow) else None
-        return {"provider": name} if name and name != "mock" else {}
-
-    def _side_provider(self, value: Any, provider: Provider | None, workflow: Workflow, what: str) -> Provider:
-        """The provider of a judge or embedding call: given, else the run's, else the test's cassette."""
-        __tracebackhide__ = True
-        if provider is not None:
-            self._watch(provider)
-            return provider
-        reused = self._run_inputs_of(value).get("provider")
-        if reused is not None:
-            return reused  # type: ignore[no-any-return]
-        if self._cassette is None:
-            raise UsageError(
-                f"agentloom.{what}() needs a provider in {self.nodeid}: no run of this test gave one, and this "
-                f"harness has no cassette.\nHow to fix: pass one, e.g. provider=agentloom.scripted("
-                f"{'judge' if what == 'judge' else 'embedding_check'}=...)."
-            )
-        return self._cassette.provider(workflow)
-
-    def _through_cassette(self, provider: Any) -> bool:
-        session = getattr(provider, "session", None)
-        return self._cassette is not None and session is not None and session is self._cassette.session
-
-    def _side_options(self, kind: str, state: dict[str, Any], provider: Provider) -> dict[str, Any]:
-        """Run options of a judge or embedding call: its own run id and virtual clock, nothing of the marker's."""
-        self._side_runs += 1
-        clock = VirtualClock()
-        return {"state": state, "provider": provider, "clock": clock, "runs_dir": self._records,
-                "run_id": derived_run_id(self.nodeid, kind, str(self._side_runs)),
-                "wall_clock": virtual_wall_clock(clock)}
-
     # -- snapshots ----------------------------------------------------------------------------------------
 
     def snapshot_path(self, name: str | None = None) -> Path:
         """The file a snapshot called ``name`` of this test lives in (without counting it as a use)."""
-        stem = self.snapshot_name if name is None else f"{self.snapshot_name}.{sanitize(name)}"
-        return self.snapshot_dir / f"{stem}.yaml"
+        return self._snapshots.path(name)
 
     def assert_snapshot(self, result: WorkflowResult, name: str | None = None, *,
                         exclude: Iterable[str] = (), matchers: Mapping[str, Any] | None = None,
@@ -608,22 +495,7 @@ class AgentloomHarness:
         only a replayed (or recorded) run may be compared with, or become, a golden file.
         """
         __tracebackhide__ = True
-        if self._live:
-            return
-        if name is None:
-            self._snapshot_count += 1
-            if self._snapshot_count > 1:
-                name = str(self._snapshot_count)
-        label = self.snapshot_name if name is None else f"{self.snapshot_name}.{name}"
-        defaults = self._snapshot_options
-        exclude, matchers = tuple(exclude), dict(matchers or {})
-        options = SnapshotOptions(
-            requests=defaults.requests if requests is None else requests,
-            exclude=(*defaults.exclude, *exclude), matchers={**defaults.matchers, **matchers},
-            strict_paths=(*exclude, *matchers), verbose=defaults.verbose,
-        )
-        self._snapshots.assert_match(self.snapshot_path(name), result, label=label, nodeid=self.nodeid,
-                                     options=options)
+        self._snapshots.check(result, name, exclude=exclude, matchers=matchers, requests=requests)
 
 
 def _missing_key_text(workflow: Workflow, step_id: str | None, field: str) -> str:
@@ -660,11 +532,11 @@ def _check_overrides(overrides: Mapping[str, Any], nodeid: str) -> None:
     for key in overrides:
         if key not in known:
             hint = did_you_mean(key, known)
-            raise UsageError(
-                f"agentloom.run() got an unexpected keyword '{key}' in {nodeid}: it is no workflow config field.\n"
-                f"  config fields: {', '.join(known)}\n"
-                f"How to fix: {hint + ' ' if hint else ''}pass config fields as keywords, e.g. "
-                "agentloom.run(path, budget_usd=0.01)."
-            )
+            raise UsageError(render_message(
+                f"agentloom.run() got an unexpected keyword '{key}' in {nodeid}: it is no workflow config field.",
+                context=[("config fields", ", ".join(known))],
+                hint=f"{hint + ' ' if hint else ''}pass config fields as keywords, e.g. "
+                     "agentloom.run(path, budget_usd=0.01).",
+            ))
 
 

@@ -1,7 +1,14 @@
-"""State the plugin keeps for one pytest session, under ``config.stash[SESSION_KEY]``.
+"""State the plugin keeps for one pytest session, under ``config.stash[SESSION_KEY]``: a short composition.
 
-The hooks in :mod:`pytest_agentloom.plugin` stay a few lines each and call the
-methods here. Nothing in this class needs a running test to be exercised.
+The session reads each test's markers (merged once per sequence of mark objects) and builds the harness
+behind the ``agentloom`` fixture; everything else is a feature object, one per feature (snapshots, judge
+verdicts, cassettes, scripted replies and run records, coverage and the review report, repetitions, the
+drift check), each in its room of ``testing/`` and each owning its hooks' work and its summary lines. The
+hooks in :mod:`pytest_agentloom.plugin` call the methods here, which ask the features in order; the xdist
+transport (:mod:`._transport`) sends and merges what each feature shares.
+
+To add a feature: write one :class:`~._feature.Feature` subclass in its room, overriding the hooks it needs,
+and add it to :meth:`AgentloomSession._features` (see :mod:`._feature`). Nothing else changes.
 """
 
 from __future__ import annotations
@@ -9,30 +16,36 @@ from __future__ import annotations
 import fnmatch
 import functools
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ._live.repetitions import REPETITION_KEY, Plan, RepetitionLog, repetition_plan
+from ._cassettes import CASSETTE_KEY, CassetteFeature, forget_cassette
+from ._feature import Feature, Observer, overrides
+from ._judge.feature import JudgeFeature
+from ._live.repetitions import REPETITION_KEY
 from ._review.review import Review, ReviewSettings
 from ._settings.option_table import marker_defaults, read_setting
-from ._snapshots.compare import SnapshotOptions, SnapshotSession, sanitize
-from ._test_cassette import ReplaySettings, ReplaySummary, TestCassette
+from ._snapshots.compare import SnapshotOptions, sanitize
+from ._snapshots.feature import SnapshotFeature, module_name
+from ._snapshots.per_test import TestSnapshots
+from ._test_cassette import ReplaySettings, TestCassette
+from ._transport import WIRE_KEY, Transport
 
 if TYPE_CHECKING:
     from ._harness import AgentloomHarness
     from ._live.drift import Drift
-    from ._review.review import Observer
+    from ._live.features import DriftFeature, RepetitionFeature
+    from ._review.feature import ReviewFeature
 
-__all__ = ["CASSETTE_KEY", "SESSION_KEY", "AgentloomSession"]
-
-WIRE_KEY = "agentloom_snapshots"
+__all__ = ["CASSETTE_KEY", "SESSION_KEY", "WIRE_KEY", "AgentloomSession"]
 
 
 class AgentloomSession:
-    """Settings, the snapshot bookkeeping and the "was the whole suite selected?" question."""
+    """Settings and markers, the harness factory, and the session's features, asked in order by each hook."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
@@ -40,37 +53,98 @@ class AgentloomSession:
         self._unmarked_snapshot_options: SnapshotOptions | None = None
         #: merged markers by the ids of the marks merged, with those marks (see merged_markers)
         self._merged: dict[tuple[int, ...], _Marked] = {}
-        self.update_snapshots = bool(read_setting(config, "update_snapshots"))
-        self.warn_unused = bool(read_setting(config, "warn_unused_snapshots"))
         self.scenario_glob = str(read_setting(config, "scenario_glob"))
-        self.snapshots = SnapshotSession(update=self.update_snapshots,
-                                         create=bool(read_setting(config, "create_snapshots")))
-        self.deselected = 0
-        self.collection_errors = 0
-        self.set_up: set[str] = set()  # node ids whose setup phase happened in this process
-        self.bodies_ran: set[str] = set()  # node ids whose test body ran (a "call" phase)
-        self.not_set_up: set[str] = set()  # node ids whose setup failed or skipped (their snapshots are kept)
-        self.worker_reports: list[dict[str, Any]] = []
         self.is_worker = hasattr(config, "workerinput")
-        self.unused: list[Path] = []  # set at the end of the session (see finish)
-        self.deleted = False
         self.replay = ReplaySettings.from_config(config)  # cassettes: folder and record mode (refused under CI)
-        review = ReviewSettings.from_config(config)  # workflow coverage and the review report, when asked for
-        self.review = Review(review, Path(config.rootpath)) if review.enabled else None
-        self.review_written: list[Path] = []
         self.drift = _drift(config, self.replay)  # --agentloom-drift: each recorded test replayed, then live
-        #: what each test's repetitions did, in a live session (see :mod:`._live.repetitions`)
-        self.repetitions = RepetitionLog() if self.live else None
+        self.features = self._features()
+        self.transport = Transport(self.features)
+        self._hooks = {hook: [f for f in self.features if overrides(f, hook)] for hook in _HOOKS}
+        self._check_call = [f.check_call for f in self._hooks["check_call"]]  # bound once: run per test
+        self._after_report = [f.after_report for f in self._hooks["after_report"]]
         #: whether anything observes the harness's runs (see observer); none does in most sessions
-        self._observed = any(log is not None for log in (self.review, self.repetitions, self.drift))
+        self._observed = bool(self._hooks["observer"])
+
+    def _features(self) -> list[Feature]:
+        """The features of this session, in the order each hook asks them (and their summary lines come)."""
+        self.snapshot_feature = SnapshotFeature(self.config, self.snapshot_location,
+                                                judged=not self.live and self.drift is None)
+        self.snapshots = self.snapshot_feature.snapshots
+        mode = self.drift.live_replay.mode if self.drift is not None else self.replay.mode
+        drift = _drift_feature(self.drift, is_worker=self.is_worker)
+        review = _review_feature(self.config, drift)
+        repetitions = _repetition_feature(self.config, self.defaults) if self.live else None
+        chosen = (self.snapshot_feature, JudgeFeature(_harness_of), CassetteFeature(mode), _HarnessFeature(),
+                  review, repetitions, drift)
+        return [feature for feature in chosen if feature is not None]
 
     @property
     def live(self) -> bool:
         """``--agentloom-live``: tests call live providers, keep no cassette and compare no snapshot."""
         return self.replay.live.live
 
-    # -- per test -----------------------------------------------------------------------------------------
+    # -- session hooks --------------------------------------------------------------------------------------
 
+    def configure(self) -> None:
+        for feature in self._hooks["configure"]:
+            feature.configure(self.config)
+
+    def select(self, items: list[pytest.Item]) -> list[pytest.Item]:
+        """The items the features deselect (``pytest_collection_modifyitems``), and ``items`` without them."""
+        drop: list[pytest.Item] = []
+        for feature in self._hooks["select"]:
+            dropped = feature.select(items)
+            if dropped:
+                ids = set(map(id, dropped))
+                items[:] = [item for item in items if id(item) not in ids]
+                drop += dropped
+        return drop
+
+    def deselected(self, count: int) -> None:
+        for feature in self._hooks["deselected"]:
+            feature.deselected(count)
+
+    def collected(self, items: list[pytest.Item], *, errors: int) -> None:
+        for feature in self._hooks["collected"]:
+            feature.collected(items, errors)
+
+    def protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+        """``True`` when a feature ran the test itself (repetitions); the first to do so wins."""
+        for feature in self._hooks["protocol"]:
+            if feature.protocol(item, nextitem):
+                return True
+        return None
+
+    def after_report(self, item: pytest.Item, when: str, report: pytest.TestReport) -> None:
+        """Each phase's report of every test, in order (the ``pytest_runtest_makereport`` wrapper).
+
+        A call's report first goes through the checks that may fail it (verdicts, cassette, scripted replies),
+        then every phase's through the features that read its outcome (snapshots, run records, drift);
+        teardown drops the harness and cassette. This runs three times for each row of a table.
+        """
+        if when == "call":
+            for check in self._check_call:
+                check(item, report)
+        for after in self._after_report:
+            after(item, when, report)
+        if when == "teardown":  # after a failed teardown has kept the test's run records
+            forget(item)
+
+    def finish(self, session: pytest.Session | None = None) -> None:
+        """On the controller (or alone): each feature's end of session; a failing one fails the exit status."""
+        if self.is_worker:
+            self.transport.send(self.config, session)
+            return
+        for feature in self._hooks["finish"]:
+            statuses = feature.finish(session)
+            if session is not None and session.exitstatus in statuses:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED  # reported in the summary
+
+    def summary_lines(self, stats: Mapping[str, list[Any]]) -> list[str]:
+        """The lines of the terminal summary's ``agentloom`` section, each feature's in turn."""
+        return [line for feature in self._hooks["summary_lines"] for line in feature.summary_lines(stats)]
+
+    # -- per test -----------------------------------------------------------------------------------------
     def defaults(self, item: pytest.Item) -> dict[str, Any]:
         """The merged ``agentloom`` markers of ``item`` (raises MarkerError on a bad argument), the caller's own."""
         return _own_copy(self.merged_markers(item))
@@ -142,22 +216,22 @@ class AgentloomSession:
             snapshot_dir = self.drift.snapshot_dir(snapshot_dir)
         cassette = item.stash[CASSETTE_KEY] = TestCassette(replay, item, matching=settings.matching,
                                                            repetition=item.stash.get(REPETITION_KEY, None))
-        from ._harness import AgentloomHarness
+        from ._harness import AgentloomHarness, TestPlace
 
+        place = TestPlace(item.nodeid, item.path.parent, tmp_path, hold_records=not folder_exists)
+        test_snapshots = TestSnapshots(item.nodeid, snapshot_dir, snapshot_name, snapshots,
+                                       settings.snapshot_options, live=self.live)
         harness = item.stash[HARNESS_KEY] = AgentloomHarness(
-            nodeid=item.nodeid, test_dir=item.path.parent, tmp_path=tmp_path, snapshot_dir=snapshot_dir,
-            snapshot_name=snapshot_name, snapshots=snapshots, defaults=defaults, cassette=cassette,
+            place, test_snapshots, defaults=defaults, cassette=cassette,
             observer=self.observer(item.nodeid) if self._observed else None,
-            snapshot_options=settings.snapshot_options, missing_template_keys=settings.missing_template_keys,
-            live=self.live, hold_records=not folder_exists,
+            missing_template_keys=settings.missing_template_keys,
         )
         return harness
 
     def observer(self, nodeid: str) -> Observer | None:
-        """What the harness tells of each finished run: workflow coverage, in a live session the repetitions'
-        summary, in a drift check the facts of each side (each only when collected)."""
-        review = self.review if self.drift is None or self.drift.is_live(nodeid) else None  # drift: live side only
-        observers = [log.observer(nodeid) for log in (review, self.repetitions, self.drift) if log is not None]
+        """What the harness tells of each finished run: each feature that listens hears it (workflow coverage,
+        in a live session the repetitions' summary, in a drift check the facts of each side)."""
+        observers = [each for feature in self._hooks["observer"] if (each := feature.observer(nodeid)) is not None]
         if len(observers) < 2:
             return observers[0] if observers else None
 
@@ -166,18 +240,6 @@ class AgentloomSession:
                 each(*run)
 
         return observe
-
-    def repetition_plan(self, item: pytest.Item) -> Plan | None:
-        """How often a test of a live session runs; ``None`` for a test that is no agentloom test, or whose
-        marker is bad (pytest then runs it once and its setup reports the marker's error)."""
-        if not self.live or "agentloom" not in getattr(item, "fixturenames", ()):
-            return None
-        if any(getattr(self.config.option, name, False) for name in _NO_BODY_OPTIONS):
-            return None  # --setup-only, --setup-plan...: no body runs, so nothing to repeat
-        try:
-            return repetition_plan(self.config, self.defaults(item))
-        except ValueError:  # MarkerError included
-            return None
 
     def snapshot_options(self, defaults: dict[str, Any]) -> SnapshotOptions:
         """A test's snapshot defaults: marker, then ini (see :mod:`._settings.option_table`), ``-vv`` for diffs.
@@ -207,259 +269,74 @@ class AgentloomSession:
         ignore = tuple(self.setting("cassette_ignore", defaults))
         return ignore, tuple(self.setting("cassette_matchers", defaults))
 
-    def after_report(self, item: pytest.Item, when: str, report: pytest.TestReport) -> None:
-        """Each phase's report (setup, call, teardown) of every test, in order: what the
-        ``pytest_runtest_makereport`` wrapper does after pytest made it.
+    def is_scenario_file(self, path: Path) -> bool:
+        return fnmatch.fnmatch(path.name, self.scenario_glob)
 
-        The call's report gets the cassette's and the replies' checks (which may fail it); a failed or skipped
-        phase keeps the test's records and snapshots; the drift check notes the report after those checks;
-        teardown drops the harness. Most phases need none of it but the bookkeeping: a cassette that no run
-        opened has nothing to finish (unless a judge call left verdicts to write), a harness that watched no
-        scripted provider has no unused replies; this runs three times for each row of a table.
-        """
-        self.note_report(report)
-        stash = item.stash
-        harness = stash.get(HARNESS_KEY, None)
-        if when == "call":
-            cassette = stash.get(CASSETTE_KEY, None)
-            if cassette is not None and (cassette.session is not None
-                                         or (harness is not None and harness.has_verdict_book)):
-                self.finish_cassette(item, report)  # nothing to finish for a cassette no run opened
-            if harness is not None and harness.has_scripted:
-                self.finish_replies(item, report)
-        if report.outcome != "passed":  # failed or skipped
-            self.test_did_not_pass(item)
-        if self.drift is not None:  # after the cassette's and replies' checks, which may fail the test
-            self.drift.note_report(item, report)
-        if when == "teardown":  # after a failed teardown has kept the test's run records
-            self.forget(item)
 
-    def finish_replies(self, item: pytest.Item, report: pytest.TestReport) -> None:
-        """After a test's call that passed: scripted replies no request used fail it (see the harness)."""
+
+class _HarnessFeature(Feature):
+    """The harness's own end of a test: scripted replies no request used fail a passed call; a failed or
+    skipped test's run records (held until then) are written."""
+
+    def check_call(self, item: pytest.Item, report: pytest.TestReport) -> None:
         harness = item.stash.get(HARNESS_KEY, None)
-        if harness is None or not report.passed:
+        if harness is None or not harness.has_scripted or not report.passed:
             return
         failure = harness.unused_replies_message()
         if failure is not None:
             report.outcome = "failed"
             report.longrepr = failure
 
-    def forget(self, item: pytest.Item) -> None:
-        """After a test's teardown: drop its harness and cassette, which hold every result of its runs.
-
-        Items live until the session ends, so what their stash holds adds up: a 1,000-row table kept
-        1,000 harnesses with their results, traces and states, and every full garbage collection
-        walked them all.
-        """
-        if HARNESS_KEY in item.stash:
-            del item.stash[HARNESS_KEY]
-        if CASSETTE_KEY in item.stash:
-            item.stash[CASSETTE_KEY].release()  # a run after the call (in a fixture's teardown) opened it again
-            del item.stash[CASSETTE_KEY]
-
-    def finish_cassette(self, item: pytest.Item, report: pytest.TestReport) -> None:
-        """After a test's call: write its cassette when recording, flag it if stale, fail on unused interactions."""
-        cassette = item.stash.get(CASSETTE_KEY, None)
-        if cassette is None:
-            return
-        failure, properties = cassette.finish(passed=report.passed)
-        harness = item.stash.get(HARNESS_KEY, None)
-        if harness is not None:  # verdicts a recording refreshed are written with the cassette, or not at all
-            harness.finish_verdicts(passed=report.passed)
-        report.user_properties.extend(properties)
-        if failure is not None:
-            report.outcome = "failed"
-            report.longrepr = failure
-
-    def cassette_summary_lines(self, stats: dict[str, list[Any]]) -> list[str]:
-        """Terminal summary lines about cassettes, read from every report (those of xdist workers too)."""
-        summary = ReplaySummary()
-        for reports in stats.values():
-            for report in reports:
-                summary.add_report(report)
-        return summary.lines(self.drift.live_replay.mode if self.drift is not None else self.replay.mode)
-
-    def collected(self, items: list[pytest.Item], *, errors: int) -> None:
-        """Note collection errors, and the default snapshot folder of every folder holding tests.
-
-        A folder whose tests no longer take snapshots still has its old files checked for the unused report.
-        The snapshots of a test module that exists but was not collected (``--ignore``, ``collect_ignore``)
-        are kept out of it: nothing is known about them.
-        """
-        self.collection_errors = errors
-        folder = Path(os.fspath(read_setting(self.config, "snapshot_dir")))
-        test_dirs: dict[Path, set[Path]] = {}  # snapshot root -> the folders of the tests that use it
-        modules: set[Path] = set()
-        for item in items:
-            root = folder if folder.is_absolute() else item.path.parent / folder
-            test_dirs.setdefault(root, set()).add(item.path.parent)
-            modules.add(root / _module_name(item.path))
-        for root, dirs in test_dirs.items():
-            if not root.is_dir():
-                continue
-            self.snapshots.roots.add(str(root))
-            for module_dir in sorted(root.iterdir()):
-                if module_dir.is_dir() and module_dir not in modules and _has_test_file(dirs, module_dir.name):
-                    self.snapshots.protect(module_dir, folder=True)
-
-    def note_report(self, report: pytest.TestReport) -> None:
-        """Remember which tests ran their body, to know whether the session may judge snapshots."""
-        if report.when == "call":
-            self.bodies_ran.add(report.nodeid)
-        elif report.when == "setup":
-            self.set_up.add(report.nodeid)
-            if not report.passed:
-                self.not_set_up.add(report.nodeid)
-
-    def test_did_not_pass(self, item: pytest.Item) -> None:
-        """Write a failed or skipped test's run records (held until then), keep its snapshots out of the
-        unused report."""
-        harness = item.stash.get(HARNESS_KEY, None)
-        if harness is not None:
-            harness.keep_records()
-        try:
-            folder, name = self.snapshot_location(item)
-        except ValueError:
-            return
-        self.snapshots.protect(folder / name)
-
-    def is_scenario_file(self, path: Path) -> bool:
-        return fnmatch.fnmatch(path.name, self.scenario_glob)
-
-    # -- end of session -----------------------------------------------------------------------------------
-
-    def selected_whole_suite(self, session: pytest.Session | None = None) -> bool:
-        """True when nothing narrowed the run: no -k/-m, no deselection, no node ids or files, no --lf,
-        no option that runs no test body (--collect-only, --setup-plan, --setup-only, --fixtures, ...),
-        and every selected test ran (no -x/--maxfail stop, no interruption).
-        """
-        option = self.config.option
-        if getattr(option, "keyword", "") or getattr(option, "markexpr", ""):
-            return False
-        if any(getattr(option, name, False) for name in _NO_BODY_OPTIONS) or not self.ran_every_body(session):
-            return False
-        if session is not None and _stopped_early(session):
-            return False
-        if getattr(option, "lf", False) or getattr(option, "stepwise", False) or getattr(option, "failedfirst", False):
-            return False
-        if self.deselected or self.collection_errors:
-            return False
-        for arg in self.config.args:
-            if "::" in arg or not Path(self.config.invocation_params.dir, arg).is_dir():
-                return False
-        return not any(report.get("narrowed") for report in self.worker_reports)
-
-    def ran_every_body(self, session: pytest.Session | None) -> bool:
-        """Whether every test set up here went on to run its body (unless its setup failed or skipped), and,
-        outside an xdist worker, whether every collected test was set up.
-
-        Options that run no test body are not all known in advance (plugins add their own): a test that
-        reached neither its call nor a failed setup means this session cannot judge snapshots. An xdist
-        worker runs only its share of the collected tests, so it answers for the tests it set up; the
-        controller collects none and merges the workers' answers.
-        """
-        if any(nodeid not in self.bodies_ran and nodeid not in self.not_set_up for nodeid in self.set_up):
-            return False
-        items = session.items if session is not None and not self.is_worker else []
-        return all(item.nodeid in self.set_up for item in items)
-
-    def to_wire(self, session: pytest.Session | None = None) -> dict[str, Any]:
-        data: dict[str, Any] = dict(self.snapshots.to_wire())
-        stopped = session is not None and bool(session.shouldfail or session.shouldstop)
-        narrowed = self.deselected or self.collection_errors or stopped or not self.ran_every_body(session)
-        data["narrowed"] = bool(narrowed)
-        if self.review is not None:
-            data["review"] = self.review.to_wire()
-        if self.repetitions is not None:
-            data["repetitions"] = self.repetitions.to_wire()
-        if self.drift is not None:
-            data["drift"] = self.drift.to_wire()
-        return data
-
-    def add_worker_report(self, data: dict[str, Any], *, died: bool = False) -> None:
-        self.worker_reports.append(data)
-        self.snapshots.merge(data)
-        if self.review is not None:
-            self.review.merge(data.get("review"), died=died)
-        if self.repetitions is not None:
-            self.repetitions.merge(data.get("repetitions"))
-        if self.drift is not None:
-            self.drift.merge(data.get("drift"), died=died)
-
-    def finish_review(self) -> bool:
-        """Write the coverage JSON and the report; True if the branch coverage is below the bar."""
-        if self.review is None or self.is_worker:
-            return False
-        if self.drift is not None:
-            self.review.drift = self.drift.results()  # the report gets a drift section
-        self.review_written = self.review.write_files()
-        return self.review.fails()
-
-    def finish_drift(self) -> bool:
-        """True when the drift check must fail the session: it compared nothing, or a worker died."""
-        if self.drift is None or self.is_worker:
-            return False
-        return self.drift.nothing_compared() is not None or self.drift.partial
-
-    def drift_lines(self) -> list[str]:
-        if self.drift is None or self.is_worker:
-            return []
-        from ._live.drift_report import summary_lines
-
-        return summary_lines(self.drift)
-
-    def review_lines(self) -> list[str]:
-        return self.review.summary_lines(self.review_written) if self.review is not None else []
-
-    def repetition_lines(self) -> list[str]:
-        return self.repetitions.summary_lines() if self.repetitions is not None else []
-
-    def finish(self, session: pytest.Session | None = None) -> bool:
-        """Find the unused snapshot files (deleting them under the update flag); True if they fail the run.
-
-        Like syrupy, unused snapshots fail a full run, unless ``--agentloom-warn-unused-snapshots``.
-        """
-        if self.is_worker or self.live or self.drift is not None:  # live/drift: no committed snapshot judged
-            return False
-        if self.snapshots.clashes:  # two tests on two xdist workers used one file: fail, whatever was selected
-            return True
-        if not self.selected_whole_suite(session):
-            return False
-        self.unused = self.snapshots.unused()
-        if self.unused and self.update_snapshots:
-            for path in self.unused:
-                path.unlink(missing_ok=True)
-                if path.parent.is_dir() and not any(path.parent.iterdir()):
-                    path.parent.rmdir()  # the folder of a test module that is gone
-            self.deleted = True
-            return False
-        return bool(self.unused) and not self.warn_unused
-
-    def summary_lines(self, unused: list[Path], deleted: bool) -> list[str]:
-        lines = []
-        if self.snapshots.clashes:
-            lines.append("agentloom: FileNameClashError: tests on different xdist workers used the same snapshot "
-                         "file (it holds whichever wrote last):")
-            lines += [f"  {clash}" for clash in sorted(self.snapshots.clashes)]
-            lines.append("How to fix: give one of them another parameter id, snapshot name or snapshot_dir.")
-        for verb, paths in (("created", self.snapshots.created), ("updated", self.snapshots.updated)):
-            if paths:
-                lines.append(f"agentloom: {len(paths)} snapshot{'s' if len(paths) != 1 else ''} {verb}:")
-                lines += [f"  {_relative(Path(path))}" for path in sorted(paths)]
-        if unused:
-            verb = "deleted" if deleted else "unused"
-            lines.append(f"agentloom: {len(unused)} snapshot file{'s' if len(unused) != 1 else ''} {verb}:")
-            lines += [f"  {_relative(path)}" for path in unused]
-            if not deleted:
-                lines.append("How to fix: delete them, or run: pytest --agentloom-update-snapshots")
-                if not self.warn_unused:
-                    lines.append("(unused snapshots fail the run; --agentloom-warn-unused-snapshots only reports them)")
-        return lines
+    def after_report(self, item: pytest.Item, when: str, report: pytest.TestReport) -> None:
+        if report.outcome != "passed":  # failed or skipped
+            harness = item.stash.get(HARNESS_KEY, None)
+            if harness is not None:
+                harness.keep_records()
 
 
-#: pytest options (their ``dest``) under which no test body runs: such a session never judges snapshots.
-_NO_BODY_OPTIONS = ("collectonly", "setuponly", "setupplan", "showfixtures", "show_fixtures_per_test",
-                    "markers", "version", "help")
+def forget(item: pytest.Item) -> None:
+    """After a test's teardown: drop its harness and cassette, which hold every result of its runs.
+
+    Items live until the session ends, so what their stash holds adds up: a 1,000-row table kept
+    1,000 harnesses with their results, traces and states, and every full garbage collection
+    walked them all.
+    """
+    if HARNESS_KEY in item.stash:
+        del item.stash[HARNESS_KEY]
+    forget_cassette(item)
+
+
+def _harness_of(item: pytest.Item) -> AgentloomHarness | None:
+    return item.stash.get(HARNESS_KEY, None)
+
+
+#: the hooks of :class:`~._feature.Feature` the session asks its features
+_HOOKS = ("configure", "select", "deselected", "collected", "protocol", "check_call", "after_report", "observer",
+          "finish", "summary_lines")
+
+
+def _review_feature(config: pytest.Config, drift: DriftFeature | None) -> ReviewFeature | None:
+    """Workflow coverage and the review report, when asked for."""
+    settings = ReviewSettings.from_config(config)
+    if not settings.enabled:
+        return None
+    from ._review.feature import ReviewFeature
+
+    return ReviewFeature(Review(settings, Path(config.rootpath)), drift)
+
+
+def _repetition_feature(config: pytest.Config, defaults: Any) -> RepetitionFeature:
+    from ._live.features import RepetitionFeature
+
+    return RepetitionFeature(config, defaults)
+
+
+def _drift_feature(drift: Any, *, is_worker: bool) -> DriftFeature | None:
+    if drift is None:
+        return None
+    from ._live.features import DriftFeature
+
+    return DriftFeature(drift, is_worker=is_worker)
 
 
 def _drift(config: pytest.Config, replay: ReplaySettings) -> Drift | None:
@@ -475,35 +352,7 @@ def _drift(config: pytest.Config, replay: ReplaySettings) -> Drift | None:
     return Drift(settings, replay)
 
 
-def _module_name(path: Path) -> str:
-    """The snapshot folder name of a test file: test_x.py and test_x.agentloom.yaml -> test_x."""
-    return sanitize(path.name.split(".")[0])
-
-
-def _has_test_file(folders: set[Path], module: str) -> bool:
-    """Whether one of ``folders`` holds a test file (.py or YAML table) whose snapshot folder is ``module``."""
-    return any(
-        path.suffix in (".py", ".yaml", ".yml") and _module_name(path) == module and path.is_file()
-        for folder in folders for path in folder.iterdir()
-    )
-
-
-def _stopped_early(session: pytest.Session) -> bool:
-    """-x/--maxfail, an interruption or an internal error: some selected tests may not have run."""
-    status = getattr(session, "exitstatus", pytest.ExitCode.OK)
-    return bool(session.shouldfail or session.shouldstop) or status not in (
-        pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
-
-
-def _relative(path: Path) -> str:
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return str(path)
-
-
 SESSION_KEY = pytest.StashKey[AgentloomSession]()
-CASSETTE_KEY = pytest.StashKey[TestCassette]()  # the cassette of a test that used the agentloom fixture
 #: the marker keywords :meth:`AgentloomSession.snapshot_options` reads
 _SNAPSHOT_KEYS = ("snapshot_matchers", "snapshot_requests", "snapshot_exclude")
 
@@ -514,7 +363,7 @@ def _snapshot_folder(setting: str, test_file: Path) -> tuple[str, Path]:
     setting: the rows of a table share both."""
     folder = Path(setting)
     root = folder if folder.is_absolute() else test_file.parent / folder
-    return str(root), root / _module_name(test_file)
+    return str(root), root / module_name(test_file)
 
 
 HARNESS_KEY = pytest.StashKey["AgentloomHarness"]()  # the agentloom fixture's object of a test that used it

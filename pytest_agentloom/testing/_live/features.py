@@ -1,0 +1,97 @@
+"""The live features of the session: repetitions (``--agentloom-live``) and the drift check
+(``--agentloom-drift``), each owning its hooks' work (see :mod:`.._feature`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pytest
+
+from .._feature import NO_BODY_OPTIONS, Feature, Observer
+from .drift import Drift
+from .repetitions import Plan, RepetitionLog, repetition_plan
+
+__all__ = ["DriftFeature", "RepetitionFeature"]
+
+
+class RepetitionFeature(Feature):
+    """A live session: each agentloom test runs its number of repetitions, reported as one test."""
+
+    def __init__(self, config: pytest.Config, defaults: Callable[[pytest.Item], dict[str, Any]]) -> None:
+        self.config = config
+        self._defaults = defaults  # a test's merged markers (raises MarkerError on a bad one)
+        self.log = RepetitionLog()
+
+    def plan(self, item: pytest.Item) -> Plan | None:
+        """How often a test runs; ``None`` for a test that is no agentloom test, or whose marker is bad
+        (pytest then runs it once and its setup reports the marker's error)."""
+        if "agentloom" not in getattr(item, "fixturenames", ()):
+            return None
+        if any(getattr(self.config.option, name, False) for name in NO_BODY_OPTIONS):
+            return None  # --setup-only, --setup-plan...: no body runs, so nothing to repeat
+        try:
+            return repetition_plan(self.config, self._defaults(item))
+        except ValueError:  # MarkerError included
+            return None
+
+    def protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+        plan = self.plan(item)
+        if plan is None:
+            return None
+        from .repetitions import run_repetitions
+
+        run_repetitions(item, nextitem, plan, self.log)
+        return True
+
+    def observer(self, nodeid: str) -> Observer | None:
+        return self.log.observer(nodeid)
+
+    def to_wire(self, session: pytest.Session | None) -> dict[str, Any]:
+        return {"repetitions": self.log.to_wire()}
+
+    def merge(self, data: Mapping[str, Any], *, died: bool) -> None:
+        self.log.merge(data.get("repetitions"))
+
+    def summary_lines(self, stats: Mapping[str, list[Any]]) -> list[str]:
+        return self.log.summary_lines()
+
+
+class DriftFeature(Feature):
+    """The drift check: recorded tests only, each run replayed first, then live; its verdict at the end."""
+
+    def __init__(self, drift: Drift, *, is_worker: bool) -> None:
+        self.drift = drift
+        self._is_worker = is_worker
+
+    def select(self, items: list[pytest.Item]) -> list[pytest.Item]:
+        return self.drift.select(items)[1]  # only recorded agentloom tests are compared
+
+    def protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+        self.drift.replay_first(item)  # pytest's own protocol then runs it live
+        return None
+
+    def after_report(self, item: pytest.Item, when: str, report: pytest.TestReport) -> None:
+        self.drift.note_report(item, report)  # after the checks, which may fail the test
+
+    def observer(self, nodeid: str) -> Observer | None:
+        return self.drift.observer(nodeid)
+
+    def to_wire(self, session: pytest.Session | None) -> dict[str, Any]:
+        return {"drift": self.drift.to_wire()}
+
+    def merge(self, data: Mapping[str, Any], *, died: bool) -> None:
+        self.drift.merge(data.get("drift"), died=died)
+
+    def finish(self, session: pytest.Session | None) -> tuple[pytest.ExitCode, ...]:
+        """Fail the session when it compared nothing, or a worker died (an empty session too)."""
+        if self._is_worker or (self.drift.nothing_compared() is None and not self.drift.partial):
+            return ()
+        return (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
+
+    def summary_lines(self, stats: Mapping[str, list[Any]]) -> list[str]:
+        if self._is_worker:
+            return []
+        from .drift_report import summary_lines
+
+        return summary_lines(self.drift)
