@@ -327,7 +327,7 @@ def _stream_redactor(args: argparse.Namespace) -> Any:
     The secrets are those known when the run starts (the file's state and ``--state`` values whose keys are
     redacted), as the run's own redactor finds them; text that could begin one is held back until it cannot.
     """
-    from ._redaction.api_keys import API_KEY_MARKER, api_keys_from_env
+    from ._redaction.api_keys import api_keys_from_env
     from ._redaction.streamed_text import StreamedTextRedactor
     from .engine._format.redaction_patterns import redactor_for
 
@@ -335,7 +335,7 @@ def _stream_redactor(args: argparse.Namespace) -> Any:
     redactor = redactor_for(workflow)
     secrets = redactor.secret_values({**workflow.state, **parse_state_args(args.state)})
     return StreamedTextRedactor([*((secret, redactor.marker(secret)) for secret in secrets),
-                                 *((key, API_KEY_MARKER) for key in api_keys_from_env())])
+                                 *redactor.policy.api_key_pairs(api_keys_from_env())])
 
 
 def _cmd_resume(args: argparse.Namespace) -> int:

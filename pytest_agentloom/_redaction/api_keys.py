@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 
+from .policy import POLICY
+
 __all__ = [
     "API_KEY_MARKER",
     "API_KEY_SUFFIX",
@@ -21,32 +23,33 @@ __all__ = [
     "replace_each",
 ]
 
-API_KEY_SUFFIX = "_API_KEY"
-API_KEY_MARKER = "<SCRUBBED>"
-#: Values shorter than this are not searched for (a placeholder such as "x" would match everywhere).
-MIN_KEY_LENGTH = 8
+#: the policy's rules under their older names (defined in :mod:`.policy`, nowhere else)
+API_KEY_SUFFIX = POLICY.api_key_suffix
+API_KEY_MARKER = POLICY.api_key_marker
+MIN_KEY_LENGTH = POLICY.min_api_key_length
 
 
 def is_api_key_name(name: str) -> bool:
     """Whether an environment variable called ``name`` holds an API key."""
-    return name.upper().endswith(API_KEY_SUFFIX)
+    return POLICY.is_api_key_name(name)
 
 
 def api_keys_from_env(env: Mapping[str, str] | None = None) -> list[str]:
-    """Values of ``*_API_KEY`` environment variables (at least 8 characters), longest first.
+    """Values of ``*_API_KEY`` environment variables (at least the policy's minimum length), longest first.
 
     Read from ``os.environ`` (or ``env``) at each call, so a variable set or removed a moment ago counts at
     once. The cost is one pass over the names, once per run: about 1% of a 50-step scripted run.
     """
     environ = os.environ if env is None else env
-    found = {value for name in environ  # the test of is_api_key_name, inline: it runs for every variable
-             if name.upper().endswith(API_KEY_SUFFIX) and len(value := environ.get(name, "")) >= MIN_KEY_LENGTH}
+    suffix, shortest = POLICY.api_key_suffix, POLICY.min_api_key_length  # the test of is_api_key_name, inline:
+    found = {value for name in environ  # it runs for every variable
+             if name.upper().endswith(suffix) and len(value := environ.get(name, "")) >= shortest}
     return sorted(found, key=lambda value: (-len(value), value))
 
 
 def redact_api_keys(text: str, env: Mapping[str, str] | None = None) -> str:
     """``text`` with the value of every ``*_API_KEY`` environment variable replaced by ``<SCRUBBED>``."""
-    return replace_each(text, [(key, API_KEY_MARKER) for key in api_keys_from_env(env)])
+    return replace_each(text, POLICY.api_key_pairs(api_keys_from_env(env)))
 
 
 def replace_each(text: str, pairs: Iterable[tuple[str, str]]) -> str:

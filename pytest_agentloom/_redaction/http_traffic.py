@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .api_keys import API_KEY_MARKER, api_keys_from_env, replace_each
+from .policy import POLICY, RedactionPolicy
 
 if TYPE_CHECKING:
     from vcr.request import Request
@@ -209,7 +210,8 @@ class HttpRedactor:
     """
 
     def __init__(self, *, secrets: Sequence[str] = (), marker: Callable[[str], str] | None = None,
-                 api_keys: Iterable[str] = ()) -> None:
+                 api_keys: Iterable[str] = (), policy: RedactionPolicy = POLICY) -> None:
+        self.policy = policy
         self.secrets = sorted({s for s in secrets if s}, key=lambda s: (-len(s), s))
         self._marker = marker
         self.api_keys = sorted({k for k in api_keys if k}, key=lambda k: (-len(k), k))
@@ -222,13 +224,9 @@ class HttpRedactor:
             raise ValueError("HttpRedactor needs marker= to redact secrets")
         for secret in self.secrets:
             pairs.append((secret, self._marker(secret)))  # type: ignore[misc]
-        pairs.extend((key, API_KEY_MARKER) for key in self.api_keys)
+        pairs.extend(self.policy.api_key_pairs(self.api_keys))
         # each value as it appears inside a JSON string too (quotes, backslashes, non-ASCII escaped)
-        extra = []
-        for raw, replacement in pairs:
-            for escaped in {json.dumps(raw)[1:-1], json.dumps(raw, ensure_ascii=False)[1:-1]}:
-                if escaped != raw:
-                    extra.append((escaped, replacement))
+        extra = [(form, replacement) for raw, replacement in pairs for form in self.policy.written_forms(raw)[1:]]
         return pairs + extra
 
     @property
@@ -306,7 +304,7 @@ class HttpRedactor:
         pairs = parse_qsl(parts.query, keep_blank_values=True)
         if not any(name.lower() in SECRET_QUERY_PARAMS for name, _ in pairs):
             return url
-        query = urlencode([(name, API_KEY_MARKER if name.lower() in SECRET_QUERY_PARAMS else value)
+        query = urlencode([(name, POLICY.api_key_marker if name.lower() in SECRET_QUERY_PARAMS else value)
                            for name, value in pairs], safe="<>")
         return urlunsplit(parts._replace(query=query))
 

@@ -34,11 +34,8 @@ The state in memory is never changed: redaction always returns copies.
 from __future__ import annotations
 
 import fnmatch
-import hashlib
-import hmac
 import json
 import os
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -46,7 +43,8 @@ from typing import Any
 from .._core.plain import to_plain
 from .._core.state_paths import parse_path
 from ..errors import UsageError, render_message
-from .api_keys import API_KEY_MARKER, api_keys_from_env
+from .api_keys import api_keys_from_env
+from .policy import POLICY, RedactionPolicy
 from .salt import load_salt
 
 __all__ = [
@@ -60,17 +58,16 @@ __all__ = [
 ]
 
 PATTERNS_ENV = "AGENTLOOM_REDACT_STATE_KEYS"
-MARKER_PATTERN = re.compile(r"<REDACTED:sha256=[0-9a-f]{16}>")
 OWN_STATE_KEYS = ("steps", "_approval")
-#: Secret values shorter than this are redacted where their key matches, but not searched for inside
-#: other strings: replacing every "42" in every prompt would make traces unreadable.
-MIN_SECRET_TEXT_LENGTH = 4
+#: the policy's rules under their older names (defined in :mod:`.policy`, nowhere else)
+MARKER_PATTERN = POLICY.marker_pattern
+MIN_SECRET_TEXT_LENGTH = POLICY.min_secret_text_length
 
 
-def make_marker(value: Any, *, salt: bytes) -> str:
-    """The marker of ``value``: ``<REDACTED:sha256=`` + 16 hex digits of its salted HMAC + ``>``."""
-    digest = hmac.new(salt, _canonical(value).encode("utf-8"), hashlib.sha256).hexdigest()
-    return f"<REDACTED:sha256={digest[:16]}>"
+def make_marker(value: Any, *, salt: bytes, policy: RedactionPolicy = POLICY) -> str:
+    """The marker of ``value`` as ``policy`` spells it (``<REDACTED:sha256=`` + 16 hex digits of its salted
+    HMAC + ``>``)."""
+    return policy.marker(_canonical(value), salt=salt)
 
 
 def env_patterns(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
@@ -105,9 +102,13 @@ class Redactor:
         salt_start: Path | None = None,
         step_outputs: Mapping[str, str | None] | None = None,
         env: Mapping[str, str] | None = None,
+        policy: RedactionPolicy = POLICY,
     ) -> None:
-        self.patterns: tuple[str, ...] = tuple(dict.fromkeys(patterns))
-        self._salt = salt.encode("utf-8") if isinstance(salt, str) else salt
+        given = salt.encode("utf-8") if isinstance(salt, str) else salt
+        #: the rules, this run's patterns and the salt if given: everything the redactor applies
+        self.policy = policy.for_run(patterns, given)
+        self.patterns: tuple[str, ...] = self.policy.patterns
+        self._salt = given  # the policy's salt, or the project's once read (lazily: no patterns, no salt file)
         self._salt_start = salt_start
         self._env = env
         self.step_outputs: dict[str, str | None] = dict(step_outputs or {})
@@ -117,7 +118,8 @@ class Redactor:
     def with_definition(self, patterns: Iterable[str], *, salt_start: Path | None,
                         step_outputs: Mapping[str, str | None]) -> Redactor:
         """A redactor of other patterns and step outputs (a subworkflow's) with this one's environment and salt."""
-        return Redactor(patterns, salt=self._salt, salt_start=salt_start, step_outputs=step_outputs, env=self._env)
+        return Redactor(patterns, salt=self._salt, salt_start=salt_start, step_outputs=step_outputs, env=self._env,
+                        policy=self.policy)
 
     @property
     def env(self) -> Mapping[str, str] | None:
@@ -159,9 +161,9 @@ class Redactor:
 
         A value that already is a marker stays as it is, so redacting twice changes nothing.
         """
-        if isinstance(value, str) and MARKER_PATTERN.fullmatch(value):
+        if isinstance(value, str) and self.policy.is_marker(value):
             return value
-        return make_marker(value, salt=self.salt)
+        return make_marker(value, salt=self.salt, policy=self.policy)
 
     def redact_value(self, value: Any) -> Any:
         """A whole value redacted: a scalar becomes its marker, containers keep their shape."""
@@ -244,7 +246,7 @@ class Redactor:
         """Every redacted value in ``state`` as text, longest first, for scrubbing raw text (cassettes).
 
         Strings are returned as they are; other scalars in their JSON form.
-        Values shorter than :data:`MIN_SECRET_TEXT_LENGTH` are left out.
+        Values shorter than the policy's ``min_secret_text_length`` are left out.
         """
         if not self.active:
             return []
@@ -260,7 +262,7 @@ class Redactor:
                     collect(item)
             elif value is not None and not isinstance(value, bool):
                 text = _canonical(value)
-                if len(text) >= MIN_SECRET_TEXT_LENGTH and not MARKER_PATTERN.fullmatch(text):
+                if self.policy.searched_in_text(text):
                     found.setdefault(text)
 
         def visit(value: Any, path: str | None) -> None:
@@ -296,7 +298,7 @@ class Redactor:
                 text = text.replace(secret, self.marker(secret))
         for key in self.api_keys:
             if key in text:
-                text = text.replace(key, API_KEY_MARKER)
+                text = text.replace(key, self.policy.api_key_marker)
         return text
 
     def redact_strings(self, value: Any, secrets: list[str]) -> Any:

@@ -395,7 +395,7 @@ class CassetteSession:
         if secrets and not set(secrets) <= self._secrets:
             self._secrets.update(secrets)
             self._http_redactor = HttpRedactor(secrets=sorted(self._secrets), marker=redactor.marker,
-                                      api_keys=self._http_redactor.api_keys)
+                                      api_keys=self._http_redactor.api_keys, policy=redactor.policy)
 
     def redact_text(self, text: str) -> str:
         """``text`` with the secrets and API keys this session knows replaced, as in the cassette file."""

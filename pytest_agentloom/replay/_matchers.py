@@ -30,13 +30,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
 from .._core.diffs import diff_report, path_diff
 from .._core.patterns import DROP, edit_path, split_path
+from .._redaction.policy import POLICY
 from ..errors import render_message
 
 if TYPE_CHECKING:
@@ -60,8 +60,6 @@ __all__ = [
 #: Top-level JSON body fields that identify the caller rather than the call (they may differ between
 #: the machine that recorded and the one that replays); never compared.
 IGNORED_BODY_FIELDS: tuple[str, ...] = ("user", "metadata")
-_ANY_MARKER = re.compile(r"<REDACTED:sha256=[0-9a-f]+>")
-_SAME_MARKER = "<REDACTED>"
 
 
 def method(request: Request, recorded: Request) -> None:
@@ -103,7 +101,7 @@ def _normalised(raw: bytes, ignore: tuple[str, ...] = ()) -> tuple[str, Any] | N
 
 def _unify_markers(value: Any) -> Any:
     if isinstance(value, str):
-        return _ANY_MARKER.sub(_SAME_MARKER, value) if "<REDACTED:" in value else value
+        return POLICY.same_in_replay(value)  # the redaction policy's rule: any two markers match
     if isinstance(value, dict):
         return {key: _unify_markers(item) for key, item in value.items()}
     if isinstance(value, list):

@@ -9,11 +9,11 @@ position where a value appears in any of the forms a file may hold it.
 from __future__ import annotations
 
 import glob
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._redaction.policy import POLICY
 from ..errors import UsageError, render_message
 
 if TYPE_CHECKING:
@@ -52,12 +52,6 @@ def pending_writes(cassette: TestCassette | None) -> dict[str, str]:
     return texts
 
 
-def _forms(value: str) -> list[str]:
-    """The value as written, and as JSON writes it inside a string (escaped quotes, backslashes, unicode)."""
-    forms = [value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]]
-    return [form for form in dict.fromkeys(forms) if form]
-
-
 def _position(text: str, index: int) -> str:
     line = text.count("\n", 0, index) + 1
     column = index - (text.rfind("\n", 0, index) + 1) + 1
@@ -79,7 +73,7 @@ def check_no_secrets(values: Iterable[Any], files: Iterable[Path], texts: Mappin
     sources.extend(texts.items())
     for name, text in sources:
         for secret in secrets:
-            for form in _forms(secret):
+            for form in POLICY.written_forms(secret):  # the forms the writers replace
                 index = text.find(form)
                 if index >= 0:
                     shown = secret if len(secret) <= 8 else secret[:4] + "…"

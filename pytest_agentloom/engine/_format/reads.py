@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..._core.state_paths import parse_path
-from ..._redaction.redactor import MARKER_PATTERN
+from ..._redaction.policy import POLICY
 from ...errors import AgentloomError
 from .._evaluate.templates import template_fields
 from .model import AnyStep, RouterStep, Workflow
@@ -70,7 +70,7 @@ def _marker_paths(value: Any, path: str = "") -> set[str]:
     elif isinstance(value, list):
         for item in value:
             found |= _marker_paths(item, path)
-    elif isinstance(value, str) and MARKER_PATTERN.search(value) and path:
+    elif isinstance(value, str) and POLICY.marker_pattern.search(value) and path:
         found.add(path)
     return found
 

@@ -23,7 +23,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..._core.clock import is_valid_run_id
 from ..._core.json_io import load_json
@@ -35,10 +35,8 @@ from .._format.model import Workflow
 from .._outcome.held_records import HeldRecords
 from .._outcome.redacted import redact_step
 from .._outcome.result import StepStatus
+from .._run.checkpoint_snapshot import CHECKPOINT_FORMAT_VERSION, CheckpointSnapshot
 from .records import iso_time, list_records, resolve_runs_dir
-
-if TYPE_CHECKING:
-    from .._run.loop import Run
 
 __all__ = [
     "CHECKPOINT_DIR_ENV",
@@ -57,7 +55,6 @@ __all__ = [
     "workflow_hash",
 ]
 
-CHECKPOINT_FORMAT_VERSION = 1
 CHECKPOINT_KIND = "agentloom.checkpoint"
 CHECKPOINT_DIR_ENV = "AGENTLOOM_CHECKPOINT_DIR"
 RESUMABLE = ("paused", "running")
@@ -119,36 +116,36 @@ def workflow_file(workflow: Workflow) -> str | None:
     return str(workflow.source) if workflow.source is not None else None
 
 
-def checkpoint_document(run: Run, *, status: str, redactor: Redactor, hash: str, saved_at: float) -> dict[str, Any]:
-    """The checkpoint of ``run`` as it stands, redacted: ready to be written as JSON."""
-    workflow = run.workflow
-    secrets = sorted({*redactor.secret_values(run.state), *redactor.secret_values(workflow.state)},
+def checkpoint_document(snapshot: CheckpointSnapshot, *, status: str, redactor: Redactor, hash: str,
+                        saved_at: float) -> dict[str, Any]:
+    """The checkpoint of a run's ``snapshot``, redacted: ready to be written as JSON.
+
+    Only the snapshot is read (never the run), so the file's fields are those of :class:`CheckpointSnapshot`.
+    """
+    workflow = snapshot.workflow
+    secrets = sorted({*redactor.secret_values(snapshot.state), *redactor.secret_values(workflow.state)},
                      key=lambda text: (-len(text), text))
-    pending = run.pending_approval
-    earlier = run.resume.pending if run.resume else None
-    if pending and earlier and earlier.step_id == pending.step_id and pending.detail is None:
-        pending = earlier  # a gate still waiting keeps the time it started waiting
-    steps = {sid: run.results[sid] for sid in run.order if sid in run.results}
+    pending = snapshot.pending_approval
+    steps = snapshot.steps
     return to_plain({
         "format_version": CHECKPOINT_FORMAT_VERSION,
         "kind": CHECKPOINT_KIND,
-        "run_id": run.run_id,
+        "run_id": snapshot.run_id,
         "saved_at": iso_time(saved_at),
         "status": status,
-        "reason": run.reason.value if status != "running" else None,
-        "failed_step": run.failed_step,
-        "paused_step": run.paused_step,
-        "pending_approval": (redactor.redact_strings(pending.to_dict(), secrets)
-                             if run.paused_step and pending else None),
+        "reason": snapshot.reason if status != "running" else None,
+        "failed_step": snapshot.failed_step,
+        "paused_step": snapshot.paused_step,
+        "pending_approval": redactor.redact_strings(pending.to_dict(), secrets) if pending else None,
         "completed_steps": [sid for sid, r in steps.items() if r.status is not StepStatus.PAUSED],
-        "elapsed_seconds": round(run.now(), 6),
-        "resumes": run.resume.resumes if run.resume else 0,
+        "elapsed_seconds": round(snapshot.elapsed_seconds, 6),
+        "resumes": snapshot.resumes,
         "workflow": {
             "name": workflow.name, "hash": hash, "file": workflow_file(workflow),
             "definition": redactor.redact_definition(_dump(workflow), secrets),
             "overrides": redactor.redact_definition({"config": workflow.config_overrides}, secrets)["config"],
         },
-        "state": redactor.redact_state(run.state),
+        "state": redactor.redact_state(snapshot.state),
         # the reasoning text stays out of files; a checkpoint keeps the rest of each step's result
         "steps": {sid: replace(redact_step(redactor, result, secrets), reasoning_content=None).to_dict()
                   for sid, result in steps.items()},

@@ -163,7 +163,7 @@ class Persistence:
             run.event("checkpoint_saved", status=str(document.get("status")))
 
     def _save(self, run: Run, *, status: str) -> None:
-        document = checkpoint_document(run, status=status, redactor=self.redactor, hash=self.hash,
+        document = checkpoint_document(run.checkpoint_snapshot(), status=status, redactor=self.redactor, hash=self.hash,
                                        saved_at=self.wall_clock())
         self._write(run, document)
         run.event("checkpoint_saved", status=status)

@@ -67,6 +67,7 @@ from .._outcome.step_context import (
     ToolFunction,
 )
 from .._outcome.trace import Trace
+from .checkpoint_snapshot import CheckpointSnapshot
 from .dispatch import STEP_RUNNERS, load_runners
 from .slots import StepSlots
 
@@ -224,6 +225,20 @@ class Run:
                     run_id=f"{self.run_id}/{step_id}", hooks=ChildHooks(redactor, self.hooks.wall_time))
         result = await child.execute()
         return ChildRun(result, child.start, redactor)
+
+    def checkpoint_snapshot(self) -> CheckpointSnapshot:
+        """The run as a checkpoint saves it: the one place the checkpoint format reads the run's attributes."""
+        pending = self.pending_approval
+        earlier = self.resume.pending if self.resume else None
+        if pending and earlier and earlier.step_id == pending.step_id and pending.detail is None:
+            pending = earlier  # a gate still waiting keeps the time it started waiting
+        return CheckpointSnapshot(
+            run_id=self.run_id, reason=self.reason.value, failed_step=self.failed_step,
+            paused_step=self.paused_step, pending_approval=pending if self.paused_step else None,
+            steps=MappingProxyType({sid: self.results[sid] for sid in self.order if sid in self.results}),
+            elapsed_seconds=self.now(), resumes=self.resume.resumes if self.resume else 0,
+            workflow=self.workflow, state=MappingProxyType(self.state),
+        )
 
     def event(self, kind: str, step_id: str | None = None, attempt: int | None = None, **data: Any) -> None:
         """Add an event to the trace at the run's current time (hooks use it, e.g. ``checkpoint_saved``)."""

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..._core.types import emit_text
-from ..._redaction.redactor import MARKER_PATTERN, Redactor
+from ..._redaction.redactor import Redactor
 from ...errors import StepError
 from .._calls.agent_loop import AgentLoop, AgentPaused, AgentSnapshot
 from .._calls.conversation import agent_turn, close_turn, open_turn
@@ -60,10 +60,11 @@ def _restore_secrets(snapshot: Mapping[str, Any], redactor: Redactor, ctx: StepC
     """``snapshot`` with the markers of secrets the state holds again replaced by their values."""
     secrets = {*redactor.secret_values(ctx.state), *redactor.secret_values(ctx.workflow.state)}
     values = {redactor.marker(secret): secret for secret in secrets}
+    markers = redactor.policy.marker_pattern
 
     def put_back(value: Any) -> Any:
         if isinstance(value, str):
-            return MARKER_PATTERN.sub(lambda match: values.get(match.group(0), match.group(0)), value)
+            return markers.sub(lambda match: values.get(match.group(0), match.group(0)), value)
         if isinstance(value, Mapping):
             return {key: put_back(item) for key, item in value.items()}
         if isinstance(value, list | tuple):
@@ -71,7 +72,7 @@ def _restore_secrets(snapshot: Mapping[str, Any], redactor: Redactor, ctx: StepC
         return value
 
     restored = put_back(snapshot)
-    left = sorted(set(MARKER_PATTERN.findall(json.dumps(restored, sort_keys=True))))
+    left = sorted(set(markers.findall(json.dumps(restored, sort_keys=True))))
     if left:  # the model will read these markers instead of the values
         ctx.event("agent_redacted", markers=len(left), hint=(
             "the paused loop held redacted values that this resume did not put back; resume with state={...} "
