@@ -9,15 +9,13 @@ from pytest_agentloom.errors import HINT_PREFIX, render_message
 
 PACKAGE = Path(pytest_agentloom.__file__).resolve().parent
 
-# The seam work (issue 27) converts these three; until it lands they may still type the prefix.
-NOT_YET_CONVERTED = {"testing/_session.py", "testing/_harness.py", "plugin.py"}
 
 
 def test_no_module_but_errors_py_types_the_hint_prefix() -> None:
     typed = []
     for path in sorted(PACKAGE.rglob("*.py")):
         name = path.relative_to(PACKAGE).as_posix()
-        if name == "errors.py" or name in NOT_YET_CONVERTED:
+        if name == "errors.py":
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if "How to fix" in line:
