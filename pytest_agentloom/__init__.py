@@ -17,8 +17,9 @@ _EXPORTS = {
         "load_workflow", "resume_workflow", "run_workflow",
     ),
     ".errors": (
-        "AgentloomError", "JudgeError", "MissingTemplateKeyWarning", "ProviderError", "ScriptError", "StepError",
-        "TemplateError", "ToolError", "UsageError", "VerdictStaleError", "WorkflowError",
+        "AgentloomError", "DataFileError", "DefinitionError", "JudgeError", "MissingTemplateKeyWarning",
+        "OutcomeError", "ProviderError", "ReplayError", "RunError", "ScriptError", "StepError", "TemplateError",
+        "ToolError", "UsageError", "VerdictStaleError", "WorkflowError",
     ),
     ".providers": ("LLMRequest", "LLMResponse", "Scripted", "embedding", "error", "reply", "tool_call"),
     ".testing": ("Verdict", "assert_contains", "assert_json_schema", "assert_matches", "assert_similar", "similarity"),
@@ -44,9 +45,14 @@ if TYPE_CHECKING:
     from .engine import resume_workflow as resume_workflow
     from .engine import run_workflow as run_workflow
     from .errors import AgentloomError as AgentloomError
+    from .errors import DataFileError as DataFileError
+    from .errors import DefinitionError as DefinitionError
     from .errors import JudgeError as JudgeError
     from .errors import MissingTemplateKeyWarning as MissingTemplateKeyWarning
+    from .errors import OutcomeError as OutcomeError
     from .errors import ProviderError as ProviderError
+    from .errors import ReplayError as ReplayError
+    from .errors import RunError as RunError
     from .errors import ScriptError as ScriptError
     from .errors import StepError as StepError
     from .errors import TemplateError as TemplateError

@@ -76,7 +76,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = [
+__all__ = [  # noqa: RUF022  (plain sorted order, as tests/test_public_api.py keeps every __all__)
     "AgentStopped",
     "AgentloomError",
     "ArtifactError",
@@ -93,6 +93,7 @@ __all__ = [
     "EvaluationError",
     "ExpressionSyntaxError",
     "FileNameClashError",
+    "HINT_PREFIX",
     "JsonReadError",
     "JudgeError",
     "LiveRefusedError",
@@ -108,6 +109,7 @@ __all__ = [
     "ReplayError",
     "RequestNotInterceptedError",
     "RunError",
+    "STEP_FAILURES",
     "SandboxRefusal",
     "ScenarioTableError",
     "ScriptDataError",

@@ -42,6 +42,9 @@ NO_DOCSTRING = {
                           "``file_write``.",
     "current_call": "The provider call in progress (a ``ContextVar`` of :class:`CallInfo`), read by the HTTP "
                     "layer to name a request in an error.",
+    "HINT_PREFIX": "The words that start a message's hint (``How to fix:``), for code that reads messages.",
+    "STEP_FAILURES": "The errors the engine treats as a step's failure: ``StepError`` and "
+                     "``CassetteMismatchError`` (a replay error since it has one parent), for ``except``.",
     "Message": "One message of a conversation sent to a model: ``role``, ``content``, an optional ``name``.",
 }
 

@@ -10,6 +10,8 @@ from pytest_agentloom import Scripted, VirtualClock
 from pytest_agentloom.errors import UsageError
 from pytest_agentloom.providers import (
     AnthropicProvider,
+    CircuitBreaker,
+    Gateway,
     GenericOpenAIProvider,
     GoogleProvider,
     OllamaProvider,
@@ -17,6 +19,8 @@ from pytest_agentloom.providers import (
     error,
     reply,
 )
+
+_ONE = {"scripted": Scripted()}
 
 BAD: list[tuple[str, Callable[[], object], list[str]]] = [
     ("scripted text", lambda: Scripted("hello"), ["Scripted()", "replies", "'hello'", "mapping of step id"]),  # type: ignore[arg-type]
@@ -34,6 +38,15 @@ BAD: list[tuple[str, Callable[[], object], list[str]]] = [
     ("ollama timeout", lambda: OllamaProvider(timeout=float("inf")), ["timeout", "got inf"]),
     ("clock start", lambda: VirtualClock("now"), ["VirtualClock()", "start", "'now'", "finite number"]),  # type: ignore[arg-type]
     ("clock flag", lambda: VirtualClock(True), ["VirtualClock()", "start", "got True"]),
+    ("gateway threshold", lambda: Gateway(providers=_ONE, failure_threshold=0), ["Gateway()", "failure_threshold"]),
+    ("gateway cooldown", lambda: Gateway(providers=_ONE, cooldown_seconds=-1), ["cooldown_seconds", "0 or more"]),
+    ("gateway cooldown text", lambda: Gateway(providers=_ONE, cooldown_seconds="30"), ["cooldown_seconds", "'30'"]),  # type: ignore[arg-type]
+    ("gateway clock", lambda: Gateway(providers=_ONE, clock=5.0), ["Gateway()", "clock", "now() method"]),  # type: ignore[arg-type]
+    ("gateway routes text", lambda: Gateway(providers=_ONE, routes="gpt-*"), ["routes", "'gpt-*'", "pairs"]),  # type: ignore[arg-type]
+    ("gateway route shape", lambda: Gateway(providers=_ONE, routes=[("gpt-*",)]), ["routes", "as a pair"]),  # type: ignore[list-item]
+    ("gateway route names", lambda: Gateway(providers=_ONE, routes=[("gpt-*", [1])]), ["routes", "by their keys"]),  # type: ignore[list-item]
+    ("breaker threshold", lambda: CircuitBreaker(failure_threshold=True), ["CircuitBreaker()", "failure_threshold"]),
+    ("breaker cooldown", lambda: CircuitBreaker(cooldown_seconds=float("nan")), ["cooldown_seconds", "got nan"]),
 ]
 
 
@@ -58,3 +71,6 @@ def test_the_forms_the_constructors_document_are_accepted() -> None:
     GoogleProvider(api_key_env="K")
     OllamaProvider(host="127.0.0.1:11434")
     assert VirtualClock(3).now() == 3.0
+    Gateway(providers=_ONE, routes=[("gpt-*", "scripted"), ("*", ["scripted"])], clock=VirtualClock(),
+            failure_threshold=1, cooldown_seconds=0)
+    CircuitBreaker(failure_threshold=2, cooldown_seconds=0.5)

@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from .._core.arguments import bad_argument, check_real_number
 from .._core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
 from ..errors import AttachmentRefused, ErrorCode, MidStreamError, ProviderError, StepError, UsageError, render_message
 
@@ -59,6 +60,9 @@ class CircuitBreaker:
     opened_at: float = 0.0
     transitions: list[tuple[float, BreakerState]] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        _check_breaker_settings("CircuitBreaker()", self.failure_threshold, self.cooldown_seconds)
+
     def allow(self, now: float) -> bool:
         if self.state == "open" and now - self.opened_at >= self.cooldown_seconds:
             self._move("half_open", now)
@@ -82,6 +86,30 @@ class CircuitBreaker:
     def _move(self, state: BreakerState, now: float) -> None:
         self.state = state
         self.transitions.append((now, state))
+
+
+def _check_breaker_settings(call: str, failure_threshold: object, cooldown_seconds: object) -> None:
+    """A breaker opens after a whole number (at least 1) of failures and waits a finite, non-negative time."""
+    if isinstance(failure_threshold, bool) or not isinstance(failure_threshold, int) or failure_threshold < 1:
+        raise bad_argument(call, "failure_threshold", failure_threshold, "a whole number of failures, at least 1")
+    check_real_number(call, "cooldown_seconds", cooldown_seconds)
+    if cooldown_seconds < 0:  # type: ignore[operator]  # a real number, checked above
+        raise bad_argument(call, "cooldown_seconds", cooldown_seconds, "a number of seconds, 0 or more")
+
+
+def _check_routes(routes: object) -> None:
+    """``routes`` is a sequence of ``(pattern, provider name or names)`` pairs."""
+    accepted = "a list of (model pattern, provider name or list of names) pairs, e.g. [('gpt-*', 'openai')]"
+    if isinstance(routes, (str, bytes, Mapping)) or not isinstance(routes, Sequence):
+        raise bad_argument("Gateway()", "routes", routes, accepted)
+    for route in routes:
+        if not (isinstance(route, Sequence) and not isinstance(route, str) and len(route) == 2
+                and isinstance(route[0], str)):
+            raise bad_argument("Gateway()", "routes", route, accepted, hint="give each route as a pair")
+        names = route[1]
+        if not (isinstance(names, str) or (isinstance(names, Sequence) and names
+                                           and all(isinstance(name, str) for name in names))):
+            raise bad_argument("Gateway()", "routes", route, accepted, hint="name providers by their keys")
 
 
 class Gateway:
@@ -113,8 +141,11 @@ class Gateway:
                     f"provider '{key}' must have an async complete(request) method "
                     f"(got {provider!r} that is a {type(provider).__name__})"
                 )
-        if failure_threshold < 1:
-            raise UsageError(f"failure_threshold must be at least 1 (got {failure_threshold!r})")
+        _check_breaker_settings("Gateway()", failure_threshold, cooldown_seconds)
+        if clock is not None and not callable(getattr(clock, "now", None)):
+            raise bad_argument("Gateway()", "clock", clock, "a clock with a now() method, e.g. VirtualClock(), or None")
+        if routes is not None:
+            _check_routes(routes)
         self.providers = dict(providers)
         self.routes = tuple(
             (pattern, (names,) if isinstance(names, str) else tuple(names))
