@@ -61,8 +61,11 @@ def both_ways(text: str, monkeypatch: pytest.MonkeyPatch, limits: YamlLimits = y
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=20),
                     st.sampled_from(["yes", "No", "~", "0x1F", "1_000", "1:20", ".inf", "-.nan", "2001-12-14", "<<"]))
+# Keys leave NaN out: a dict can hold two NaN keys (NaN equals nothing), and their dump is one key written
+# twice, which the reader refuses as every repeated key (PyYAML would keep one of them)
+keys = scalars.filter(lambda key: key == key)
 values: st.SearchStrategy[Any] = st.recursive(
-    scalars, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(scalars, inner, max_size=4)),
+    scalars, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=4)),
     max_leaves=25)
 
 
