@@ -39,6 +39,8 @@ def _check_script(replies: object, allow_unused: object) -> None:
     if not isinstance(replies, Mapping):
         raise bad_argument("Scripted()", "replies", replies, _REPLIES_FORM, hint=f"e.g. {_REPLIES_EXAMPLE}")
     for step_id, value in replies.items():
+        if type(step_id) is str and type(value) is str:  # the common case, a step's one text reply
+            continue
         if not isinstance(step_id, str):
             raise bad_argument("Scripted()", "replies", step_id, "step ids that are strings",
                                hint=f"key each reply by its step's id, e.g. {_REPLIES_EXAMPLE}")
