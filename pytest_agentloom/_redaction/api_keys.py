@@ -15,18 +15,14 @@ from .policy import POLICY
 
 __all__ = [
     "API_KEY_MARKER",
-    "API_KEY_SUFFIX",
-    "MIN_KEY_LENGTH",
     "api_keys_from_env",
     "is_api_key_name",
     "redact_api_keys",
     "replace_each",
 ]
 
-#: the policy's rules under their older names (defined in :mod:`.policy`, nowhere else)
-API_KEY_SUFFIX = POLICY.api_key_suffix
+#: the policy's API-key marker under its older name (defined in :mod:`.policy`, nowhere else)
 API_KEY_MARKER = POLICY.api_key_marker
-MIN_KEY_LENGTH = POLICY.min_api_key_length
 
 
 def is_api_key_name(name: str) -> bool:

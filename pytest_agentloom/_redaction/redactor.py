@@ -49,7 +49,6 @@ from .salt import load_salt
 
 __all__ = [
     "MARKER_PATTERN",
-    "MIN_SECRET_TEXT_LENGTH",
     "OWN_STATE_KEYS",
     "PATTERNS_ENV",
     "Redactor",
@@ -59,9 +58,8 @@ __all__ = [
 
 PATTERNS_ENV = "AGENTLOOM_REDACT_STATE_KEYS"
 OWN_STATE_KEYS = ("steps", "_approval")
-#: the policy's rules under their older names (defined in :mod:`.policy`, nowhere else)
+#: the policy's marker pattern under its older name (defined in :mod:`.policy`, nowhere else)
 MARKER_PATTERN = POLICY.marker_pattern
-MIN_SECRET_TEXT_LENGTH = POLICY.min_secret_text_length
 
 
 def make_marker(value: Any, *, salt: bytes, policy: RedactionPolicy = POLICY) -> str:
