@@ -20,10 +20,6 @@ __all__ = ["SCENARIO_KEY", "ScenarioFile", "ScenarioItem"]
 SCENARIO_KEY = pytest.StashKey[Scenario]()
 
 
-def _run_row(agentloom: Any) -> None:  # replaced per item by a closure over its row (see ScenarioItem)
-    raise AssertionError("unreachable")
-
-
 class ScenarioFile(pytest.File):
     """A ``test_*.agentloom.yaml`` table: one test item per row."""
 
