@@ -327,15 +327,14 @@ def _stream_redactor(args: argparse.Namespace) -> Any:
     The secrets are those known when the run starts (the file's state and ``--state`` values whose keys are
     redacted), as the run's own redactor finds them; text that could begin one is held back until it cannot.
     """
-    from ._redaction.api_keys import api_keys_from_env
     from ._redaction.streamed_text import StreamedTextRedactor
     from .engine._format.redaction_patterns import redactor_for
 
     workflow = load_workflow(args.file)
-    redactor = redactor_for(workflow)
+    redactor = redactor_for(workflow)  # its API keys include those the workflow's api_key_env names
     secrets = redactor.secret_values({**workflow.state, **parse_state_args(args.state)})
-    return StreamedTextRedactor([*((secret, redactor.marker(secret)) for secret in secrets),
-                                 *redactor.policy.api_key_pairs(api_keys_from_env())])
+    return StreamedTextRedactor(redactor.policy.form_pairs([*((secret, redactor.marker(secret)) for secret in secrets),
+                                                            *redactor.policy.api_key_pairs(redactor.api_keys)]))
 
 
 def _cmd_resume(args: argparse.Namespace) -> int:

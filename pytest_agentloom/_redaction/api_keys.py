@@ -1,9 +1,12 @@
 """The API keys in the environment: values that must never reach a file or an output.
 
-Every ``*_API_KEY`` variable (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ...)
-holds a credential. Cassettes scrub these values, the built-in tools scrub them
-from what they return, and ``shell_command`` never passes such a variable to
-the programs it runs.
+Every ``*_API_KEY``, ``*_KEY``, ``*_TOKEN``, ``*_SECRET`` and ``*_PASSWORD`` variable
+(``OPENAI_API_KEY``, ``TEAM_OPENAI_KEY``, ``GITHUB_TOKEN``, ...) holds a credential, and so does
+every variable a workflow names in ``config.providers.<name>.api_key_env`` whatever its name
+(the run's redactor is given those names). Cassettes scrub these values in each of their
+encoded forms (:meth:`~.policy.RedactionPolicy.encoded_forms`), the built-in tools scrub them
+from what they return, and ``shell_command`` never passes a ``*_API_KEY`` variable to the
+programs it runs.
 """
 
 from __future__ import annotations
@@ -30,22 +33,26 @@ def is_api_key_name(name: str) -> bool:
     return POLICY.is_api_key_name(name)
 
 
-def api_keys_from_env(env: Mapping[str, str] | None = None) -> list[str]:
-    """Values of ``*_API_KEY`` environment variables (at least the policy's minimum length), longest first.
+def api_keys_from_env(env: Mapping[str, str] | None = None, names: Iterable[str] = ()) -> list[str]:
+    """Values of credential variables (at least the policy's minimum length), longest first: those whose
+    name the policy marks (:meth:`~.policy.RedactionPolicy.is_secret_variable_name`) and those ``names``
+    (``api_key_env`` settings) whatever they are called.
 
     Read from ``os.environ`` (or ``env``) at each call, so a variable set or removed a moment ago counts at
     once. The cost is one pass over the names, once per run: about 1% of a 50-step scripted run.
     """
     environ = os.environ if env is None else env
-    suffix, shortest = POLICY.api_key_suffix, POLICY.min_api_key_length  # the test of is_api_key_name, inline:
-    found = {value for name in environ  # it runs for every variable
-             if name.upper().endswith(suffix) and len(value := environ.get(name, "")) >= shortest}
+    suffixes, shortest = POLICY.secret_env_suffixes, POLICY.min_api_key_length  # is_secret_variable_name,
+    found = {value for name in environ  # inline: it runs for every variable
+             if name.upper().endswith(suffixes) and len(value := environ.get(name, "")) >= shortest}
+    found.update(value for name in names if len(value := environ.get(name, "")) >= shortest)
     return sorted(found, key=lambda value: (-len(value), value))
 
 
 def redact_api_keys(text: str, env: Mapping[str, str] | None = None) -> str:
-    """``text`` with the value of every ``*_API_KEY`` environment variable replaced by ``<SCRUBBED>``."""
-    return replace_each(text, POLICY.api_key_pairs(api_keys_from_env(env)))
+    """``text`` with the value of every credential variable of the environment, in each of its encoded forms,
+    replaced by ``<SCRUBBED>``."""
+    return replace_each(text, POLICY.form_pairs(POLICY.api_key_pairs(api_keys_from_env(env))))
 
 
 def replace_each(text: str, pairs: Iterable[tuple[str, str]]) -> str:

@@ -33,6 +33,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .api_keys import API_KEY_MARKER, api_keys_from_env, replace_each
 from .policy import POLICY, RedactionPolicy
+from .sorted_json import resorted
 
 if TYPE_CHECKING:
     from vcr.request import Request
@@ -225,9 +226,9 @@ class HttpRedactor:
         for secret in self.secrets:
             pairs.append((secret, self._marker(secret)))  # type: ignore[misc]
         pairs.extend(self.policy.api_key_pairs(self.api_keys))
-        # each value as it appears inside a JSON string too (quotes, backslashes, non-ASCII escaped)
-        extra = [(form, replacement) for raw, replacement in pairs for form in self.policy.written_forms(raw)[1:]]
-        return pairs + extra
+        # each value as it appears inside a JSON string too (quotes, backslashes, non-ASCII escaped), URL-encoded
+        # and base64-encoded
+        return self.policy.form_pairs(pairs)
 
     @property
     def active(self) -> bool:
@@ -236,8 +237,9 @@ class HttpRedactor:
     # -- text and data ----------------------------------------------------------------------------------------
 
     def text(self, value: str) -> str:
-        """``value`` with every secret and key replaced, longest first."""
-        return replace_each(value, self._pairs)
+        """``value`` with every secret and key replaced, longest first (a JSON text written with sorted keys,
+        such as a tool result sent to the model, sorted again after: see :func:`.sorted_json.resorted`)."""
+        return resorted(value, replace_each(value, self._pairs))
 
     def data(self, value: Any) -> Any:
         """A copy of JSON data with :meth:`text` applied to every string (keys included)."""

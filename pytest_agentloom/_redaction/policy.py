@@ -13,12 +13,16 @@ cannot drift between the file that writes a marker and the one that reads it bac
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import json
+import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
+from urllib.parse import quote, quote_plus
 
 __all__ = ["POLICY", "RedactionPolicy"]
 
@@ -36,8 +40,11 @@ class RedactionPolicy:
     digest_length: int = 16
     #: what every API key of the environment becomes
     api_key_marker: str = "<SCRUBBED>"
-    #: environment variables whose name ends so (any case) hold API keys
+    #: environment variables whose name ends so (any case) hold API keys (never passed to ``shell_command``)
     api_key_suffix: str = "_API_KEY"
+    #: environment variables whose name ends in one of these (any case) hold credentials: their values are
+    #: scrubbed like API keys (``TEAM_OPENAI_KEY``, ``GITHUB_TOKEN``, ``CLIENT_SECRET``, ``DB_PASSWORD``)
+    secret_env_suffixes: tuple[str, ...] = ("_API_KEY", "_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
     #: API key values shorter than this are not searched for (a placeholder such as "x" would match everywhere)
     min_api_key_length: int = 8
     #: secret values shorter than this are redacted where their key matches, but not searched for inside other
@@ -45,6 +52,11 @@ class RedactionPolicy:
     min_secret_text_length: int = 4
     #: what every marker becomes before two request bodies are compared in replay
     replay_marker: str = "<REDACTED>"
+    #: ``exact`` here makes tool tapes and snapshots compare markers by their digest (two different secrets
+    #: then differ); unset or anything else: any two markers are alike (a dummy secret replays a real one)
+    exact_markers_env: str = "AGENTLOOM_SECRET_MARKERS"
+    #: base64 fragments shorter than this are not searched for (a short run of letters is no evidence)
+    min_base64_fragment: int = 8
     marker_pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
     any_marker_pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
@@ -80,6 +92,21 @@ class RedactionPolicy:
         gives another marker than the one recorded)."""
         return self.any_marker_pattern.sub(self.replay_marker, text) if self.marker_prefix in text else text
 
+    def alike(self, value: object) -> object:
+        """A copy of JSON-like data with :meth:`same_in_replay` applied to every string, keys included: what
+        tool tapes and snapshots compare, so a secret's value never decides whether a replay matches."""
+        if isinstance(value, str):
+            return self.same_in_replay(value)
+        if isinstance(value, Mapping):
+            return {self.alike(key): self.alike(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.alike(item) for item in value]
+        return value
+
+    def exact_markers(self, env: Mapping[str, str] | None = None) -> bool:
+        """Whether markers compare by digest (``AGENTLOOM_SECRET_MARKERS=exact``), read at each call."""
+        return (os.environ if env is None else env).get(self.exact_markers_env, "").strip().lower() == "exact"
+
     # -- values searched for in text --------------------------------------------------------------------------
 
     def searched_in_text(self, text: str) -> bool:
@@ -89,6 +116,10 @@ class RedactionPolicy:
     def is_api_key_name(self, name: str) -> bool:
         """Whether an environment variable called ``name`` holds an API key."""
         return name.upper().endswith(self.api_key_suffix)
+
+    def is_secret_variable_name(self, name: str) -> bool:
+        """Whether the value of an environment variable called ``name`` is scrubbed like an API key."""
+        return name.upper().endswith(self.secret_env_suffixes)
 
     def api_key_pairs(self, keys: Iterable[str]) -> list[tuple[str, str]]:
         """``(key, api_key_marker)`` for each API key value."""
@@ -100,6 +131,38 @@ class RedactionPolicy:
         non-ASCII escaped or not): the forms a file may hold it in, so each must be replaced or searched."""
         forms = [value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]]
         return [form for form in dict.fromkeys(forms) if form]
+
+    def encoded_forms(self, value: str) -> tuple[str, ...]:
+        """Every form a value is replaced and searched in: :meth:`written_forms`, then URL-encoded
+        (``%20`` and ``+`` spaces), then base64 (standard and URL-safe, whole, and the part that stays the
+        same wherever the value sits inside a longer base64 text). Raw first, longest encodings after."""
+        return _encoded_forms(value, self.min_base64_fragment)
+
+    def form_pairs(self, pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+        """Each ``(raw, replacement)`` with the same replacement for each of the raw value's
+        :meth:`encoded_forms`: all raw values first (in the order given), then their other forms."""
+        given = list(pairs)
+        extra = [(form, new) for raw, new in given for form in self.encoded_forms(raw)[1:]]
+        return given + extra
+
+
+@lru_cache(maxsize=4096)
+def _encoded_forms(value: str, shortest_fragment: int) -> tuple[str, ...]:
+    """See :meth:`RedactionPolicy.encoded_forms` (cached: a run asks for the same secrets' forms often)."""
+    if not value:
+        return ()
+    forms = RedactionPolicy.written_forms(value)
+    forms += [quote(value, safe=""), quote(value, safe="/"), quote_plus(value)]
+    raw = value.encode("utf-8")
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        whole = encode(raw).decode("ascii")
+        forms += [whole, whole.rstrip("=")]
+        for shift, dropped in ((0, 0), (1, 2), (2, 3)):  # the value after 0, 1 or 2 other bytes
+            padded = encode(b"\0" * shift + raw).decode("ascii")
+            fragment = padded[dropped:(shift + len(raw)) // 3 * 4]  # chars that hold only the value's bytes
+            if len(fragment) >= shortest_fragment:
+                forms.append(fragment)
+    return tuple(form for form in dict.fromkeys(forms) if form)
 
 
 #: the rules every run uses; runs add their patterns and salt with :meth:`RedactionPolicy.for_run`

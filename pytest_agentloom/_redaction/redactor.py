@@ -46,6 +46,7 @@ from ..errors import UsageError, render_message
 from .api_keys import api_keys_from_env
 from .policy import POLICY, RedactionPolicy
 from .salt import load_salt
+from .sorted_json import resorted
 
 __all__ = [
     "MARKER_PATTERN",
@@ -101,6 +102,7 @@ class Redactor:
         step_outputs: Mapping[str, str | None] | None = None,
         env: Mapping[str, str] | None = None,
         policy: RedactionPolicy = POLICY,
+        key_variables: Iterable[str] = (),
     ) -> None:
         given = salt.encode("utf-8") if isinstance(salt, str) else salt
         #: the rules, this run's patterns and the salt if given: everything the redactor applies
@@ -110,14 +112,18 @@ class Redactor:
         self._salt_start = salt_start
         self._env = env
         self.step_outputs: dict[str, str | None] = dict(step_outputs or {})
-        #: ``*_API_KEY`` values of the environment: scrubbed from every string, patterns or not
-        self.api_keys: tuple[str, ...] = tuple(api_keys_from_env(env))
+        #: the variables the workflow names as holding keys (``api_key_env``), whatever they are called
+        self.key_variables: tuple[str, ...] = tuple(dict.fromkeys(key_variables))
+        #: credential values of the environment (``*_API_KEY``, ``*_TOKEN``, ..., and ``key_variables``):
+        #: scrubbed from every string, patterns or not
+        self.api_keys: tuple[str, ...] = tuple(api_keys_from_env(env, self.key_variables))
 
     def with_definition(self, patterns: Iterable[str], *, salt_start: Path | None,
-                        step_outputs: Mapping[str, str | None]) -> Redactor:
-        """A redactor of other patterns and step outputs (a subworkflow's) with this one's environment and salt."""
+                        step_outputs: Mapping[str, str | None], key_variables: Iterable[str] = ()) -> Redactor:
+        """A redactor of other patterns and step outputs (a subworkflow's) with this one's environment, salt
+        and key variables (plus ``key_variables``)."""
         return Redactor(patterns, salt=self._salt, salt_start=salt_start, step_outputs=step_outputs, env=self._env,
-                        policy=self.policy)
+                        policy=self.policy, key_variables=(*self.key_variables, *key_variables))
 
     @property
     def env(self) -> Mapping[str, str] | None:
@@ -290,14 +296,23 @@ class Redactor:
 
     def redact_text(self, text: str, secrets: Iterable[str]) -> str:
         """``text`` with every occurrence of each secret replaced by that secret's marker, and of each API key
-        of the environment by ``<SCRUBBED>`` (a model may repeat a key, a tool may print one)."""
+        of the environment by ``<SCRUBBED>`` (a model may repeat a key, a tool may print one).
+
+        Each value is replaced in every one of its :meth:`~.policy.RedactionPolicy.encoded_forms` (raw
+        first, then JSON-escaped, URL-encoded, base64): a model echoing a secret inside a tool call's
+        ``arguments`` writes it JSON-escaped. A JSON text with sorted keys is sorted again after
+        (:func:`.sorted_json.resorted`), so a secret used as a key gives the same bytes in record and replay.
+        """
+        original, forms = text, self.policy.encoded_forms
         for secret in secrets:
-            if secret and secret in text:
-                text = text.replace(secret, self.marker(secret))
+            for form in forms(secret) if secret else ():
+                if form in text:
+                    text = text.replace(form, self.marker(secret))
         for key in self.api_keys:
-            if key in text:
-                text = text.replace(key, self.policy.api_key_marker)
-        return text
+            for form in forms(key):
+                if form in text:
+                    text = text.replace(form, self.policy.api_key_marker)
+        return resorted(original, text) if text is not original else text
 
     def redact_strings(self, value: Any, secrets: list[str]) -> Any:
         """A copy of ``value`` with :meth:`redact_text` applied to every string, dictionary keys included

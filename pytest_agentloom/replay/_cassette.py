@@ -392,10 +392,11 @@ class CassetteSession:
 
         redactor = redactor_for(workflow, env=self.config.env)
         secrets = redactor.secret_values({**workflow.state, **dict(state or {})})
-        if secrets and not set(secrets) <= self._secrets:
+        keys = set(redactor.api_keys) - set(self._http_redactor.api_keys)  # those api_key_env names
+        if (secrets and not set(secrets) <= self._secrets) or keys:
             self._secrets.update(secrets)
             self._http_redactor = HttpRedactor(secrets=sorted(self._secrets), marker=redactor.marker,
-                                      api_keys=self._http_redactor.api_keys, policy=redactor.policy)
+                                      api_keys=[*self._http_redactor.api_keys, *keys], policy=redactor.policy)
 
     def redact_text(self, text: str) -> str:
         """``text`` with the secrets and API keys this session knows replaced, as in the cassette file."""

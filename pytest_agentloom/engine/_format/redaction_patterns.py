@@ -27,7 +27,16 @@ def _own_patterns(workflow: Workflow) -> list[str]:
     return own
 
 
-_Parts = tuple[tuple[str, ...], Path | None, dict[str, str | None]]
+def _key_variables(workflow: Workflow) -> list[str]:
+    """The variables ``workflow`` (and its subworkflows) names as holding provider keys (``api_key_env``):
+    their values are scrubbed whatever the variables are called."""
+    names = [settings.api_key_env for settings in workflow.config.providers.values() if settings.api_key_env]
+    for child in workflow.compiled.children.values():
+        names.extend(_key_variables(child))
+    return names
+
+
+_Parts = tuple[tuple[str, ...], Path | None, dict[str, str | None], tuple[str, ...]]
 
 
 def _parts(workflow: Workflow, inherited: tuple[str, ...], from_env: tuple[str, ...]) -> _Parts:
@@ -41,7 +50,8 @@ def _parts(workflow: Workflow, inherited: tuple[str, ...], from_env: tuple[str, 
         patterns = (*inherited, *_own_patterns(workflow), *from_env)
         outputs = {step.id: step.output for step in workflow.steps}
         source = workflow.source
-        parts = made[key] = (patterns, source.parent if source is not None else None, outputs)
+        parts = made[key] = (patterns, source.parent if source is not None else None, outputs,
+                             tuple(_key_variables(workflow)))
     return parts
 
 
@@ -61,8 +71,9 @@ def redactor_for(
     keys) is read again on every call, and each redactor reads its own salt, so nothing a variable
     or the salt file changes is kept.
     """
-    patterns, start, outputs = _parts(workflow, tuple(inherited), env_patterns(env))
-    return Redactor(patterns, salt=salt, salt_start=start, step_outputs=outputs, env=env)
+    patterns, start, outputs, key_variables = _parts(workflow, tuple(inherited), env_patterns(env))
+    return Redactor(patterns, salt=salt, salt_start=start, step_outputs=outputs, env=env,
+                    key_variables=key_variables)
 
 
 def redaction_patterns(workflow: Workflow, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
@@ -74,5 +85,5 @@ def redaction_patterns(workflow: Workflow, env: Mapping[str, str] | None = None)
 def child_redactor(parent: Redactor, workflow: Workflow) -> Redactor:
     """The redactor of a subworkflow: its own patterns plus every pattern of the parent run, whose
     environment and salt it shares."""
-    patterns, start, outputs = _parts(workflow, parent.patterns, env_patterns(parent.env))
-    return parent.with_definition(patterns, salt_start=start, step_outputs=outputs)
+    patterns, start, outputs, key_variables = _parts(workflow, parent.patterns, env_patterns(parent.env))
+    return parent.with_definition(patterns, salt_start=start, step_outputs=outputs, key_variables=key_variables)
