@@ -22,6 +22,13 @@ The tape is a YAML file next to the cassette (``<cassette>.tools.yaml``) with
 ``result`` or ``error`` (``type``, ``message``, ``code``). ``redact`` (the
 cassette's scrubber) takes secret values out of the file; calls are matched
 on their scrubbed arguments, so a recorded marker matches the real value.
+
+Matching sees a redacted value as "a redacted value", not as its digest: the
+arguments are scrubbed as data (keys too), every marker made alike, and only
+then sorted. So a replay with a dummy secret (a CI job without the real one)
+matches the call recorded with the real secret, and a secret used as a key
+sorts the same in record and replay. ``AGENTLOOM_SECRET_MARKERS=exact`` makes
+matching compare the digests too, for a test that must tell two secrets apart.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from typing import Any
 from .._core.files import write_text_atomic
 from .._core.yaml_io import read_yaml_file
 from .._redaction.http_traffic import redact_data
+from .._redaction.policy import POLICY
 from ..errors import STEP_FAILURES, ArtifactError, DataReadError, ToolError, ToolReplayMissError, render_message
 from ..tools._registry import Tool, ToolRegistry, as_tool
 
@@ -49,8 +57,12 @@ def tape_path(cassette: str | os.PathLike[str]) -> Path:
     return path.with_name(f"{path.stem}.tools.yaml")
 
 
-def _key(name: str, arguments: Mapping[str, Any]) -> str:
-    return f"{name}:{json.dumps(_plain(arguments), sort_keys=True, separators=(',', ':'))}"
+def _key(name: str, arguments: Mapping[str, Any], redact: Callable[[str], str], *, exact: bool = False) -> str:
+    """What a call is matched on: the tool, and its arguments scrubbed as data (keys included), markers made
+    alike unless ``exact``, then sorted: the same text whether the secret was raw (the run) or a marker
+    (the file), and whichever secret a marker stands for."""
+    scrubbed = redact_data(_plain(arguments), redact)
+    return f"{name}:{json.dumps(scrubbed if exact else POLICY.alike(scrubbed), sort_keys=True, separators=(',', ':'))}"
 
 
 def _plain(value: Any) -> Any:
@@ -154,9 +166,11 @@ class ToolTape:
 
     def _match(self, name: str, arguments: dict[str, Any]) -> int | None:
         """The first unused call from the file with this tool and these arguments."""
-        wanted = self.redact(_key(name, arguments))  # recorded arguments were scrubbed of secrets: compare alike
+        exact = POLICY.exact_markers()
+        wanted = _key(name, arguments, self.redact, exact=exact)  # recorded arguments were scrubbed: compare alike
         for index, entry in enumerate(self.entries[:self.loaded_count]):
-            if index not in self._used and self.redact(_key(entry["tool"], entry.get("arguments") or {})) == wanted:
+            if index not in self._used and _key(entry["tool"], entry.get("arguments") or {}, self.redact,
+                                                exact=exact) == wanted:
                 return index
         return None
 

@@ -10,6 +10,9 @@ too; volatile values are excluded or matched (see :mod:`.volatile`).
 Two ways to write files: ``create`` writes only the snapshots that do not exist
 yet (a changed one still fails); ``update`` also rewrites the changed ones.
 
+Redaction markers compare alike whatever their digest (see :func:`_as_compared`): a secret's value never
+decides whether a snapshot passes, and a file that differs only in them is not rewritten.
+
 :class:`SnapshotSession` is plain Python (no pytest import): it remembers which
 files were used, writes atomically and finds unused files. The plugin keeps one
 per pytest session and merges the workers' under pytest-xdist.
@@ -29,6 +32,7 @@ from ..._core.diffs import diff_report
 from ..._core.files import one_to_one_name, write_text_atomic
 from ..._core.plain import to_plain
 from ..._core.yaml_io import load_yaml, read_yaml_file
+from ..._redaction.policy import POLICY
 from ...errors import HINT_PREFIX, ArtifactError, DataReadError, FileNameClashError, render_message
 
 if TYPE_CHECKING:
@@ -235,8 +239,9 @@ class SnapshotSession:
                 f"Snapshot '{label}' has format_version {version!r}, this plugin writes {FORMAT_VERSION}: {shown}\n"
                 f"{update_hint(nodeid)}"
             )
+        stored, fresh = _as_compared(stored), _as_compared(fresh)
         if stored == fresh:
-            return
+            return  # also when only the secrets behind markers differ: the file is left as it is
         if self.update:
             write_text_atomic(path, text, durable=True)
             self.updated.add(str(path))
@@ -298,6 +303,13 @@ class SnapshotSession:
             elif stem == prefix or stem.startswith(prefix + "."):
                 return True
         return False
+
+
+def _as_compared(data: Any) -> Any:
+    """A snapshot as compared: every redaction marker alike (``<REDACTED:sha256=…>`` means "a redacted value",
+    whichever secret gave it), so a replay with a dummy secret passes a snapshot recorded with the real one.
+    ``AGENTLOOM_SECRET_MARKERS=exact`` compares the digests too (two different secrets then differ)."""
+    return data if POLICY.exact_markers() else POLICY.alike(data)
 
 
 def display_path(path: Path) -> str:
