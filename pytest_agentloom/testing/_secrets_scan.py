@@ -3,7 +3,10 @@
 It reads the test's temporary folder (run records, checkpoints), its cassette
 and tool tape (as on disk, and as they will be written when the test ends) and
 its snapshot files, plus the results as printed, and names each file and
-position where a value appears in any of the forms a file may hold it.
+position where a value appears in any of the forms a file may hold it: as
+written, JSON-escaped, URL-encoded or base64-encoded (whole, or inside a
+longer base64 text), the forms the writers replace
+(:meth:`~pytest_agentloom._redaction.policy.RedactionPolicy.encoded_forms`).
 """
 
 from __future__ import annotations
@@ -58,6 +61,13 @@ def _position(text: str, index: int) -> str:
     return f"line {line}, column {column}"
 
 
+def _forms(secret: str) -> list[tuple[str, str]]:
+    """Each form of ``secret`` to search for, with how a hit is described (nothing for the raw value)."""
+    written = set(POLICY.written_forms(secret))
+    return [(form, "" if form == secret else " (JSON-escaped)" if form in written else " (encoded)")
+            for form in POLICY.encoded_forms(secret)]
+
+
 def check_no_secrets(values: Iterable[Any], files: Iterable[Path], texts: Mapping[str, str]) -> None:
     """Raise ``AssertionError`` naming each file (or printed result) and position where a value appears."""
     secrets = [str(value) for value in values if value is not None and str(value)]
@@ -73,11 +83,11 @@ def check_no_secrets(values: Iterable[Any], files: Iterable[Path], texts: Mappin
     sources.extend(texts.items())
     for name, text in sources:
         for secret in secrets:
-            for form in POLICY.written_forms(secret):  # the forms the writers replace
+            for form, how in _forms(secret):  # the forms the writers replace
                 index = text.find(form)
                 if index >= 0:
                     shown = secret if len(secret) <= 8 else secret[:4] + "…"
-                    hits.append(f"  {name}: {shown!r} at {_position(text, index)}")
+                    hits.append(f"  {name}: {shown!r}{how} at {_position(text, index)}")
                     break
     if hits:
         raise AssertionError(render_message(

@@ -37,3 +37,32 @@ def test_unused_skips_used_and_protected_files_and_merges_workers(tmp_path: Path
     worker.protect(root / "m" / "test_a")  # a failed test: test_a.yaml and test_a.2.yaml, not test_ab.yaml
     controller.merge(worker.to_wire())
     assert [p.relative_to(root).as_posix() for p in controller.unused()] == ["m/test_ab.yaml", "other/test_c.yaml"]
+
+
+def test_a_snapshot_passes_whichever_secret_a_marker_stands_for(tmp_path: Path, monkeypatch) -> None:
+    """Markers compare alike (a CI job's dummy secret passes the real one's snapshot) and the file is not
+    rewritten for them; ``AGENTLOOM_SECRET_MARKERS=exact`` compares the digests."""
+    import pytest
+
+    from pytest_agentloom import Scripted, run_workflow
+
+    flow = tmp_path / "flow.yaml"
+    flow.write_text("name: f\nstate_schema: {token: {redact: true}}\nstate: {token: ''}\n"
+                    "steps:\n  - {id: s, type: llm_call, model: m, prompt: 'use {state.token}', output: o}\n")
+
+    def run(token: str):  # a WorkflowResult
+        return run_workflow(flow, provider=Scripted({"s": "done"}), state={"token": token}, runs_dir=False,
+                            redaction_salt="salt")
+
+    path = tmp_path / "__snapshots__" / "t.yaml"
+    monkeypatch.delenv("AGENTLOOM_SECRET_MARKERS", raising=False)
+    SnapshotSession(create=True).assert_match(path, run("real-token-1"), label="t", nodeid="t")
+    written = path.read_text()
+    assert "real-token-1" not in written and written.count("<REDACTED:sha256=") == 1
+    SnapshotSession().assert_match(path, run("dummy-token-2"), label="t", nodeid="t")
+    updating = SnapshotSession(update=True)
+    updating.assert_match(path, run("dummy-token-2"), label="t", nodeid="t")
+    assert path.read_text() == written and not updating.updated
+    monkeypatch.setenv("AGENTLOOM_SECRET_MARKERS", "exact")
+    with pytest.raises(AssertionError, match=r"state\.token"):
+        SnapshotSession().assert_match(path, run("dummy-token-2"), label="t", nodeid="t")

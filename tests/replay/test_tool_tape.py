@@ -194,3 +194,34 @@ def test_a_multi_line_or_long_secret_is_scrubbed_before_yaml_folds_it(tmp_path: 
     text = path.read_text()
     assert "MIIEvAIBADANBgkqhkiG9w0BAQEFAASC" not in text and "x" * 40 not in text
     assert "<REDACTED:sha256=0123456789abcdef> ops@example.org" in text
+
+
+def test_a_dummy_secret_replays_a_call_recorded_with_the_real_one(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Matching sees "a redacted value", not its digest; ``AGENTLOOM_SECRET_MARKERS=exact`` tells them apart."""
+    from pytest_agentloom._redaction.http_traffic import HttpRedactor
+    from pytest_agentloom._redaction.redactor import Redactor
+
+    redactor = Redactor(["token"], salt="salt")
+
+    def scrubber(secret: str) -> HttpRedactor:
+        return HttpRedactor(secrets=[secret], marker=redactor.marker)
+
+    @tool(side_effects=True)
+    def open_ticket(token: str) -> dict[str, Any]:
+        """Keyed by the token: its marker sorts elsewhere than the value."""
+        return {"id": 7, token: "open"}
+
+    path = tmp_path / "t.tools.yaml"
+    recording = ToolTape(path, recording=True, redact=scrubber("real-token-1").text)
+    call(recording.wrap({"open_ticket": open_ticket}), "open_ticket", token="real-token-1")
+    recording.save()
+    assert "real-token-1" not in path.read_text()
+    monkeypatch.delenv("AGENTLOOM_SECRET_MARKERS", raising=False)
+    replay = ToolTape(path, recording=False, redact=scrubber("dummy-token-2").text)
+    result = call(replay.wrap({"open_ticket": open_ticket}), "open_ticket", token="dummy-token-2")
+    assert result == {"id": 7, redactor.marker("real-token-1"): "open"}
+    monkeypatch.setenv("AGENTLOOM_SECRET_MARKERS", "exact")
+    exact = ToolTape(path, recording=False, redact=scrubber("dummy-token-2").text)
+    with pytest.raises(ToolReplayMissError):
+        call(exact.wrap({"open_ticket": open_ticket}), "open_ticket", token="dummy-token-2")
