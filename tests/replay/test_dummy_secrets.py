@@ -168,3 +168,40 @@ def test_the_search_finds_each_form() -> None:
     for secret in (TOKEN, KEY):
         assert hits({"raw": f"a {secret} b", "json": json.dumps({"v": secret})}, [secret])
         assert hits({"url": quote(secret, safe="")}, [secret]) and hits({"b64": reply(secret, "x")}, [secret])
+
+
+README_FLOW = """\
+name: team
+config:
+  model: gpt-4o-mini
+  provider: openai
+  providers: {openai: {api_key_env: TEAM_OPENAI_KEY}}
+steps:
+  - {id: ask, type: llm_call, prompt: "Hello", output: answer}
+"""
+
+README_TEST = """\
+def test_readme(agentloom):
+    result = agentloom.run("readme.yaml")
+    assert result.status == "success", result.steps["ask"].error
+"""
+
+
+def test_a_provider_401_echoing_the_readme_key_leaves_no_copy(team: Project) -> None:
+    """The README's ``TEAM_OPENAI_KEY``: a 401 repeating the key fails the test; no file or output keeps it."""
+    team.pytester.makefile(".yaml", readme=README_FLOW)
+    team.pytester.makepyfile(test_readme=README_TEST)
+    team.monkeypatch.setenv("OPENAI_BASE_URL", team.server.openai_base_url)
+    team.monkeypatch.setenv("TEAM_OPENAI_KEY", KEY)
+    from tests.servers.fake_llm import fail
+
+    team.server.plan("openai", fail(401, f"Incorrect API key provided: {KEY}. Also {quote(KEY, safe='')}."))
+    failed = team.run("--agentloom-record", "-vv", "--tb=long", "test_readme.py",
+                      f"--basetemp={team.path / 'tmp-record'}", f"--junitxml={team.path / 'record.xml'}",
+                      f"--agentloom-report={team.path / 'record.md'}")
+    failed.assert_outcomes(failed=1)
+    assert "Incorrect API key provided: <SCRUBBED>" in failed.stdout.str()
+    sources = read_all(team.path)
+    assert any("record.xml" in name for name in sources) and any("record.md" in name for name in sources)
+    sources["stdout"], sources["stderr"] = failed.stdout.str(), failed.stderr.str()
+    assert "\n".join(hits(sources, [KEY])) == ""
