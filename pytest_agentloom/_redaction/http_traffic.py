@@ -12,7 +12,7 @@ Three layers, in order:
 3. **Values.** In bodies (JSON walked as data, SSE/NDJSON as text), every value
    of a state key that the workflow's redaction patterns mark becomes the
    engine's own ``<REDACTED:sha256=…>`` marker. API keys found in the
-   environment (``*_API_KEY``) or given to the cassette become ``<SCRUBBED>``
+   environment (``*_API_KEY``, ``*_TOKEN``, ...) or given to the cassette become ``<SCRUBBED>``
    wherever they appear.
 
 The same scrubbing runs on every request at replay time before matching, so a

@@ -21,9 +21,10 @@ Rules (docs/redaction.md: Redaction):
 - As a second line of defence, every string leaving the process is scrubbed of
   the secret values themselves (:meth:`Redactor.redact_text`): a prompt or a
   tool argument that embedded ``{state.api_key}`` shows the marker instead. The
-  value of every ``*_API_KEY`` environment variable becomes ``<SCRUBBED>`` the
-  same way, with or without patterns (a reply that repeats a key, a tool that
-  prints one).
+  value of every credential variable of the environment (:mod:`.api_keys`)
+  becomes ``<SCRUBBED>`` the same way, with or without patterns (a reply that
+  repeats a key, a tool that prints one). Each value is replaced in each of its
+  encoded forms (raw, JSON-escaped, URL-encoded, base64).
 - A subworkflow inherits its parent's patterns (the engine's ``child_redactor``, in
   :mod:`pytest_agentloom.engine._format.redaction_patterns`), and its own patterns apply to the parent
   too, so a child's secret returned to the parent stays redacted.
