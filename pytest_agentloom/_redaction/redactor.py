@@ -118,6 +118,9 @@ class Redactor:
         #: credential values of the environment (``*_API_KEY``, ``*_TOKEN``, ..., and ``key_variables``):
         #: scrubbed from every string, patterns or not
         self.api_keys: tuple[str, ...] = tuple(api_keys_from_env(env, self.key_variables))
+        #: every encoded form of every API key, longest key first, and each secret's forms (see redact_text)
+        self._key_forms = tuple(form for key in self.api_keys for form in self.policy.encoded_forms(key))
+        self._secret_forms: dict[str, tuple[str, ...]] = {}
 
     def with_definition(self, patterns: Iterable[str], *, salt_start: Path | None,
                         step_outputs: Mapping[str, str | None], key_variables: Iterable[str] = ()) -> Redactor:
@@ -304,15 +307,17 @@ class Redactor:
         ``arguments`` writes it JSON-escaped. A JSON text with sorted keys is sorted again after
         (:func:`.sorted_json.resorted`), so a secret used as a key gives the same bytes in record and replay.
         """
-        original, forms = text, self.policy.encoded_forms
+        original, known = text, self._secret_forms
         for secret in secrets:
-            for form in forms(secret) if secret else ():
+            forms = known.get(secret)
+            if forms is None:
+                forms = known[secret] = self.policy.encoded_forms(secret)
+            for form in forms:
                 if form in text:
                     text = text.replace(form, self.marker(secret))
-        for key in self.api_keys:
-            for form in forms(key):
-                if form in text:
-                    text = text.replace(form, self.policy.api_key_marker)
+        for form in self._key_forms:
+            if form in text:
+                text = text.replace(form, self.policy.api_key_marker)
         return resorted(original, text) if text is not original else text
 
     def redact_strings(self, value: Any, secrets: list[str]) -> Any:

@@ -145,6 +145,7 @@ def test_a_dummy_secret_replays_what_the_real_one_recorded_and_no_form_of_either
     for kind in ("snapshots", ".tools.yaml", "cassettes", "tmp-record", "tmp-replay", "record.xml", "replay.xml",
                  "record.html", "replay.md"):
         assert any(kind in name for name in sources), kind
+    assert sum(1 for name in sources if name.endswith(".json")) >= 4  # checkpoints and run records, both runs
     for label, run in (("record", recorded), ("replay", replayed)):
         sources[f"{label} stdout"] = run.stdout.str()
         sources[f"{label} stderr"] = run.stderr.str()
