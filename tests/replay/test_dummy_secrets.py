@@ -79,6 +79,7 @@ def test_team(agentloom):
     assert result.status == "success", result.steps
     print(result.to_json())
     agentloom.assert_snapshot(result)
+    assert result.record_path.is_file()  # held run records are written once read: searched too
 """
 
 
