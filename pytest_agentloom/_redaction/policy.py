@@ -55,7 +55,7 @@ class RedactionPolicy:
     #: ``exact`` here makes tool tapes and snapshots compare markers by their digest (two different secrets
     #: then differ); unset or anything else: any two markers are alike (a dummy secret replays a real one)
     exact_markers_env: str = "AGENTLOOM_SECRET_MARKERS"
-    #: base64 fragments shorter than this are not searched for (a short run of letters is no evidence)
+    #: base64 forms shorter than this are not searched for (a short run of letters is no evidence)
     min_base64_fragment: int = 8
     marker_pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
     any_marker_pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
@@ -156,7 +156,7 @@ def _encoded_forms(value: str, shortest_fragment: int) -> tuple[str, ...]:
     raw = value.encode("utf-8")
     for encode in (base64.b64encode, base64.urlsafe_b64encode):
         whole = encode(raw).decode("ascii")
-        forms += [whole, whole.rstrip("=")]
+        forms += [form for form in (whole, whole.rstrip("=")) if len(form) >= shortest_fragment]
         for shift, dropped in ((0, 0), (1, 2), (2, 3)):  # the value after 0, 1 or 2 other bytes
             padded = encode(b"\0" * shift + raw).decode("ascii")
             fragment = padded[dropped:(shift + len(raw)) // 3 * 4]  # chars that hold only the value's bytes

@@ -31,12 +31,9 @@ def resorted(original: str, replaced: str) -> str:
         return replaced
     try:
         data = json.loads(original)
-    except ValueError:
-        return replaced
-    for style in _STYLES:
-        if json.dumps(data, sort_keys=True, **style) == original:
-            try:
+        for style in _STYLES:
+            if json.dumps(data, sort_keys=True, **style) == original:
                 return json.dumps(json.loads(replaced), sort_keys=True, **style)
-            except ValueError:  # a replacement made it invalid JSON: leave it as replaced
-                return replaced
+    except (ValueError, RecursionError):  # not JSON, too deep to walk, or made invalid by a replacement
+        return replaced
     return replaced

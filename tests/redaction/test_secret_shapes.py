@@ -103,3 +103,15 @@ def test_the_scan_names_the_form_it_found(tmp_path: Path) -> None:
     with pytest.raises(AssertionError, match=r"\(encoded\) at line 1"):
         check_no_secrets([KEY], [], {"report": quote(KEY, safe="")})
     check_no_secrets([KEY], [], {"report": "nothing here"})
+
+
+def test_short_values_have_no_base64_form_to_find_everywhere() -> None:
+    assert all(len(form) >= POLICY.min_base64_fragment for form in POLICY.encoded_forms("x")[1:]
+               if form != "x")
+    check_no_secrets(["x"], [], {"report": "eA eA== plain"})  # "x" in base64: too short to be evidence
+
+
+def test_a_deeply_nested_json_text_holding_a_secret_is_scrubbed_without_a_crash() -> None:
+    deep = "[" * 100_000 + f'"{SECRET[:4]}-deep"' + "]" * 100_000
+    redactor = Redactor(["token"], salt="salt")
+    assert SECRET[:4] not in redactor.redact_text(deep, [f"{SECRET[:4]}-deep"])
