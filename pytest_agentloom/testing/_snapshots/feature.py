@@ -15,6 +15,7 @@ import pytest
 
 from ...errors import render_message
 from .._feature import NO_BODY_OPTIONS, Feature
+from .._selection import SelectionWatch
 from .._settings.option_table import read_setting
 from .compare import SnapshotSession, sanitize
 
@@ -34,6 +35,7 @@ class SnapshotFeature(Feature):
         self.snapshots = SnapshotSession(update=self.update, create=bool(read_setting(config, "create_snapshots")))
         self.is_worker = hasattr(config, "workerinput")
         self.deselected_count = 0
+        self.watch = SelectionWatch()  # items any plugin dropped in pytest_collection_modifyitems
         self.collection_errors = 0
         self.set_up: set[str] = set()  # node ids whose setup phase happened in this process
         self.bodies_ran: set[str] = set()  # node ids whose test body ran (a "call" phase)
@@ -41,6 +43,9 @@ class SnapshotFeature(Feature):
         self.narrowed_workers = 0  # workers that ran less than their share, or died
         self.unused: list[Path] = []  # set at the end of the session (see finish)
         self.deleted = False
+
+    def configure(self, config: pytest.Config) -> None:
+        config.pluginmanager.register(self.watch, "agentloom-selection")
 
     def deselected(self, count: int) -> None:
         self.deselected_count += count
@@ -89,6 +94,7 @@ class SnapshotFeature(Feature):
     def selected_whole_suite(self, session: pytest.Session | None = None) -> bool:
         """True when nothing narrowed the run: no -k/-m, no deselection, no node ids or files, no --lf,
         no option that runs no test body (--collect-only, --setup-plan, --setup-only, --fixtures, ...),
+        no item dropped by a plugin (pytest-shard, a conftest's filter: see :mod:`.._selection`),
         and every selected test ran (no -x/--maxfail stop, no interruption).
         """
         option = self.config.option
@@ -100,7 +106,7 @@ class SnapshotFeature(Feature):
             return False
         if getattr(option, "lf", False) or getattr(option, "stepwise", False) or getattr(option, "failedfirst", False):
             return False
-        if self.deselected_count or self.collection_errors:
+        if self.deselected_count or self.collection_errors or self.watch.removed:
             return False
         for arg in self.config.args:
             if "::" in arg or not Path(self.config.invocation_params.dir, arg).is_dir():
@@ -124,7 +130,8 @@ class SnapshotFeature(Feature):
     def to_wire(self, session: pytest.Session | None) -> dict[str, Any]:
         data: dict[str, Any] = dict(self.snapshots.to_wire())
         stopped = session is not None and bool(session.shouldfail or session.shouldstop)
-        narrowed = self.deselected_count or self.collection_errors or stopped or not self.ran_every_body(session)
+        narrowed = (self.deselected_count or self.collection_errors or self.watch.removed or stopped
+                    or not self.ran_every_body(session))
         data["narrowed"] = bool(narrowed)
         return data
 
