@@ -9,6 +9,7 @@
     agentloom runs [--json]
     agentloom visualize FILE [--format mermaid|ascii|svg] [--output PATH]
     agentloom drift [--dir DIR] [--report PATH.md|PATH.html] [-- PYTEST_ARGS ...]
+    agentloom combine SHARD_REPORT ... [--report PATH] [--cov-report json:PATH] [--fail-under N] [--delete-unused]
 
 Exit codes (:data:`EXIT_CODES`):
 
@@ -26,7 +27,9 @@ Exit codes (:data:`EXIT_CODES`):
 
 ``drift`` runs pytest and exits with pytest's own status (0: every compared
 test passed live; 1: a test failed live or nothing could be compared; 4: a
-refused flag or folder).
+refused flag or folder). ``combine`` exits 0 when the shards' reports pass, 1 when
+unused files or the coverage bar fail them (or they miss tests), 8 when a report
+cannot be used (another version or suite).
 """
 
 from __future__ import annotations
@@ -553,7 +556,39 @@ def _parser() -> argparse.ArgumentParser:
     drift.add_argument("pytest_args", nargs=argparse.REMAINDER, metavar="-- PYTEST_ARGS",
                        help="passed to pytest: test paths, -k, -n ... (after --)")
     drift.set_defaults(handler=_cmd_drift)
+    _combine_parser(commands)
     return parser
+
+
+def _cmd_combine(args: argparse.Namespace) -> int:
+    """Merge the shard reports of one CI run (docs/ci-and-shards.md): unused files, coverage, the report."""
+    from .testing._review.review import ReviewSettings
+    from .testing._usage.shard_report import CombineOptions, combine
+
+    here = Path.cwd()
+    settings = ReviewSettings.for_combine(args.cov_report, args.report, args.fail_under, here)
+    options = CombineOptions(rootdir=Path(args.rootdir or here).resolve(), delete_unused=args.delete_unused,
+                             warn_unused=args.warn_unused, show_coverage=args.cov, fail_under=settings.fail_under,
+                             json_path=settings.json_path, report_path=settings.report_path)
+    lines, status = combine([Path(path) for path in args.reports], options)
+    print("\n".join(lines))
+    return status
+
+
+def _combine_parser(commands: Any) -> None:
+    combine = commands.add_parser("combine", help="merge the shard reports of a sharded CI run: unused files, "
+                                  "coverage and the review report of the whole suite")
+    combine.add_argument("reports", nargs="+", metavar="SHARD_REPORT",
+                         help="the files pytest --agentloom-shard-report=PATH wrote, one per shard")
+    combine.add_argument("--rootdir", metavar="DIR", help="the project's root, as pytest's rootdir (default: .)")
+    combine.add_argument("--delete-unused", action="store_true",
+                         help="delete the snapshot, cassette and tool tape files no shard's tests used")
+    combine.add_argument("--warn-unused", action="store_true", help="only list unused files (they fail otherwise)")
+    combine.add_argument("--cov", action="store_true", help="print the combined workflow coverage table")
+    combine.add_argument("--fail-under", metavar="PERCENT", help="fail when the combined branch coverage is below")
+    combine.add_argument("--cov-report", metavar="json:PATH", help="write the combined coverage map")
+    combine.add_argument("--report", metavar="PATH", help="write the review report, PATH.html or PATH.md")
+    combine.set_defaults(handler=_cmd_combine)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,6 +12,7 @@ none, whatever removed the items.
 from __future__ import annotations
 
 from collections.abc import Generator
+from pathlib import Path
 
 import pytest
 
@@ -24,11 +25,14 @@ class SelectionWatch:
     def __init__(self) -> None:
         #: the node ids collected from the files, before any plugin changed the list (``None``: no collection)
         self.collected_ids: list[str] | None = None
+        #: the test files of those items (a shard's report and the unused reports judge the whole suite's)
+        self.collected_paths: set[Path] = set()
         self.removed = 0  # items the plugins dropped, deselected or not
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> Generator[None, None, None]:
         before = [item.nodeid for item in items]
+        self.collected_paths.update(item.path for item in items)
         try:
             return (yield)
         finally:

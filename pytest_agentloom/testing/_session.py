@@ -34,6 +34,7 @@ from ._snapshots.feature import SnapshotFeature, module_name
 from ._snapshots.per_test import TestSnapshots
 from ._test_cassette import ReplaySettings, TestCassette
 from ._transport import WIRE_KEY, Transport
+from ._usage.feature import UsageFeature
 
 if TYPE_CHECKING:
     from ._harness import AgentloomHarness
@@ -74,7 +75,9 @@ class AgentloomSession:
         drift = _drift_feature(self.drift, is_worker=self.is_worker)
         review = _review_feature(self.config, drift)
         repetitions = _repetition_feature(self.config, self.defaults) if self.live else None
-        chosen = (self.snapshot_feature, JudgeFeature(_harness_of), CassetteFeature(mode), _HarnessFeature(),
+        usage = UsageFeature(self.config, self.replay, self.snapshot_feature, review,
+                             judged=not self.live and self.drift is None)  # unused cassettes, shard report
+        chosen = (self.snapshot_feature, usage, JudgeFeature(_harness_of), CassetteFeature(mode), _HarnessFeature(),
                   review, repetitions, drift)
         return [feature for feature in chosen if feature is not None]
 

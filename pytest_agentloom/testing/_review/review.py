@@ -44,11 +44,17 @@ class ReviewSettings:
     fail_under: float | None
     json_path: Path | None
     report_path: Path | None
+    #: a shard's report (``--agentloom-shard-report``) carries the runs and outcomes for ``agentloom combine``
+    for_shard: bool = False
 
     @property
     def enabled(self) -> bool:
-        return self.show_table or self.fail_under is not None or self.json_path is not None or self.report_path \
-            is not None
+        return self.show_table or self.fail_under is not None or self.json_path is not None or self.keeps_runs
+
+    @property
+    def keeps_runs(self) -> bool:
+        """Whether each test's runs and outcome are kept: the report shows them, a shard report carries them."""
+        return self.report_path is not None or self.for_shard
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> ReviewSettings:
@@ -64,7 +70,24 @@ class ReviewSettings:
         problem = problem or _not_ours(report_path, "--agentloom-report", "agentloom review report")
         if problem is not None:
             raise pytest.UsageError(problem)
-        return cls(bool(read_setting(config, "cov")), fail_under, json_path, report_path)  # type: ignore[arg-type]
+        return cls(bool(read_setting(config, "cov")), fail_under, json_path, report_path,  # type: ignore[arg-type]
+                   for_shard=read_setting(config, "shard_report") not in (None, ""))
+
+    @classmethod
+    def for_combine(cls, cov_report: str | None, report: str | None, fail_under: str | None,
+                    here: Path) -> ReviewSettings:
+        """``agentloom combine``'s options, checked as the pytest options are (a ``UsageError`` names the fix)."""
+        from ...errors import UsageError
+
+        limit = _fail_under(fail_under)
+        json_path = _json_target(cov_report, here)
+        report_path = _report_target(report, here)
+        problem = next((p for p in (limit, json_path, report_path) if isinstance(p, str)), None)
+        problem = problem or _not_ours(json_path, "--cov-report", '"format": "agentloom-coverage/')
+        problem = problem or _not_ours(report_path, "--report", "agentloom review report")
+        if problem is not None:
+            raise UsageError(problem.replace("--agentloom-cov-fail-under", "--fail-under"))
+        return cls(False, limit, json_path, report_path)  # type: ignore[arg-type]
 
 
 class Review:
@@ -89,14 +112,14 @@ class Review:
         def observe(workflow: Workflow, result: WorkflowResult, provider: Any, fallbacks_before: int) -> None:
             fallbacks = gateway_fallbacks(provider)[fallbacks_before:]
             key = self.coverage.add_run(workflow, result, fallbacks)
-            if self.settings.report_path is not None:
+            if self.settings.keeps_runs:
                 self.runs.setdefault(nodeid, []).append(run_timeline(result, key))
 
         return observe
 
     def add_report(self, report: pytest.TestReport) -> None:
         """Keep a test's outcome: its call's, or an error or skip in setup or teardown."""
-        if self.settings.report_path is None:
+        if not self.settings.keeps_runs:
             return
         known = self.outcomes.get(report.nodeid)
         if report.when == "call" or (report.when == "setup" and not report.passed) or (
@@ -113,10 +136,15 @@ class Review:
 
     # -- xdist --------------------------------------------------------------------------------------------
 
-    def to_wire(self) -> dict[str, Any]:
-        return {"coverage": self.coverage.to_wire(), "runs": self.runs}
+    def to_wire(self, *, outcomes: bool = False) -> dict[str, Any]:
+        """What a worker sends (``outcomes``: and what a shard report carries, the outcomes read here too)."""
+        wire = {"coverage": self.coverage.to_wire(), "runs": self.runs}
+        if outcomes:
+            wire["outcomes"] = self.outcomes
+        return wire
 
     def merge(self, wire: Mapping[str, Any] | None, *, died: bool = False) -> None:
+        """Add a worker's or a shard's share (see :meth:`to_wire`): each test ran in one of them only."""
         if died:
             self.partial = True
         if not wire:
@@ -124,6 +152,7 @@ class Review:
         self.coverage.merge(wire.get("coverage", {}))
         for nodeid, runs in wire.get("runs", {}).items():
             self.runs.setdefault(nodeid, []).extend(runs)
+        self.outcomes.update(wire.get("outcomes", {}))
 
     # -- the end of the session ---------------------------------------------------------------------------
 

@@ -135,6 +135,24 @@ OPTIONS: tuple[Option, ...] = (
         default=False,
     ),
     Option(
+        "warn_unused_cassettes",
+        "only report unused cassette and tool tape files; by default they fail a run of the whole suite.",
+        kind="bool",
+        default=False,
+    ),
+    Option(
+        "prune_cassettes",
+        "delete the cassette and tool tape files no test used, when the whole suite runs.",
+        kind="bool",
+        default=False,
+        ini=False,
+    ),
+    Option(
+        "shard_report",
+        "write what this session (one shard of the suite) used and measured to PATH, for agentloom combine.",
+        ini=False,
+    ),
+    Option(
         "scenario_glob",
         "file name pattern of YAML-only scenario tables collected as tests (default: test_*.agentloom.yaml).",
         default="test_*.agentloom.yaml",

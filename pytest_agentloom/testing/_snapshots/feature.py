@@ -41,6 +41,7 @@ class SnapshotFeature(Feature):
         self.bodies_ran: set[str] = set()  # node ids whose test body ran (a "call" phase)
         self.not_set_up: set[str] = set()  # node ids whose setup failed or skipped (their snapshots are kept)
         self.narrowed_workers = 0  # workers that ran less than their share, or died
+        self.narrowed_beyond_removal = 0  # of those, the ones narrowed by more than dropped items
         self.unused: list[Path] = []  # set at the end of the session (see finish)
         self.deleted = False
 
@@ -61,10 +62,11 @@ class SnapshotFeature(Feature):
         folder = Path(os.fspath(read_setting(self.config, "snapshot_dir")))
         test_dirs: dict[Path, set[Path]] = {}  # snapshot root -> the folders of the tests that use it
         modules: set[Path] = set()
-        for item in items:
-            root = folder if folder.is_absolute() else item.path.parent / folder
-            test_dirs.setdefault(root, set()).add(item.path.parent)
-            modules.add(root / module_name(item.path))
+        # the test files collected before any plugin dropped items: a shard judges no other shard's module
+        for path in self.watch.collected_paths | {item.path for item in items}:
+            root = folder if folder.is_absolute() else path.parent / folder
+            test_dirs.setdefault(root, set()).add(path.parent)
+            modules.add(root / module_name(path))
         for root, dirs in test_dirs.items():
             if not root.is_dir():
                 continue
@@ -91,11 +93,14 @@ class SnapshotFeature(Feature):
 
     # -- end of session -----------------------------------------------------------------------------------
 
-    def selected_whole_suite(self, session: pytest.Session | None = None) -> bool:
+    def selected_whole_suite(self, session: pytest.Session | None = None, *, removed_ok: bool = False) -> bool:
         """True when nothing narrowed the run: no -k/-m, no deselection, no node ids or files, no --lf,
         no option that runs no test body (--collect-only, --setup-plan, --setup-only, --fixtures, ...),
         no item dropped by a plugin (pytest-shard, a conftest's filter: see :mod:`.._selection`),
         and every selected test ran (no -x/--maxfail stop, no interruption).
+
+        ``removed_ok``: whether this session ran all of *its share*, the items a plugin (a shard's) kept: its
+        shard report then counts towards a whole suite, once ``agentloom combine`` has every shard's.
         """
         option = self.config.option
         if getattr(option, "keyword", "") or getattr(option, "markexpr", ""):
@@ -106,12 +111,12 @@ class SnapshotFeature(Feature):
             return False
         if getattr(option, "lf", False) or getattr(option, "stepwise", False) or getattr(option, "failedfirst", False):
             return False
-        if self.deselected_count or self.collection_errors or self.watch.removed:
+        if self.collection_errors or (not removed_ok and (self.deselected_count or self.watch.removed)):
             return False
         for arg in self.config.args:
             if "::" in arg or not Path(self.config.invocation_params.dir, arg).is_dir():
                 return False
-        return not self.narrowed_workers
+        return not (self.narrowed_workers if not removed_ok else self.narrowed_beyond_removal)
 
     def ran_every_body(self, session: pytest.Session | None) -> bool:
         """Whether every test set up here went on to run its body (unless its setup failed or skipped), and,
@@ -130,15 +135,17 @@ class SnapshotFeature(Feature):
     def to_wire(self, session: pytest.Session | None) -> dict[str, Any]:
         data: dict[str, Any] = dict(self.snapshots.to_wire())
         stopped = session is not None and bool(session.shouldfail or session.shouldstop)
-        narrowed = (self.deselected_count or self.collection_errors or self.watch.removed or stopped
-                    or not self.ran_every_body(session))
-        data["narrowed"] = bool(narrowed)
+        beyond_removal = self.collection_errors or stopped or not self.ran_every_body(session)
+        data["narrowed"] = bool(beyond_removal or self.deselected_count or self.watch.removed)
+        data["narrowed_beyond_removal"] = bool(beyond_removal)
         return data
 
     def merge(self, data: Mapping[str, Any], *, died: bool) -> None:
         self.snapshots.merge(dict(data))
         if data.get("narrowed"):
             self.narrowed_workers += 1
+        if died or data.get("narrowed_beyond_removal"):
+            self.narrowed_beyond_removal += 1
 
     def finish(self, session: pytest.Session | None) -> tuple[pytest.ExitCode, ...]:
         """Find the unused snapshot files (deleting them under the update flag); they fail a full run.
