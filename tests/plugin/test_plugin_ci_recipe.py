@@ -44,7 +44,7 @@ def commands(job: dict[str, Any], program: str, **matrix: Any) -> list[list[str]
     for step in job["steps"]:
         line = step.get("run", "")
         for key, value in matrix.items():
-            line = line.replace("${{ matrix.%s }}" % key, str(value))
+            line = line.replace("${{ matrix." + key + " }}", str(value))
         words = shlex.split(line)
         if words[:1] == [program]:
             found.append(words[1:])

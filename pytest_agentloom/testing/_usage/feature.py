@@ -60,8 +60,9 @@ class UsageFeature(Feature):
     def collected(self, items: list[pytest.Item], errors: int) -> None:
         watch = self._snapshots.watch
         self.usage.collect(watch.collected_paths | {item.path for item in items})
-        ids = watch.collected_ids if watch.collected_ids is not None else [item.nodeid for item in items]
-        self.suite = (suite_id(ids), len(set(ids)))
+        if self.shard_path is not None:  # the suite's identity, for agentloom combine
+            ids = watch.collected_ids if watch.collected_ids is not None else [item.nodeid for item in items]
+            self.suite = (suite_id(ids), len(set(ids)))
 
     def after_report(self, item: pytest.Item, when: str, report: pytest.TestReport) -> None:
         if when == "setup" and self.shard_path is not None:

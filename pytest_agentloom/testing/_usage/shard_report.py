@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...errors import ArtifactError, render_message
+from ...errors import HINT_PREFIX, ArtifactError, render_message
 from .._snapshots.compare import SnapshotSession, display_path
 from .cassettes import CassetteUsage
 
@@ -166,27 +166,27 @@ def _incomplete(combined: _Combined) -> str | None:
 
 
 def _unused(combined: _Combined, options: CombineOptions) -> tuple[list[str], bool]:
-    assert combined.cassettes is not None  # at least one shard was read
-    found = [("snapshot", combined.snapshots.unused()), ("cassette", combined.cassettes.unused())]
+    """List (or delete) the suite's unused snapshot, cassette and tool tape files; whether they fail."""
+    cassettes = combined.cassettes
+    assert cassettes is not None  # at least one shard was read
+    found = [("snapshot", combined.snapshots.unused()), ("cassette", cassettes.unused())]
+    verb = "deleted" if options.delete_unused else "unused"
     lines: list[str] = []
-    failed = False
     for kind, paths in found:
-        if not paths:
-            continue
-        verb = "deleted" if options.delete_unused else "unused"
-        lines += render_message(f"agentloom: {len(paths)} {kind} file{'s' if len(paths) != 1 else ''} {verb}:",
-                                details=[f"  {display_path(path)}" for path in paths]).splitlines()
-        if options.delete_unused:
-            if kind == "snapshot":
-                _delete_snapshots(paths)
-            else:
-                combined.cassettes.delete(paths)
-        else:
-            failed = failed or not options.warn_unused
-    if kind_lines := combined.cassettes.rename_hints(found[1][1]) if not options.delete_unused else []:
-        lines += ["agentloom: a test with no cassette may be a renamed one; to keep its recording, run:", *kind_lines]
+        if paths:
+            lines.append(f"agentloom: {len(paths)} {kind} file{'s' if len(paths) != 1 else ''} {verb}:")
+            lines += [f"  {display_path(path)}" for path in paths]
+    if options.delete_unused:
+        _delete_snapshots(found[0][1])
+        cassettes.delete(found[1][1])
+        return lines, False
+    renames = cassettes.rename_hints(found[1][1])
+    if renames:
+        lines += ["agentloom: a test that failed with no cassette may be a renamed one; to keep its recording, run:",
+                  *renames]
+    failed = any(paths for _, paths in found) and not options.warn_unused
     if failed:
-        lines.append("How to fix: delete them, or run: agentloom combine --delete-unused PATH... "
+        lines.append(f"{HINT_PREFIX} delete them, or run: agentloom combine --delete-unused PATH... "
                      "(--warn-unused only reports them)")
     return lines, failed
 
