@@ -58,3 +58,21 @@ def test_the_whole_suite_still_reports_unused_snapshots(suite: pytest.Pytester) 
     result = suite.runpytest_inprocess()  # pytest-shard and pytest-split installed, not asked to shard
     result.stdout.fnmatch_lines(["agentloom: 1 snapshot file unused:"])
     assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_a_shard_narrowed_by_more_than_its_plugin_makes_the_combine_judge_nothing(
+        suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from pytest_agentloom.cli import main
+
+    suite.runpytest_inprocess("--num-shards", "2", "--shard-id", "0", "--agentloom-shard-report=s0.json")
+    suite.runpytest_inprocess("--num-shards", "2", "--shard-id", "1", "-k", "not 3", "--agentloom-shard-report=s1.json")
+    first, second = (json.loads((suite.path / name).read_text()) for name in ("s0.json", "s1.json"))
+    assert first["narrowed"] is False and second["narrowed"] is True
+    assert first["suite"] == second["suite"] and first["suite"]["tests"] == 4
+    monkeypatch.chdir(suite.path)
+    capsys.readouterr()
+    assert main(["combine", "s0.json", "s1.json"]) == 1
+    assert ("agentloom combine: some shards ran less than their share (-k, -m, node ids, -x, an interruption or a "
+            "collection error): unused files are not judged.\n  s1.json\n") in capsys.readouterr().out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.replay.helpers import Project
+from tests.replay.helpers import CANARY_KEY, CANARY_SECRET, Project
 from tests.servers.fake_llm import text
 
 
@@ -78,3 +78,12 @@ def test_a_renamed_test_gets_the_git_mv_that_keeps_its_recording(recorded: Proje
     old = recorded.cassette()
     old.rename(old.with_name("test_support_renamed.yaml"))  # what the git mv does
     recorded.run().assert_outcomes(passed=1)
+
+
+def test_a_shard_report_of_a_replayed_test_holds_no_secret(recorded: Project) -> None:
+    recorded.monkeypatch.setenv("OPENAI_API_KEY", CANARY_KEY)  # a key in the environment, as in a CI job
+    result = recorded.run("--agentloom-shard-report=shard.json")
+    result.assert_outcomes(passed=1)
+    text = (recorded.path / "shard.json").read_text()
+    assert '"test_support.py::test_support"' in text and '"cassettes/test_support.py/test_support"' in text
+    assert CANARY_KEY not in text and CANARY_SECRET not in text
