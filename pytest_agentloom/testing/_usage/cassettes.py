@@ -47,10 +47,15 @@ class CassetteUsage:
     missing: set[str] = field(default_factory=set)
 
     def relative(self, path: str | os.PathLike[str]) -> str:
+        """``path`` from the rootdir, ``/`` separated (as given when outside it)."""
+        text = os.fspath(path)
+        root = os.fspath(self.rootdir)
+        if text.startswith(root + os.sep):  # the cassette folder's files: no file system call each
+            return Path(text[len(root) + 1:]).as_posix()
         try:
-            return Path(path).resolve().relative_to(self.rootdir.resolve()).as_posix()
+            return Path(text).resolve().relative_to(self.rootdir.resolve()).as_posix()
         except ValueError:
-            return Path(path).as_posix()
+            return Path(text).as_posix()
 
     def use(self, paths: Iterable[str]) -> None:
         """Note the cassettes and tool tapes this session's tests claimed (absolute paths)."""
