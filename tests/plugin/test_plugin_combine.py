@@ -110,6 +110,7 @@ def test_combined_shards_write_what_one_unsharded_run_writes(suite: pytest.Pytes
 
 def test_pytest_split_groups_combine_to_the_whole_suite(suite: pytest.Pytester,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("pytest_split")
     shards = run_shards(suite, "pytest-split")
     status, out = combine(capsys, *shards)
     assert status == 1

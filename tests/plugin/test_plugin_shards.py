@@ -32,10 +32,13 @@ def suite(triage: pytest.Pytester) -> pytest.Pytester:
     return triage
 
 
-# both plugins load through their entry points (installed by the dev extra)
-@pytest.mark.parametrize("shard", [["--num-shards", "2", "--shard-id", "0"], ["--splits", "2", "--group", "1"]],
+# both plugins load through their entry points (installed by the dev extra; tox's test extra has neither)
+@pytest.mark.parametrize(("plugin", "shard"), [("pytest_shard", ["--num-shards", "2", "--shard-id", "0"]),
+                                               ("pytest_split", ["--splits", "2", "--group", "1"])],
                          ids=["pytest-shard", "pytest-split"])
-def test_a_shard_reports_nothing_unused_and_deletes_nothing(suite: pytest.Pytester, shard: list[str]) -> None:
+def test_a_shard_reports_nothing_unused_and_deletes_nothing(suite: pytest.Pytester, plugin: str,
+                                                            shard: list[str]) -> None:
+    pytest.importorskip(plugin)
     result = suite.runpytest_inprocess(*shard)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     assert "snapshot file" not in result.stdout.str()
@@ -65,6 +68,8 @@ def test_a_shard_narrowed_by_more_than_its_plugin_makes_the_combine_judge_nothin
     import json
 
     from pytest_agentloom.cli import main
+
+    pytest.importorskip("pytest_shard")
 
     suite.runpytest_inprocess("--num-shards", "2", "--shard-id", "0", "--agentloom-shard-report=s0.json")
     suite.runpytest_inprocess("--num-shards", "2", "--shard-id", "1", "-k", "not 3", "--agentloom-shard-report=s1.json")
