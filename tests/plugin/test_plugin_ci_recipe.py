@@ -3,6 +3,7 @@ combine job's ``agentloom`` command, read from the page's workflow file itself."
 
 from __future__ import annotations
 
+import importlib
 import re
 import shlex
 from pathlib import Path
@@ -13,8 +14,8 @@ import yaml
 
 from pytest_agentloom.cli import main
 
-pytest.importorskip("xdist")
-pytest.importorskip("pytest_shard")
+importlib.import_module("xdist")
+importlib.import_module("pytest_shard")
 
 pytestmark = pytest.mark.xdist
 
