@@ -256,6 +256,7 @@ class CassetteSession:
         self.seal = Seal(self.not_intercepted)
         self.loaded_count = 0
         self.opened = False
+        self.removed = False  # set by write(): a re-recording that sent no request removed the old file
 
     # -- lifecycle ------------------------------------------------------------------------------------------
 
@@ -358,15 +359,20 @@ class CassetteSession:
         if not self.opened or self.mode is RecordMode.NONE:
             return False
         if self.mode is RecordMode.ALL:
-            return True
+            return bool(self._cassette.data) or self.exists  # write it, or remove a file nothing needs now
         return bool(self._cassette.dirty)
 
     def write(self) -> bool:
         """Write every interaction of the cassette, with fresh provenance, atomically; answer whether it did.
 
         A re-recording whose file would differ from the one on disk only in
-        ``recorded_at`` leaves that file untouched, so it shows no diff.
+        ``recorded_at`` leaves that file untouched, so it shows no diff. A re-recording (mode ``all``) that
+        sent no request writes no file and removes the old one (:attr:`removed`): nothing would replay it.
         """
+        if not self._cassette.data:  # re-recorded, and no request was sent: a run that needs no cassette
+            self.config.path.unlink(missing_ok=True)
+            self.removed = True
+            return False
         text = self.render()
         if _same_but_recorded_at(self.config.path, text):
             return False
@@ -540,8 +546,11 @@ class CassetteSession:
         reason = "no_match"
         if not self.exists and not cassette.data:
             reason = "no_cassette"
-            headline = f"No cassette to replay for this request ({', '.join(where) or 'outside a test'})."
-            hint = f"record it once against live providers:\n  {self.config.how_to_record}"
+            headline = (f"No cassette to replay for this request ({', '.join(where) or 'outside a test'}): "
+                        f"{self.config.display_path} does not exist.")
+            context.insert(1, ("looked for", Path(self.config.path).resolve()))
+            hint = (f"record it once against live providers (API keys needed), then commit the file:\n"
+                    f"  {self.config.how_to_record}")
         else:
             index, passed, played = self._closest(request)
             headline = f"Cassette has no recorded response for this request ({', '.join(where) or 'no step'})."

@@ -67,15 +67,16 @@ class AgentloomSession:
 
     def _features(self) -> list[Feature]:
         """The features of this session, in the order each hook asks them (and their summary lines come)."""
-        self.snapshot_feature = SnapshotFeature(self.config, self.snapshot_location,
-                                                judged=not self.live and self.drift is None)
+        judged = not self.live and self.drift is None
+        self.snapshot_feature = SnapshotFeature(self.config, self.snapshot_location, judged=judged,
+                                                recording=judged and self.replay.mode.records)
         self.snapshots = self.snapshot_feature.snapshots
         mode = self.drift.live_replay.mode if self.drift is not None else self.replay.mode
         drift = _drift_feature(self.drift, is_worker=self.is_worker)
         review = _review_feature(self.config, drift)
         repetitions = _repetition_feature(self.config, self.defaults) if self.live else None
-        chosen = (self.snapshot_feature, JudgeFeature(_harness_of), CassetteFeature(mode), _HarnessFeature(),
-                  review, repetitions, drift)
+        chosen = (self.snapshot_feature, JudgeFeature(_harness_of), CassetteFeature(mode, self.snapshots),
+                  _HarnessFeature(), review, repetitions, drift)
         return [feature for feature in chosen if feature is not None]
 
     @property

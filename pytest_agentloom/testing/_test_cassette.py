@@ -56,7 +56,9 @@ __all__ = ["MODEL_STEP_TYPES", "ReplaySettings", "ReplaySummary", "TestCassette"
 MODEL_STEP_TYPES = ("llm_call", "agent")
 STALE_PROPERTY = "agentloom_stale_cassette"
 WRITTEN_PROPERTY = "agentloom_cassette_written"
-DROPPED_PROPERTY = "agentloom_cassette_not_written"
+DROPPED_PROPERTY = "agentloom_cassette_not_written"  # "<path>: <why>"
+UNCHANGED_PROPERTY = "agentloom_cassette_unchanged"  # re-recorded, and the file on disk already said the same
+REMOVED_PROPERTY = "agentloom_cassette_removed"  # re-recorded, no request sent: the old file went
 RECORD_FLAGS = ("--agentloom-record", "--agentloom-record-mode")
 
 
@@ -160,6 +162,19 @@ class ReplaySettings:
         return path.with_name(path.name.removesuffix(".yaml")) / f"{repetition}.yaml"
 
 
+def calls_a_model_first(workflow: Workflow) -> bool:
+    """Whether a step that runs first (it waits for no other, nor for a router's choice) calls a model.
+
+    Such a run sends a request for sure, so a missing cassette fails the test before anything runs. Any
+    other run (``start_at=`` a router, only tool steps) may send none: it needs no cassette file, and a
+    request it does send fails its step with the same "no cassette" message.
+    """
+    from ..engine._format.graph import dependency_graph
+
+    graph = dependency_graph(workflow)
+    return any(step.type in MODEL_STEP_TYPES and not graph.get(step.id) for step in workflow.steps)
+
+
 @functools.lru_cache(maxsize=1024)
 def _relative_test_path(test_file: str, rootdir: str) -> Path:
     """A test file's path from the rootdir (its name alone outside it), worked out once per file: the
@@ -219,7 +234,7 @@ class TestCassette:
         from ..providers._factory import default_gateway
 
         session = self._session()
-        if any(step.type in MODEL_STEP_TYPES for step in workflow.steps):
+        if calls_a_model_first(workflow):  # else a missing cassette fails the first request, if one is sent
             session.require_cassette()
         session.open()
         session.add_run(workflow, state)
@@ -255,9 +270,9 @@ class TestCassette:
         if self.session is not None:
             self.session.close(keep=False)
 
-    def finish(self, passed: bool) -> tuple[str | None, list[tuple[str, str]]]:
+    def finish(self, passed: bool, *, snapshot_changed: bool = False) -> tuple[str | None, list[tuple[str, str]]]:
         """End of the test's call: write the cassette if recording; the unused-interaction failure, if any,
-        and the user properties (stale flag, cassette written) for the report.
+        and the user properties (stale flag, cassette written, kept, removed or not written and why).
         """
         session = self.session
         if session is None or not session.opened:
@@ -287,13 +302,26 @@ class TestCassette:
         # unless each repetition is recorded: then it keeps them all, failed ones too (they are what to study)
         live = self.settings.live
         keep = live.record_repetitions if live.live else passed or self.settings.keep_failed
+        shown = session.config.display_path
         if session.close(keep=keep):
-            properties.append((WRITTEN_PROPERTY, session.config.display_path))
+            properties.append((WRITTEN_PROPERTY, shown))
+        elif session.removed:
+            properties.append((REMOVED_PROPERTY, shown))
+        elif recorded and keep and not live.live:
+            properties.append((UNCHANGED_PROPERTY, shown))
         elif recorded and not passed and not live.live:
-            properties.append((DROPPED_PROPERTY, session.config.display_path))
+            properties.append((DROPPED_PROPERTY, f"{shown}: {self._not_written_because(snapshot_changed)}"))
         if keep and self.tape is not None:
             self.tape.save()  # only when recording, and only if a tool with side effects ran
         return failure, properties
+
+    def _not_written_because(self, snapshot_changed: bool) -> str:
+        if snapshot_changed:
+            from ._snapshots.compare import record_and_update_command
+
+            return ("its snapshot changed; if that is intended, record and update together: "
+                    f"{record_and_update_command(self.item.nodeid)}")
+        return "the test failed while recording (its report says why)"
 
 
 @dataclass
@@ -304,28 +332,37 @@ class ReplaySummary:
     stale_tests: list[str] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
 
     def add_report(self, report: Any) -> None:
         if getattr(report, "when", None) != "call":
             return
+        lists = {WRITTEN_PROPERTY: self.written, DROPPED_PROPERTY: self.dropped,
+                 UNCHANGED_PROPERTY: self.unchanged, REMOVED_PROPERTY: self.removed}
         for name, value in getattr(report, "user_properties", ()):
             if name == STALE_PROPERTY:
                 self.stale.append(str(value))
                 self.stale_tests.append(str(report.nodeid))
-            elif name == WRITTEN_PROPERTY:
-                self.written.append(str(value))
-            elif name == DROPPED_PROPERTY:
-                self.dropped.append(str(value))
+            elif name in lists:
+                lists[name].append(str(value))
 
     def lines(self, mode: RecordMode) -> list[str]:
         lines = []
-        if self.written:
-            count = len(self.written)
-            lines.append(f"agentloom: {count} cassette{'s' if count != 1 else ''} recorded (record mode {mode.value})")
+        for entries, what in (
+            (self.written, f"recorded (record mode {mode.value})"),
+            (self.unchanged, "re-recorded and left as they were (the same calls; only volatile response fields "
+                             "differed)"),
+            (self.removed, "removed: the test sent no request, so it needs no cassette"),
+        ):
+            if entries:
+                count = len(entries)
+                lines.append(f"agentloom: {count} cassette{'s' if count != 1 else ''} {what}:")
+                lines += [f"  {entry}" for entry in sorted(entries)]
         if self.dropped:
             count = len(self.dropped)
-            lines.append(f"agentloom: {count} recording{'s' if count != 1 else ''} not written: the test failed "
-                         "while recording, so its cassette on disk (if any) is unchanged:")
+            lines.append(f"agentloom: {count} recording{'s' if count != 1 else ''} not written, so the cassette on "
+                         "disk (if any) is unchanged:")
             lines += [f"  {entry}" for entry in sorted(self.dropped)]
         if self.stale:
             count = len(self.stale)
