@@ -42,17 +42,19 @@ from .._core.offline import Seal, seal
 from .._core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
 from .._redaction.http_traffic import HttpRedactor, api_keys_from_env
 from ..errors import (
+    CassetteFormatError,
     CassetteMismatchError,
     CassetteNotFoundError,
     RequestNotInterceptedError,
     UnusedInteractionsError,
     render_message,
 )
-from ._cassette_file import dumps, read_cassette, write_atomic
+from ._cassette_file import dumps, interaction_document, read_cassette, write_atomic
 from ._match_index import RequestIndex
 from ._matchers import DEFAULT_MATCH_ON, body_data, body_diff, body_difference_count, matcher_names, resolve_matchers
 from ._modes import RecordMode
 from ._provenance import Provenance, stale_workflows, workflow_hash
+from ._response_filters import DEFAULT_RESPONSE_IGNORE, ResponseHook, apply_hook, same_but_volatile
 
 if TYPE_CHECKING:
     from vcr.request import Request
@@ -89,6 +91,7 @@ class CassetteConfig:
     folder that workflow paths in the provenance (and ``display_path``) are
     relative to; ``api_keys`` are extra raw keys to scrub besides ``*_API_KEY``
     environment variables. ``ignore`` are body paths the ``body`` matcher leaves out.
+    ``before_record_response`` runs on each response after scrubbing, before it is matched or written.
     """
 
     path: Path
@@ -98,6 +101,10 @@ class CassetteConfig:
     root: Path | None = None
     match_on: tuple[Any, ...] = DEFAULT_MATCH_ON
     ignore: tuple[str, ...] = ()
+    #: response fields a re-recording may change and still keep the interaction on disk (besides
+    #: :data:`._response_filters.DEFAULT_RESPONSE_IGNORE`), and vcrpy's ``before_record_response`` hook
+    response_ignore: tuple[str, ...] = ()
+    before_record_response: ResponseHook | None = None
     api_keys: tuple[str, ...] = ()
     env: Mapping[str, str] | None = field(default=None, repr=False)
 
@@ -373,15 +380,44 @@ class CassetteSession:
             self.config.path.unlink(missing_ok=True)
             self.removed = True
             return False
-        text = self.render()
+        text = self.render(self._unchurned())
         if _same_but_recorded_at(self.config.path, text):
             return False
         write_atomic(self.config.path, text)
         return True
 
-    def render(self) -> str:
+    def _unchurned(self) -> list[tuple[Any, Any]]:
+        """The interactions to write: each one that equals the file's interaction at its place but for
+        volatile response fields (:mod:`._response_filters`) is the file's own, so an unchanged answer
+        leaves the file unchanged."""
+        data = list(self._cassette.data)
+        on_disk = self._on_disk()
+        if on_disk is None:
+            return data
+        _, old_requests, old_responses = on_disk
+        ignore = (*DEFAULT_RESPONSE_IGNORE, *self.config.response_ignore)
+        kept = []
+        for position, (request, response) in enumerate(data):
+            if position < len(old_requests):
+                before = (old_requests[position], old_responses[position])
+                if same_but_volatile(interaction_document(*before), interaction_document(request, response), ignore):
+                    kept.append(before)
+                    continue
+            kept.append((request, response))
+        return kept
+
+    def _on_disk(self) -> tuple[Provenance | None, list[Any], list[dict[str, Any]]] | None:
+        """The cassette as the file holds it before this write (``None``: no file, or one that cannot be read)."""
+        if self._loaded is not None:
+            return self._loaded
+        try:
+            return read_cassette(self.config.path)
+        except CassetteFormatError:  # a broken file is simply replaced
+            return None
+
+    def render(self, data: Sequence[tuple[Any, Any]] | None = None) -> str:
         """The cassette's text as :meth:`write` writes it (redacted), without writing it."""
-        data = self._cassette.data
+        data = self._cassette.data if data is None else data
         workflows = dict(self.provenance.workflows) if self.provenance and self.mode is not RecordMode.ALL else {}
         workflows.update(self._workflows)
         provenance = Provenance.now(test=self.config.test_id, record_mode=self.mode.value, workflows=workflows)
@@ -465,7 +501,7 @@ class CassetteSession:
         return redacted
 
     def _redact_response(self, response: dict[str, Any]) -> dict[str, Any]:
-        return self._http_redactor.response(response)
+        return apply_hook(self.config.before_record_response, self._http_redactor.response(response))
 
     def _sent(self, request: Request) -> None:
         call = current_call.get()

@@ -28,11 +28,11 @@ from ._feature import Feature, Observer, overrides
 from ._judge.feature import JudgeFeature
 from ._live.repetitions import REPETITION_KEY
 from ._review.review import Review, ReviewSettings
-from ._settings.option_table import marker_defaults, read_setting
+from ._settings.option_table import marker_defaults, read_setting, read_setting_from
 from ._snapshots.compare import SnapshotOptions, sanitize
 from ._snapshots.feature import SnapshotFeature, module_name
 from ._snapshots.per_test import TestSnapshots
-from ._test_cassette import ReplaySettings, TestCassette
+from ._test_cassette import CassetteOptions, ReplaySettings, TestCassette
 from ._transport import WIRE_KEY, Transport
 
 if TYPE_CHECKING:
@@ -182,6 +182,7 @@ class AgentloomSession:
             merged = marked.merged
             marked.settings = _MarkedSettings(
                 snapshot_dir=os.fspath(self.setting("snapshot_dir", merged)), matching=self.matching(merged),
+                cassette_options=self.cassette_options(merged),
                 snapshot_options=self.snapshot_options(merged),
                 missing_template_keys=str(self.setting("missing_template_keys", merged)),
             )
@@ -216,7 +217,8 @@ class AgentloomSession:
             replay, snapshots = self.drift.live_replay, self.drift.live_snapshots
             snapshot_dir = self.drift.snapshot_dir(snapshot_dir)
         cassette = item.stash[CASSETTE_KEY] = TestCassette(replay, item, matching=settings.matching,
-                                                           repetition=item.stash.get(REPETITION_KEY, None))
+                                                           repetition=item.stash.get(REPETITION_KEY, None),
+                                                           options=settings.cassette_options)
         from ._harness import AgentloomHarness, TestPlace
 
         place = TestPlace(item.nodeid, item.path.parent, tmp_path, hold_records=not folder_exists)
@@ -269,6 +271,11 @@ class AgentloomSession:
         """A test's cassette matching additions: body paths to ignore and extra matchers (marker, then ini)."""
         ignore = tuple(self.setting("cassette_ignore", defaults))
         return ignore, tuple(self.setting("cassette_matchers", defaults))
+
+    def cassette_options(self, defaults: dict[str, Any]) -> CassetteOptions:
+        """A test's response filters and cassette age (marker, then ini); a bad value errors the test, naming it."""
+        return CassetteOptions.read(lambda name: read_setting_from(self.config, name, defaults,
+                                                                   known=self._known_settings))
 
     def is_scenario_file(self, path: Path) -> bool:
         return fnmatch.fnmatch(path.name, self.scenario_glob)
@@ -385,6 +392,7 @@ class _MarkedSettings:
 
     snapshot_dir: str
     matching: tuple[tuple[str, ...], tuple[Any, ...]]
+    cassette_options: CassetteOptions
     snapshot_options: SnapshotOptions
     missing_template_keys: str
 

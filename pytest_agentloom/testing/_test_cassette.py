@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import os
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -185,6 +185,72 @@ def _relative_test_path(test_file: str, rootdir: str) -> Path:
         return Path(Path(test_file).name)
 
 
+_AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+ON_EXPIRY = ("warn", "fail", "re-record")
+
+
+@dataclass(frozen=True)
+class CassetteOptions:
+    """What a test's markers and the ini say about writing and aging its cassette (see the module docs)."""
+
+    response_ignore: tuple[str, ...] = ()
+    before_record_response: Any = None  # a callable, or None
+    max_age: float | None = None  # seconds
+    max_age_text: str = ""
+    on_expiry: str = "warn"
+
+    @classmethod
+    def read(cls, setting: Callable[[str], tuple[Any, str]]) -> CassetteOptions:
+        """From ``setting(name) -> (value, where it came from)``; raises :class:`UsageError` naming the source."""
+        hook, where = setting("before_record_response")
+        if isinstance(hook, str) and hook.strip():
+            hook = _imported(hook.strip(), where)
+        elif hook is not None and not callable(hook):
+            raise UsageError(render_message(f"{where} must be a function (got {hook!r}).",
+                                            hint="pass a function(response) -> response, or 'module:function'."))
+        raw_age, where_age = setting("cassette_max_age")
+        age = parse_age(raw_age, where_age) if raw_age not in (None, "") else None
+        expiry, where_expiry = setting("cassette_on_expiry")
+        on_expiry = str(expiry or "warn").strip().lower().replace("_", "-").replace("rerecord", "re-record")
+        if on_expiry not in ON_EXPIRY:
+            raise UsageError(render_message(f"{where_expiry} must be one of {', '.join(ON_EXPIRY)} (got {expiry!r}).",
+                                            hint="e.g. agentloom_cassette_on_expiry = fail"))
+        return cls(response_ignore=tuple(setting("cassette_response_ignore")[0] or ()), before_record_response=hook,
+                   max_age=age, max_age_text=str(raw_age or "").strip(), on_expiry=on_expiry)
+
+
+def _imported(name: str, where: str) -> Any:
+    """The function ``'package.module:function'`` names, importable from the rootdir."""
+    import importlib
+
+    module, _, attribute = name.partition(":")
+    try:
+        found = getattr(importlib.import_module(module), attribute)
+    except (ImportError, AttributeError, ValueError) as exc:
+        found, problem = None, f"cannot be imported ({exc})"
+    else:
+        problem = "is not a function"
+    if not callable(found):
+        raise UsageError(render_message(f"{where}: {name!r} {problem}.",
+                                        hint="name a function as 'package.module:function', importable from the "
+                                             "rootdir."))
+    return found
+
+
+def parse_age(value: Any, source: str) -> float:
+    """``30d``, ``12h``, ``90m``, ``2w``, ``3600s`` as seconds; a :class:`UsageError` naming ``source`` otherwise."""
+    text = str(value).strip().lower()
+    number, unit = text[:-1], text[-1:]
+    try:
+        seconds = float(number) * _AGE_UNITS[unit]
+    except (KeyError, ValueError):
+        seconds = -1.0
+    if seconds > 0:
+        return seconds
+    raise UsageError(render_message(f"{source} must be a positive number and a unit (s, m, h, d, w), got {value!r}.",
+                                    hint="e.g. agentloom_cassette_max_age = 30d"))
+
+
 @dataclass
 class TestCassette:
     """The cassette of one test, claimed (see :meth:`ReplaySettings.claim`) and opened at the first run that uses
@@ -200,6 +266,8 @@ class TestCassette:
     tape: Any = None  # the ToolTape of the tools with side effects, made at the first run
     #: the repetition of a live run this cassette belongs to (1, 2, ...), or ``None`` outside a live run
     repetition: int | None = None
+    #: response filters and age, from the marker or ini
+    options: CassetteOptions = field(default_factory=CassetteOptions)
 
     @property
     def path(self) -> Path:
@@ -224,6 +292,8 @@ class TestCassette:
                 path=self.path, mode=self.settings.mode, test_id=self.item.nodeid,
                 record_command=self.settings.record_command(self.item), root=self.settings.rootdir,
                 match_on=(*DEFAULT_MATCH_ON, *extra), ignore=tuple(ignore),
+                response_ignore=self.options.response_ignore,
+                before_record_response=self.options.before_record_response,
             )
             self.session = CassetteSession(config)
         return self.session
