@@ -53,7 +53,7 @@ from ._cassette_file import dumps, interaction_document, read_cassette, write_at
 from ._match_index import RequestIndex
 from ._matchers import DEFAULT_MATCH_ON, body_data, body_diff, body_difference_count, matcher_names, resolve_matchers
 from ._modes import RecordMode
-from ._provenance import Provenance, stale_workflows, workflow_hash
+from ._provenance import Provenance, stale_workflows, workflow_hash, workflow_meaning_hash
 from ._response_filters import DEFAULT_RESPONSE_IGNORE, ResponseHook, apply_hook, same_but_volatile
 
 if TYPE_CHECKING:
@@ -253,7 +253,8 @@ class CassetteSession:
         self._cassette: Any = None
         self._http_redactor = HttpRedactor(api_keys=[*api_keys_from_env(config.env), *config.api_keys])
         self._secrets: set[str] = set()
-        self._workflows: dict[str, str] = {}
+        self._workflows: dict[str, str] = {}  # workflow file (relative to the root) -> its meaning hash
+        self._workflow_files: dict[str, Path] = {}
         self._vcr_context: Any = None
         self._index = RequestIndex(resolve_matchers(config.match_on, config.ignore))
         self._loading = False
@@ -429,7 +430,9 @@ class CassetteSession:
     def add_run(self, workflow: Workflow, state: Mapping[str, Any] | None = None) -> None:
         """Note a run: its workflow file (for provenance) and the redacted values of its state (to scrub)."""
         if workflow.source is not None and Path(workflow.source).is_file():
-            self._workflows[_relative(Path(workflow.source), self.config.root)] = workflow_hash(workflow.source)
+            name = _relative(Path(workflow.source), self.config.root)
+            self._workflows[name] = workflow_meaning_hash(workflow.source)
+            self._workflow_files[name] = Path(workflow.source)
         from ..engine._format.redaction_patterns import redactor_for
 
         redactor = redactor_for(workflow, env=self.config.env)
@@ -448,7 +451,9 @@ class CassetteSession:
         """Workflow files run by this test whose hash differs from the one recorded in the cassette."""
         if self.mode is RecordMode.ALL or self.provenance is None:
             return []
-        return stale_workflows(self.provenance, self._workflows)
+        files = self._workflow_files
+        return stale_workflows(self.provenance, self._workflows,
+                               lambda name: workflow_hash(files[name]) if files[name].is_file() else None)
 
     def unused(self) -> list[int]:
         """Positions (0-based) of loaded interactions that this session never replayed."""
