@@ -34,6 +34,7 @@ import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -53,7 +54,7 @@ from ._cassette_file import dumps, interaction_document, read_cassette, write_at
 from ._match_index import RequestIndex
 from ._matchers import DEFAULT_MATCH_ON, body_data, body_diff, body_difference_count, matcher_names, resolve_matchers
 from ._modes import RecordMode
-from ._provenance import Provenance, stale_workflows, workflow_hash, workflow_meaning_hash
+from ._provenance import Provenance, format_time, stale_workflows, utc_now, workflow_hash, workflow_meaning_hash
 from ._response_filters import DEFAULT_RESPONSE_IGNORE, ResponseHook, apply_hook, same_but_volatile
 
 if TYPE_CHECKING:
@@ -107,6 +108,11 @@ class CassetteConfig:
     before_record_response: ResponseHook | None = None
     api_keys: tuple[str, ...] = ()
     env: Mapping[str, str] | None = field(default=None, repr=False)
+    #: the clock of ``recorded_at`` (and of a cassette's age); inject one for a deterministic time
+    clock: Callable[[], datetime] = field(default=utc_now, repr=False)
+    #: seconds a cassette may age: a re-recording of an older one is written with a new ``recorded_at``
+    #: even when nothing else changed (else it would stay expired however often it is re-recorded)
+    max_age: float | None = None
 
     @property
     def display_path(self) -> str:
@@ -382,7 +388,7 @@ class CassetteSession:
             self.removed = True
             return False
         text = self.render(self._unchurned())
-        if _same_but_recorded_at(self.config.path, text):
+        if _same_but_recorded_at(self.config.path, text) and not self._too_old_on_disk():
             return False
         write_atomic(self.config.path, text)
         return True
@@ -407,6 +413,16 @@ class CassetteSession:
             kept.append((request, response))
         return kept
 
+    def _too_old_on_disk(self) -> bool:
+        """Whether the file on disk was recorded longer ago than ``max_age`` (or says not when)."""
+        if self.config.max_age is None:
+            return False
+        from ._provenance import parse_time
+
+        on_disk = self._on_disk()
+        recorded = parse_time(on_disk[0].recorded_at) if on_disk is not None and on_disk[0] is not None else None
+        return recorded is None or (self.config.clock() - recorded).total_seconds() > self.config.max_age
+
     def _on_disk(self) -> tuple[Provenance | None, list[Any], list[dict[str, Any]]] | None:
         """The cassette as the file holds it before this write (``None``: no file, or one that cannot be read)."""
         if self._loaded is not None:
@@ -421,7 +437,8 @@ class CassetteSession:
         data = self._cassette.data if data is None else data
         workflows = dict(self.provenance.workflows) if self.provenance and self.mode is not RecordMode.ALL else {}
         workflows.update(self._workflows)
-        provenance = Provenance.now(test=self.config.test_id, record_mode=self.mode.value, workflows=workflows)
+        provenance = Provenance.now(test=self.config.test_id, record_mode=self.mode.value, workflows=workflows,
+                                    clock=lambda: format_time(self.config.clock()))
         text = dumps(provenance, [req for req, _ in data], [resp for _, resp in data])
         return self._http_redactor.text(text)
 

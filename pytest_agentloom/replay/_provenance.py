@@ -30,8 +30,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MEANING_PREFIX", "SDK_DISTRIBUTIONS", "Provenance", "stale_workflows", "workflow_hash",
-           "workflow_meaning_hash"]
+__all__ = ["MEANING_PREFIX", "SDK_DISTRIBUTIONS", "Provenance", "format_time", "parse_time", "stale_workflows",
+           "utc_now", "workflow_hash", "workflow_meaning_hash"]
 
 #: Distributions whose versions go into every cassette (looked up by metadata, never imported).
 SDK_DISTRIBUTIONS = ("openai", "anthropic", "httpx", "httpx2", "vcrpy")
@@ -147,8 +147,27 @@ def _version(name: str) -> str | None:
         return None
 
 
+def utc_now() -> _dt.datetime:
+    """The current time in UTC (the default clock of recording and of cassette ages)."""
+    return _dt.datetime.now(_dt.UTC)
+
+
+def format_time(moment: _dt.datetime) -> str:
+    """``2026-01-31T12:00:00Z``: a provenance's ``recorded_at``."""
+    return moment.astimezone(_dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def parse_time(text: str) -> _dt.datetime | None:
+    """A ``recorded_at`` as an aware time (``None`` when it is missing or not a time)."""
+    try:
+        moment = _dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=_dt.UTC)
+
+
 def _utc_now() -> str:
-    return _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return format_time(utc_now())
 
 
 @dataclass(frozen=True)

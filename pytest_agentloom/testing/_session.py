@@ -56,6 +56,7 @@ class AgentloomSession:
         self.scenario_glob = str(read_setting(config, "scenario_glob"))
         self.is_worker = hasattr(config, "workerinput")
         self.replay = ReplaySettings.from_config(config)  # cassettes: folder and record mode (refused under CI)
+        _check_cassette_ini(config)
         self.drift = _drift(config, self.replay)  # --agentloom-drift: each recorded test replayed, then live
         self.features = self._features()
         self.transport = Transport(self.features)
@@ -280,6 +281,18 @@ class AgentloomSession:
     def is_scenario_file(self, path: Path) -> bool:
         return fnmatch.fnmatch(path.name, self.scenario_glob)
 
+
+
+def _check_cassette_ini(config: pytest.Config) -> None:
+    """A bad cassette age or on_expiry in the ini is a usage error of the session, before any test runs."""
+    import pytest
+
+    from ..errors import UsageError
+
+    try:
+        CassetteOptions.read(lambda name: read_setting_from(config, name))
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 class _HarnessFeature(Feature):

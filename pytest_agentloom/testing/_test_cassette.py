@@ -59,6 +59,7 @@ WRITTEN_PROPERTY = "agentloom_cassette_written"
 DROPPED_PROPERTY = "agentloom_cassette_not_written"  # "<path>: <why>"
 UNCHANGED_PROPERTY = "agentloom_cassette_unchanged"  # re-recorded, and the file on disk already said the same
 REMOVED_PROPERTY = "agentloom_cassette_removed"  # re-recorded, no request sent: the old file went
+EXPIRED_PROPERTY = "agentloom_cassette_expired"  # older than its max age: "<what>, <on_expiry>"
 RECORD_FLAGS = ("--agentloom-record", "--agentloom-record-mode")
 
 
@@ -185,8 +186,6 @@ def _relative_test_path(test_file: str, rootdir: str) -> Path:
         return Path(Path(test_file).name)
 
 
-_AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-ON_EXPIRY = ("warn", "fail", "re-record")
 
 
 @dataclass(frozen=True)
@@ -208,13 +207,11 @@ class CassetteOptions:
         elif hook is not None and not callable(hook):
             raise UsageError(render_message(f"{where} must be a function (got {hook!r}).",
                                             hint="pass a function(response) -> response, or 'module:function'."))
+        from ._settings.option_table import on_expiry_mode, parse_age
+
         raw_age, where_age = setting("cassette_max_age")
         age = parse_age(raw_age, where_age) if raw_age not in (None, "") else None
-        expiry, where_expiry = setting("cassette_on_expiry")
-        on_expiry = str(expiry or "warn").strip().lower().replace("_", "-").replace("rerecord", "re-record")
-        if on_expiry not in ON_EXPIRY:
-            raise UsageError(render_message(f"{where_expiry} must be one of {', '.join(ON_EXPIRY)} (got {expiry!r}).",
-                                            hint="e.g. agentloom_cassette_on_expiry = fail"))
+        on_expiry = on_expiry_mode(*setting("cassette_on_expiry"))
         return cls(response_ignore=tuple(setting("cassette_response_ignore")[0] or ()), before_record_response=hook,
                    max_age=age, max_age_text=str(raw_age or "").strip(), on_expiry=on_expiry)
 
@@ -237,20 +234,6 @@ def _imported(name: str, where: str) -> Any:
     return found
 
 
-def parse_age(value: Any, source: str) -> float:
-    """``30d``, ``12h``, ``90m``, ``2w``, ``3600s`` as seconds; a :class:`UsageError` naming ``source`` otherwise."""
-    text = str(value).strip().lower()
-    number, unit = text[:-1], text[-1:]
-    try:
-        seconds = float(number) * _AGE_UNITS[unit]
-    except (KeyError, ValueError):
-        seconds = -1.0
-    if seconds > 0:
-        return seconds
-    raise UsageError(render_message(f"{source} must be a positive number and a unit (s, m, h, d, w), got {value!r}.",
-                                    hint="e.g. agentloom_cassette_max_age = 30d"))
-
-
 @dataclass
 class TestCassette:
     """The cassette of one test, claimed (see :meth:`ReplaySettings.claim`) and opened at the first run that uses
@@ -268,6 +251,13 @@ class TestCassette:
     repetition: int | None = None
     #: response filters and age, from the marker or ini
     options: CassetteOptions = field(default_factory=CassetteOptions)
+    #: the record mode of this test: the session's, or ``all`` when an expired cassette is re-recorded
+    mode_override: RecordMode | None = None
+    expired: str = ""  # "<cassette> (recorded ..., N days ago; max age ...)" once found too old
+
+    @property
+    def mode(self) -> RecordMode:
+        return self.mode_override or self.settings.mode
 
     @property
     def path(self) -> Path:
@@ -289,11 +279,11 @@ class TestCassette:
             self.settings.claim(self.item)
             ignore, extra = self.matching
             config = CassetteConfig(
-                path=self.path, mode=self.settings.mode, test_id=self.item.nodeid,
+                path=self.path, mode=self.mode, test_id=self.item.nodeid,
                 record_command=self.settings.record_command(self.item), root=self.settings.rootdir,
                 match_on=(*DEFAULT_MATCH_ON, *extra), ignore=tuple(ignore),
                 response_ignore=self.options.response_ignore,
-                before_record_response=self.options.before_record_response,
+                before_record_response=self.options.before_record_response, max_age=self.options.max_age,
             )
             self.session = CassetteSession(config)
         return self.session
@@ -307,14 +297,49 @@ class TestCassette:
         if calls_a_model_first(workflow):  # else a missing cassette fails the first request, if one is sent
             session.require_cassette()
         session.open()
+        if self.options.max_age is not None and not self.expired and self.mode_override is None:
+            session = self._check_age(session)
         session.add_run(workflow, state)
-        replay_only = self.settings.mode is RecordMode.NONE or (
-            self.settings.mode is RecordMode.ONCE and session.loaded_count > 0)
+        replay_only = self.mode is RecordMode.NONE or (self.mode is RecordMode.ONCE and session.loaded_count > 0)
         return session.wrap(default_gateway(workflow.config, api_key_placeholder=replay_only))
+
+    def _check_age(self, session: CassetteSession) -> CassetteSession:
+        """Apply ``on_expiry`` to a cassette about to be replayed that is older than ``max_age``: note it (warn),
+        fail the test, or re-record it (a new session in mode ``all``; refused under CI, where it fails)."""
+        __tracebackhide__ = True
+        from ..replay._provenance import parse_time
+
+        provenance = session.provenance
+        if provenance is None or not session.replays_only:
+            return session
+        recorded = parse_time(provenance.recorded_at)
+        now = session.config.clock()
+        if recorded is None or (now - recorded).total_seconds() <= float(self.options.max_age or 0):
+            return session
+        days = (now - recorded).total_seconds() / 86400
+        self.expired = (f"{session.config.display_path} (recorded {provenance.recorded_at}, {days:.0f} days ago; "
+                        f"max age {self.options.max_age_text})")
+        how = self.options.on_expiry
+        if how == "warn":
+            return session
+        if how == "re-record" and not ci_is_set():
+            session.close(keep=False)
+            self.mode_override, self.session = RecordMode.ALL, None
+            fresh = self._session()
+            fresh.open()
+            return fresh
+        from ..errors import CassetteExpiredError
+
+        raise CassetteExpiredError(render_message(
+            f"Test {self.item.nodeid}: its cassette is older than its max age: {self.expired}.",
+            [("on_expiry", f"{how}{' (re-recording is refused under CI=true)' if how == 're-record' else ''}")],
+            hint="re-record it against live providers, then commit the file:\n  "
+                 f"{self.settings.record_command(self.item)}",
+        ), path=str(session.config.path))
 
     def recording(self) -> bool:
         """Whether a call made now goes to a live provider and into the cassette, rather than replaying."""
-        mode = self.settings.mode
+        mode = self.mode
         return mode is RecordMode.ALL or (mode is RecordMode.ONCE and not self.path.is_file())
 
     def tools(self, workflow: Workflow, tools: Mapping[str, Any], allow_real: Any = False) -> Mapping[str, Any]:
@@ -326,10 +351,9 @@ class TestCassette:
         from ..tools._builtins import run_tools
 
         if self.tape is None:
-            replaying = self.settings.mode is RecordMode.NONE or (
-                self.settings.mode is RecordMode.ONCE and self.path.is_file())
+            replaying = self.mode is RecordMode.NONE or (self.mode is RecordMode.ONCE and self.path.is_file())
             self.tape = ToolTape(tape_path(self.path), recording=not replaying, redact=self._session().redact_text,
-                                 append=self.settings.mode is RecordMode.NEW_EPISODES)
+                                 append=self.mode is RecordMode.NEW_EPISODES)
         self.tape.allow_real = allow_real if isinstance(allow_real, bool) else frozenset(allow_real)
         registry = run_tools(workflow.config.sandbox, workflow.base_dir, tools)
         return self.tape.wrap(registry)
@@ -351,6 +375,8 @@ class TestCassette:
         stale = session.stale_workflows()
         if stale:
             properties.append((STALE_PROPERTY, f"{session.config.display_path} (changed: {', '.join(stale)})"))
+        if self.expired:
+            properties.append((EXPIRED_PROPERTY, f"{self.expired}, {self.options.on_expiry}"))
         failure = None
         if passed and session.unsent:  # the replay stopped: the installed vcrpy intercepts nothing here
             failure = str(session.unsent[0])
@@ -404,6 +430,8 @@ class ReplaySummary:
     dropped: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    expired: list[str] = field(default_factory=list)
+    expired_tests: list[str] = field(default_factory=list)
 
     def add_report(self, report: Any) -> None:
         if getattr(report, "when", None) != "call":
@@ -414,6 +442,9 @@ class ReplaySummary:
             if name == STALE_PROPERTY:
                 self.stale.append(str(value))
                 self.stale_tests.append(str(report.nodeid))
+            elif name == EXPIRED_PROPERTY:
+                self.expired.append(str(value))
+                self.expired_tests.append(str(report.nodeid))
             elif name in lists:
                 lists[name].append(str(value))
 
@@ -434,6 +465,16 @@ class ReplaySummary:
             lines.append(f"agentloom: {count} recording{'s' if count != 1 else ''} not written, so the cassette on "
                          "disk (if any) is unchanged:")
             lines += [f"  {entry}" for entry in sorted(self.dropped)]
+        if self.expired:
+            count = len(self.expired)
+            lines.append(f"agentloom: {count} cassette{'s' if count != 1 else ''} older than the max age "
+                         "(agentloom_cassette_max_age), with what on_expiry did:")
+            lines += [f"  {entry}" for entry in sorted(self.expired)]
+            warned = sorted(test for test, entry in zip(self.expired_tests, self.expired, strict=True)
+                            if entry.endswith(", warn"))
+            if warned:
+                shown = " ".join(shlex.quote(test) for test in warned[:5]) + (" ..." if len(warned) > 5 else "")
+                lines.append(f"{HINT_PREFIX} re-record them with live providers: pytest {shown} --agentloom-record")
         if self.stale:
             count = len(self.stale)
             lines.append(f"agentloom: {count} cassette{'s' if count != 1 else ''} possibly stale "

@@ -415,12 +415,45 @@ def _check_kinds(kwargs: Mapping[str, Any], where: str) -> None:
     if mode is not None and mode not in ("warn", "error"):
         raise MarkerError(f"@pytest.mark.agentloom argument 'missing_template_keys' must be 'warn' or 'error' "
                           f"(got {mode!r}) on {where}.")
-    for key, parse in (("repeat", repeat_count), ("min_pass_rate", pass_rate)):
+    for key, parse in (("repeat", repeat_count), ("min_pass_rate", pass_rate), ("cassette_max_age", parse_age),
+                       ("cassette_on_expiry", on_expiry_mode)):
         if kwargs.get(key) is not None:
             try:
                 parse(kwargs[key], f"@pytest.mark.agentloom argument '{key}'")
             except ValueError as exc:
                 raise MarkerError(f"{exc}\n  on: {where}") from None
+            except TypeError as exc:  # the UsageError of the cassette settings
+                raise MarkerError(f"{exc}\n  on: {where}") from None
+
+
+_AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+ON_EXPIRY = ("warn", "fail", "re-record")
+
+
+def parse_age(value: Any, source: str) -> float:
+    """``30d``, ``12h``, ``90m``, ``2w``, ``3600s`` as seconds; a :class:`UsageError` naming ``source`` otherwise."""
+    from ...errors import UsageError
+
+    text = str(value).strip().lower()
+    try:
+        seconds = float(text[:-1]) * _AGE_UNITS[text[-1:]]
+    except (KeyError, ValueError):
+        seconds = -1.0
+    if seconds > 0:
+        return seconds
+    raise UsageError(render_message(f"{source} must be a positive number and a unit (s, m, h, d, w), got {value!r}.",
+                                    hint="e.g. agentloom_cassette_max_age = 30d"))
+
+
+def on_expiry_mode(value: Any, source: str) -> str:
+    """``warn``, ``fail`` or ``re-record`` (``re_record`` and ``rerecord`` too); a :class:`UsageError` otherwise."""
+    from ...errors import UsageError
+
+    mode = str(value or "warn").strip().lower().replace("_", "-").replace("rerecord", "re-record")
+    if mode not in ON_EXPIRY:
+        raise UsageError(render_message(f"{source} must be one of {', '.join(ON_EXPIRY)} (got {value!r}).",
+                                        hint="e.g. agentloom_cassette_on_expiry = fail"))
+    return mode
 
 
 def repeat_count(value: Any, source: str) -> int:
