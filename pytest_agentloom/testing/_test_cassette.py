@@ -452,8 +452,8 @@ class ReplaySummary:
         lines = []
         for entries, what in (
             (self.written, f"recorded (record mode {mode.value})"),
-            (self.unchanged, "re-recorded and left as they were (the same calls; only volatile response fields "
-                             "differed)"),
+            (self.unchanged, "re-recorded unchanged (the same calls and answers but for volatile response "
+                             "fields: the file is left as it was)"),
             (self.removed, "removed: the test sent no request, so it needs no cassette"),
         ):
             if entries:

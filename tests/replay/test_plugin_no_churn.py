@@ -26,8 +26,8 @@ def test_re_recording_the_same_answers_with_fresh_ids_leaves_the_file_byte_for_b
     assert project.cassette().read_bytes() == first
     assert "cassette recorded" not in out
     lines = out.splitlines()
-    start = lines.index("agentloom: 1 cassette re-recorded and left as they were (the same calls; only volatile "
-                        "response fields differed):")
+    start = lines.index("agentloom: 1 cassette re-recorded unchanged (the same calls and answers but for volatile "
+                        "response fields: the file is left as it was):")
     assert lines[start + 1] == "  cassettes/test_support.py/test_support.yaml"
     project.server.plan("openai", text("bug"), text("We are on it.", output_tokens=9))
     project.run("--agentloom-record").assert_outcomes(passed=1)  # a changed answer (its usage) changes the file
