@@ -45,10 +45,10 @@ def workflow_hash(path: str | Path) -> str:
 
 MEANING_PREFIX = "parsed-sha256:"
 
-#: resolved workflow file -> (the files its meaning depends on, their bytes' digests, its hash): a test suite
+#: workflow file -> (the files its meaning depends on, their bytes' digests, its hash): a test suite
 #: runs one workflow many times, and loading it for each run would cost more than reading its files again
 #: (which tells any edit, as the test process's workflow cache does: no timestamp decides)
-_MEANINGS: dict[Path, tuple[tuple[Path, ...], tuple[str | None, ...], str]] = {}
+_MEANINGS: dict[str, tuple[tuple[Path, ...], tuple[str | None, ...], str]] = {}
 
 
 def workflow_meaning_hash(path: str | Path) -> str:
@@ -56,10 +56,13 @@ def workflow_meaning_hash(path: str | Path) -> str:
 
     A file that does not load (the run reported why) gets :func:`workflow_hash` of its bytes instead.
     """
-    source = Path(path).resolve()
-    known = _MEANINGS.get(source)
+    # by the path as given when it is absolute (a loaded workflow's source is): resolving it on every run
+    # cost more than the hash itself
+    key = str(path) if Path(path).is_absolute() else str(Path(path).resolve())
+    known = _MEANINGS.get(key)
     if known is not None and _stats(known[0]) == known[1]:
         return known[2]
+    source = Path(path).resolve()
     from ..engine._format.loader import load_workflow_read
     from ..errors import WorkflowError
 
@@ -73,7 +76,7 @@ def workflow_meaning_hash(path: str | Path) -> str:
     files = tuple(sorted({*texts, *data_files}))
     stats = _stats(files)
     if _stats(tuple(sorted(texts))) == tuple(_digest(texts[path]) for path in sorted(texts)):
-        _MEANINGS[source] = (files, stats, digest)  # kept only when the files still hold what was loaded
+        _MEANINGS[key] = (files, stats, digest)  # kept only when the files still hold what was loaded
     return digest
 
 
