@@ -34,6 +34,7 @@
     │   └── MissingTemplateKeyWarning (UserWarning)  a placeholder rendered empty: its state key is missing
     ├── ReplayError                        a cassette or tool tape cannot be used as asked (``path``)
     │   ├── CassetteNotFoundError          replay needs a cassette the test does not have yet
+    │   ├── CassetteExpiredError           the cassette is older than its max age, and on_expiry says fail
     │   ├── CassetteFormatError            the cassette is unreadable, or of a format_version we don't know
     │   ├── CassetteMismatchError          a request the cassette has no unused recording for: fails the step
     │   │                                  like a StepError (``retryable`` is false; see STEP_FAILURES)
@@ -81,6 +82,7 @@ __all__ = [  # noqa: RUF022  (plain sorted order, as tests/test_public_api.py ke
     "AgentloomError",
     "ArtifactError",
     "AttachmentRefused",
+    "CassetteExpiredError",
     "CassetteFormatError",
     "CassetteMismatchError",
     "CassetteNotFoundError",
@@ -213,6 +215,7 @@ class ErrorCode(enum.StrEnum):
     # -- record and replay
     REPLAY_ERROR = "replay_error"  # a ReplayError that has no more specific code
     CASSETTE_NOT_FOUND = "cassette_not_found"  # replay needs a cassette that does not exist
+    CASSETTE_EXPIRED = "cassette_expired"  # the cassette is older than its max age (on_expiry: fail)
     CASSETTE_FORMAT = "cassette_format"  # the cassette file is unreadable or of an unknown format_version
     CASSETTE_MISMATCH = "cassette_mismatch"  # a request the cassette has no unused recording for
     RECORDING_REFUSED = "recording_refused"  # recording under CI=true without the flag on the command line
@@ -683,6 +686,12 @@ class CassetteNotFoundError(ReplayError):
     """Replay (the default) needs a cassette, and the test has none yet."""
 
     code: str = ErrorCode.CASSETTE_NOT_FOUND
+
+
+class CassetteExpiredError(ReplayError):
+    """The cassette was recorded longer ago than ``agentloom_cassette_max_age``, and ``on_expiry`` is ``fail``."""
+
+    code: str = ErrorCode.CASSETTE_EXPIRED
 
 
 class CassetteFormatError(ReplayError):

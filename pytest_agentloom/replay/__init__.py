@@ -27,13 +27,15 @@ _EXPORTS = {
     "._provenance": ("Provenance", "workflow_hash"),
     "._tool_tape": ("ToolTape", "tape_path"),
     "..errors": (
-        "CassetteFormatError", "CassetteMismatchError", "CassetteNotFoundError", "RecordingRefusedError",
+        "CassetteExpiredError", "CassetteFormatError", "CassetteMismatchError", "CassetteNotFoundError",
+        "RecordingRefusedError",
         "ReplayError", "RequestNotInterceptedError", "ToolReplayMissError", "UnusedInteractionsError",
     ),
 }
 __getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
+    from ..errors import CassetteExpiredError as CassetteExpiredError
     from ..errors import CassetteFormatError as CassetteFormatError
     from ..errors import CassetteMismatchError as CassetteMismatchError
     from ..errors import CassetteNotFoundError as CassetteNotFoundError

@@ -34,6 +34,7 @@ import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -42,17 +43,19 @@ from .._core.offline import Seal, seal
 from .._core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
 from .._redaction.http_traffic import HttpRedactor, api_keys_from_env
 from ..errors import (
+    CassetteFormatError,
     CassetteMismatchError,
     CassetteNotFoundError,
     RequestNotInterceptedError,
     UnusedInteractionsError,
     render_message,
 )
-from ._cassette_file import dumps, read_cassette, write_atomic
+from ._cassette_file import dumps, interaction_document, read_cassette, write_atomic
 from ._match_index import RequestIndex
 from ._matchers import DEFAULT_MATCH_ON, body_data, body_diff, body_difference_count, matcher_names, resolve_matchers
 from ._modes import RecordMode
-from ._provenance import Provenance, stale_workflows, workflow_hash
+from ._provenance import Provenance, format_time, stale_workflows, utc_now, workflow_hash, workflow_meaning_hash
+from ._response_filters import DEFAULT_RESPONSE_IGNORE, ResponseHook, apply_hook, same_but_volatile
 
 if TYPE_CHECKING:
     from vcr.request import Request
@@ -89,6 +92,7 @@ class CassetteConfig:
     folder that workflow paths in the provenance (and ``display_path``) are
     relative to; ``api_keys`` are extra raw keys to scrub besides ``*_API_KEY``
     environment variables. ``ignore`` are body paths the ``body`` matcher leaves out.
+    ``before_record_response`` runs on each response after scrubbing, before it is matched or written.
     """
 
     path: Path
@@ -98,8 +102,17 @@ class CassetteConfig:
     root: Path | None = None
     match_on: tuple[Any, ...] = DEFAULT_MATCH_ON
     ignore: tuple[str, ...] = ()
+    #: response fields a re-recording may change and still keep the interaction on disk (besides
+    #: :data:`._response_filters.DEFAULT_RESPONSE_IGNORE`), and vcrpy's ``before_record_response`` hook
+    response_ignore: tuple[str, ...] = ()
+    before_record_response: ResponseHook | None = None
     api_keys: tuple[str, ...] = ()
     env: Mapping[str, str] | None = field(default=None, repr=False)
+    #: the clock of ``recorded_at`` (and of a cassette's age); inject one for a deterministic time
+    clock: Callable[[], datetime] = field(default=utc_now, repr=False)
+    #: seconds a cassette may age: a re-recording of an older one is written with a new ``recorded_at``
+    #: even when nothing else changed (else it would stay expired however often it is re-recorded)
+    max_age: float | None = None
 
     @property
     def display_path(self) -> str:
@@ -246,7 +259,8 @@ class CassetteSession:
         self._cassette: Any = None
         self._http_redactor = HttpRedactor(api_keys=[*api_keys_from_env(config.env), *config.api_keys])
         self._secrets: set[str] = set()
-        self._workflows: dict[str, str] = {}
+        self._workflows: dict[str, str] = {}  # workflow file (relative to the root) -> its meaning hash
+        self._workflow_files: dict[str, Path] = {}
         self._vcr_context: Any = None
         self._index = RequestIndex(resolve_matchers(config.match_on, config.ignore))
         self._loading = False
@@ -256,6 +270,7 @@ class CassetteSession:
         self.seal = Seal(self.not_intercepted)
         self.loaded_count = 0
         self.opened = False
+        self.removed = False  # set by write(): a re-recording that sent no request removed the old file
 
     # -- lifecycle ------------------------------------------------------------------------------------------
 
@@ -358,27 +373,72 @@ class CassetteSession:
         if not self.opened or self.mode is RecordMode.NONE:
             return False
         if self.mode is RecordMode.ALL:
-            return True
+            return bool(self._cassette.data) or self.exists  # write it, or remove a file nothing needs now
         return bool(self._cassette.dirty)
 
     def write(self) -> bool:
         """Write every interaction of the cassette, with fresh provenance, atomically; answer whether it did.
 
         A re-recording whose file would differ from the one on disk only in
-        ``recorded_at`` leaves that file untouched, so it shows no diff.
+        ``recorded_at`` leaves that file untouched, so it shows no diff. A re-recording (mode ``all``) that
+        sent no request writes no file and removes the old one (:attr:`removed`): nothing would replay it.
         """
-        text = self.render()
-        if _same_but_recorded_at(self.config.path, text):
+        if not self._cassette.data:  # re-recorded, and no request was sent: a run that needs no cassette
+            self.config.path.unlink(missing_ok=True)
+            self.removed = True
+            return False
+        text = self.render(self._unchurned())
+        if _same_but_recorded_at(self.config.path, text) and not self._too_old_on_disk():
             return False
         write_atomic(self.config.path, text)
         return True
 
-    def render(self) -> str:
+    def _unchurned(self) -> list[tuple[Any, Any]]:
+        """The interactions to write: each one that equals the file's interaction at its place but for
+        volatile response fields (:mod:`._response_filters`) is the file's own, so an unchanged answer
+        leaves the file unchanged."""
+        data = list(self._cassette.data)
+        on_disk = self._on_disk()
+        if on_disk is None:
+            return data
+        _, old_requests, old_responses = on_disk
+        ignore = (*DEFAULT_RESPONSE_IGNORE, *self.config.response_ignore)
+        kept = []
+        for position, (request, response) in enumerate(data):
+            if position < len(old_requests):
+                before = (old_requests[position], old_responses[position])
+                if same_but_volatile(interaction_document(*before), interaction_document(request, response), ignore):
+                    kept.append(before)
+                    continue
+            kept.append((request, response))
+        return kept
+
+    def _too_old_on_disk(self) -> bool:
+        """Whether the file on disk was recorded longer ago than ``max_age`` (or says not when)."""
+        if self.config.max_age is None:
+            return False
+        from ._provenance import parse_time
+
+        on_disk = self._on_disk()
+        recorded = parse_time(on_disk[0].recorded_at) if on_disk is not None and on_disk[0] is not None else None
+        return recorded is None or (self.config.clock() - recorded).total_seconds() > self.config.max_age
+
+    def _on_disk(self) -> tuple[Provenance | None, list[Any], list[dict[str, Any]]] | None:
+        """The cassette as the file holds it before this write (``None``: no file, or one that cannot be read)."""
+        if self._loaded is not None:
+            return self._loaded
+        try:
+            return read_cassette(self.config.path)
+        except CassetteFormatError:  # a broken file is simply replaced
+            return None
+
+    def render(self, data: Sequence[tuple[Any, Any]] | None = None) -> str:
         """The cassette's text as :meth:`write` writes it (redacted), without writing it."""
-        data = self._cassette.data
+        data = self._cassette.data if data is None else data
         workflows = dict(self.provenance.workflows) if self.provenance and self.mode is not RecordMode.ALL else {}
         workflows.update(self._workflows)
-        provenance = Provenance.now(test=self.config.test_id, record_mode=self.mode.value, workflows=workflows)
+        provenance = Provenance.now(test=self.config.test_id, record_mode=self.mode.value, workflows=workflows,
+                                    clock=lambda: format_time(self.config.clock()))
         text = dumps(provenance, [req for req, _ in data], [resp for _, resp in data])
         return self._http_redactor.text(text)
 
@@ -387,7 +447,9 @@ class CassetteSession:
     def add_run(self, workflow: Workflow, state: Mapping[str, Any] | None = None) -> None:
         """Note a run: its workflow file (for provenance) and the redacted values of its state (to scrub)."""
         if workflow.source is not None and Path(workflow.source).is_file():
-            self._workflows[_relative(Path(workflow.source), self.config.root)] = workflow_hash(workflow.source)
+            name = _relative(Path(workflow.source), self.config.root)
+            self._workflows[name] = workflow_meaning_hash(workflow.source)
+            self._workflow_files[name] = Path(workflow.source)
         from ..engine._format.redaction_patterns import redactor_for
 
         redactor = redactor_for(workflow, env=self.config.env)
@@ -406,7 +468,9 @@ class CassetteSession:
         """Workflow files run by this test whose hash differs from the one recorded in the cassette."""
         if self.mode is RecordMode.ALL or self.provenance is None:
             return []
-        return stale_workflows(self.provenance, self._workflows)
+        files = self._workflow_files
+        return stale_workflows(self.provenance, self._workflows,
+                               lambda name: workflow_hash(files[name]) if files[name].is_file() else None)
 
     def unused(self) -> list[int]:
         """Positions (0-based) of loaded interactions that this session never replayed."""
@@ -459,7 +523,7 @@ class CassetteSession:
         return redacted
 
     def _redact_response(self, response: dict[str, Any]) -> dict[str, Any]:
-        return self._http_redactor.response(response)
+        return apply_hook(self.config.before_record_response, self._http_redactor.response(response))
 
     def _sent(self, request: Request) -> None:
         call = current_call.get()
@@ -540,8 +604,11 @@ class CassetteSession:
         reason = "no_match"
         if not self.exists and not cassette.data:
             reason = "no_cassette"
-            headline = f"No cassette to replay for this request ({', '.join(where) or 'outside a test'})."
-            hint = f"record it once against live providers:\n  {self.config.how_to_record}"
+            headline = (f"No cassette to replay for this request ({', '.join(where) or 'outside a test'}): "
+                        f"{self.config.display_path} does not exist.")
+            context.insert(1, ("looked for", Path(self.config.path).resolve()))
+            hint = (f"record it once against live providers (API keys needed), then commit the file:\n"
+                    f"  {self.config.how_to_record}")
         else:
             index, passed, played = self._closest(request)
             headline = f"Cassette has no recorded response for this request ({', '.join(where) or 'no step'})."

@@ -43,7 +43,8 @@ from ._provenance import Provenance
 if TYPE_CHECKING:
     from vcr.request import Request
 
-__all__ = ["FORMAT_VERSION", "decode_body", "dumps", "encode_body", "loads", "read_cassette", "write_atomic"]
+__all__ = ["FORMAT_VERSION", "decode_body", "dumps", "encode_body", "interaction_document", "loads", "read_cassette",
+           "write_atomic"]
 
 FORMAT_VERSION = 1
 _HEADER = "# pytest-agentloom cassette (format {v}): the HTTP calls of one test, secrets scrubbed.\n"
@@ -128,23 +129,27 @@ def _headers_out(headers: Any) -> dict[str, list[str]]:
 # -- whole files -------------------------------------------------------------------------------------------
 
 
+def interaction_document(request: Request, response: dict[str, Any]) -> dict[str, Any]:
+    """One interaction as the file stores it: ``{"request": {...}, "response": {...}}`` of plain data."""
+    request_headers = _headers_out(request.headers)
+    response_headers = _headers_out(response.get("headers"))
+    status = response.get("status") or {}
+    req: dict[str, Any] = {"method": request.method, "url": request.uri, "headers": request_headers}
+    req_body = encode_body(request.body, _content_type(request_headers))
+    if req_body is not None:
+        req["body"] = req_body
+    resp: dict[str, Any] = {"status": int(status.get("code", 200)), "reason": status.get("message") or ""}
+    resp["headers"] = response_headers
+    resp_body = encode_body((response.get("body") or {}).get("string"), _content_type(response_headers))
+    if resp_body is not None:
+        resp["body"] = resp_body
+    return {"request": req, "response": resp}
+
+
 def dumps(provenance: Provenance | None, requests: list[Request], responses: list[dict[str, Any]]) -> str:
     """The text of a cassette file."""
-    interactions = []
-    for request, response in zip(requests, responses, strict=True):
-        request_headers = _headers_out(request.headers)
-        response_headers = _headers_out(response.get("headers"))
-        status = response.get("status") or {}
-        req: dict[str, Any] = {"method": request.method, "url": request.uri, "headers": request_headers}
-        req_body = encode_body(request.body, _content_type(request_headers))
-        if req_body is not None:
-            req["body"] = req_body
-        resp: dict[str, Any] = {"status": int(status.get("code", 200)), "reason": status.get("message") or ""}
-        resp["headers"] = response_headers
-        resp_body = encode_body((response.get("body") or {}).get("string"), _content_type(response_headers))
-        if resp_body is not None:
-            resp["body"] = resp_body
-        interactions.append({"request": req, "response": resp})
+    interactions = [interaction_document(request, response)
+                    for request, response in zip(requests, responses, strict=True)]
     document: dict[str, Any] = {"format_version": FORMAT_VERSION}
     if provenance is not None:
         document["provenance"] = provenance.to_dict()

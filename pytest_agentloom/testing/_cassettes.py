@@ -13,6 +13,7 @@ import pytest
 
 from ..replay._modes import RecordMode
 from ._feature import Feature
+from ._snapshots.compare import SnapshotSession
 from ._test_cassette import ReplaySummary, TestCassette
 
 __all__ = ["CASSETTE_KEY", "CassetteFeature", "forget_cassette"]
@@ -23,14 +24,16 @@ CASSETTE_KEY = pytest.StashKey[TestCassette]()  # the cassette of a test that us
 class CassetteFeature(Feature):
     """After each call: write the cassette when recording, flag it if stale, fail on unused interactions."""
 
-    def __init__(self, mode: RecordMode) -> None:
+    def __init__(self, mode: RecordMode, snapshots: SnapshotSession | None = None) -> None:
         self.mode = mode  # the record mode the summary names (the live side's, in a drift check)
+        self._snapshots = snapshots  # to say why a recording was not written: its snapshot changed
 
     def check_call(self, item: pytest.Item, report: pytest.TestReport) -> None:
         cassette = item.stash.get(CASSETTE_KEY, None)
         if cassette is None or cassette.session is None:  # nothing to finish for a cassette no run opened
             return
-        failure, properties = cassette.finish(passed=report.passed)
+        snapshot_changed = self._snapshots is not None and item.nodeid in self._snapshots.mismatched
+        failure, properties = cassette.finish(passed=report.passed, snapshot_changed=snapshot_changed)
         report.user_properties.extend(properties)
         if failure is not None:
             report.outcome = "failed"

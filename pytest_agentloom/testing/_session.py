@@ -28,11 +28,11 @@ from ._feature import Feature, Observer, overrides
 from ._judge.feature import JudgeFeature
 from ._live.repetitions import REPETITION_KEY
 from ._review.review import Review, ReviewSettings
-from ._settings.option_table import marker_defaults, read_setting
+from ._settings.option_table import marker_defaults, read_setting, read_setting_from
 from ._snapshots.compare import SnapshotOptions, sanitize
 from ._snapshots.feature import SnapshotFeature, module_name
 from ._snapshots.per_test import TestSnapshots
-from ._test_cassette import ReplaySettings, TestCassette
+from ._test_cassette import CassetteOptions, ReplaySettings, TestCassette
 from ._transport import WIRE_KEY, Transport
 from ._usage.feature import UsageFeature
 
@@ -57,6 +57,7 @@ class AgentloomSession:
         self.scenario_glob = str(read_setting(config, "scenario_glob"))
         self.is_worker = hasattr(config, "workerinput")
         self.replay = ReplaySettings.from_config(config)  # cassettes: folder and record mode (refused under CI)
+        _check_cassette_ini(config)
         self.drift = _drift(config, self.replay)  # --agentloom-drift: each recorded test replayed, then live
         self.features = self._features()
         self.transport = Transport(self.features)
@@ -68,8 +69,9 @@ class AgentloomSession:
 
     def _features(self) -> list[Feature]:
         """The features of this session, in the order each hook asks them (and their summary lines come)."""
-        self.snapshot_feature = SnapshotFeature(self.config, self.snapshot_location,
-                                                judged=not self.live and self.drift is None)
+        judged = not self.live and self.drift is None
+        self.snapshot_feature = SnapshotFeature(self.config, self.snapshot_location, judged=judged,
+                                                recording=judged and self.replay.mode.records)
         self.snapshots = self.snapshot_feature.snapshots
         mode = self.drift.live_replay.mode if self.drift is not None else self.replay.mode
         drift = _drift_feature(self.drift, is_worker=self.is_worker)
@@ -77,8 +79,8 @@ class AgentloomSession:
         repetitions = _repetition_feature(self.config, self.defaults) if self.live else None
         usage = UsageFeature(self.config, self.replay, self.snapshot_feature, review,
                              judged=not self.live and self.drift is None)  # unused cassettes, shard report
-        chosen = (self.snapshot_feature, usage, JudgeFeature(_harness_of), CassetteFeature(mode), _HarnessFeature(),
-                  review, repetitions, drift)
+        chosen = (self.snapshot_feature, usage, JudgeFeature(_harness_of), CassetteFeature(mode, self.snapshots),
+                  _HarnessFeature(), review, repetitions, drift)
         return [feature for feature in chosen if feature is not None]
 
     @property
@@ -184,6 +186,7 @@ class AgentloomSession:
             merged = marked.merged
             marked.settings = _MarkedSettings(
                 snapshot_dir=os.fspath(self.setting("snapshot_dir", merged)), matching=self.matching(merged),
+                cassette_options=self.cassette_options(merged),
                 snapshot_options=self.snapshot_options(merged),
                 missing_template_keys=str(self.setting("missing_template_keys", merged)),
             )
@@ -218,7 +221,8 @@ class AgentloomSession:
             replay, snapshots = self.drift.live_replay, self.drift.live_snapshots
             snapshot_dir = self.drift.snapshot_dir(snapshot_dir)
         cassette = item.stash[CASSETTE_KEY] = TestCassette(replay, item, matching=settings.matching,
-                                                           repetition=item.stash.get(REPETITION_KEY, None))
+                                                           repetition=item.stash.get(REPETITION_KEY, None),
+                                                           options=settings.cassette_options)
         from ._harness import AgentloomHarness, TestPlace
 
         place = TestPlace(item.nodeid, item.path.parent, tmp_path, hold_records=not folder_exists)
@@ -272,9 +276,26 @@ class AgentloomSession:
         ignore = tuple(self.setting("cassette_ignore", defaults))
         return ignore, tuple(self.setting("cassette_matchers", defaults))
 
+    def cassette_options(self, defaults: dict[str, Any]) -> CassetteOptions:
+        """A test's response filters and cassette age (marker, then ini); a bad value errors the test, naming it."""
+        return CassetteOptions.read(lambda name: read_setting_from(self.config, name, defaults,
+                                                                   known=self._known_settings))
+
     def is_scenario_file(self, path: Path) -> bool:
         return fnmatch.fnmatch(path.name, self.scenario_glob)
 
+
+
+def _check_cassette_ini(config: pytest.Config) -> None:
+    """A bad cassette age or on_expiry in the ini is a usage error of the session, before any test runs."""
+    import pytest
+
+    from ..errors import UsageError
+
+    try:
+        CassetteOptions.read(lambda name: read_setting_from(config, name))
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 class _HarnessFeature(Feature):
@@ -387,6 +408,7 @@ class _MarkedSettings:
 
     snapshot_dir: str
     matching: tuple[tuple[str, ...], tuple[Any, ...]]
+    cassette_options: CassetteOptions
     snapshot_options: SnapshotOptions
     missing_template_keys: str
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import os
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -56,7 +56,10 @@ __all__ = ["MODEL_STEP_TYPES", "ReplaySettings", "ReplaySummary", "TestCassette"
 MODEL_STEP_TYPES = ("llm_call", "agent")
 STALE_PROPERTY = "agentloom_stale_cassette"
 WRITTEN_PROPERTY = "agentloom_cassette_written"
-DROPPED_PROPERTY = "agentloom_cassette_not_written"
+DROPPED_PROPERTY = "agentloom_cassette_not_written"  # "<path>: <why>"
+UNCHANGED_PROPERTY = "agentloom_cassette_unchanged"  # re-recorded, and the file on disk already said the same
+REMOVED_PROPERTY = "agentloom_cassette_removed"  # re-recorded, no request sent: the old file went
+EXPIRED_PROPERTY = "agentloom_cassette_expired"  # older than its max age: "<what>, <on_expiry>"
 RECORD_FLAGS = ("--agentloom-record", "--agentloom-record-mode")
 
 
@@ -160,6 +163,19 @@ class ReplaySettings:
         return path.with_name(path.name.removesuffix(".yaml")) / f"{repetition}.yaml"
 
 
+def calls_a_model_first(workflow: Workflow) -> bool:
+    """Whether a step that runs first (it waits for no other, nor for a router's choice) calls a model.
+
+    Such a run sends a request for sure, so a missing cassette fails the test before anything runs. Any
+    other run (``start_at=`` a router, only tool steps) may send none: it needs no cassette file, and a
+    request it does send fails its step with the same "no cassette" message.
+    """
+    from ..engine._format.graph import dependency_graph
+
+    graph = dependency_graph(workflow)
+    return any(step.type in MODEL_STEP_TYPES and not graph.get(step.id) for step in workflow.steps)
+
+
 @functools.lru_cache(maxsize=1024)
 def _relative_test_path(test_file: str, rootdir: str) -> Path:
     """A test file's path from the rootdir (its name alone outside it), worked out once per file: the
@@ -168,6 +184,54 @@ def _relative_test_path(test_file: str, rootdir: str) -> Path:
         return Path(test_file).resolve().relative_to(Path(rootdir).resolve())
     except ValueError:
         return Path(Path(test_file).name)
+
+
+
+
+@dataclass(frozen=True)
+class CassetteOptions:
+    """What a test's markers and the ini say about writing and aging its cassette (see the module docs)."""
+
+    response_ignore: tuple[str, ...] = ()
+    before_record_response: Any = None  # a callable, or None
+    max_age: float | None = None  # seconds
+    max_age_text: str = ""
+    on_expiry: str = "warn"
+
+    @classmethod
+    def read(cls, setting: Callable[[str], tuple[Any, str]]) -> CassetteOptions:
+        """From ``setting(name) -> (value, where it came from)``; raises :class:`UsageError` naming the source."""
+        hook, where = setting("before_record_response")
+        if isinstance(hook, str) and hook.strip():
+            hook = _imported(hook.strip(), where)
+        elif hook is not None and not callable(hook):
+            raise UsageError(render_message(f"{where} must be a function (got {hook!r}).",
+                                            hint="pass a function(response) -> response, or 'module:function'."))
+        from ._settings.option_table import on_expiry_mode, parse_age
+
+        raw_age, where_age = setting("cassette_max_age")
+        age = parse_age(raw_age, where_age) if raw_age not in (None, "") else None
+        on_expiry = on_expiry_mode(*setting("cassette_on_expiry"))
+        return cls(response_ignore=tuple(setting("cassette_response_ignore")[0] or ()), before_record_response=hook,
+                   max_age=age, max_age_text=str(raw_age or "").strip(), on_expiry=on_expiry)
+
+
+def _imported(name: str, where: str) -> Any:
+    """The function ``'package.module:function'`` names, importable from the rootdir."""
+    import importlib
+
+    module, _, attribute = name.partition(":")
+    try:
+        found = getattr(importlib.import_module(module), attribute)
+    except (ImportError, AttributeError, ValueError) as exc:
+        found, problem = None, f"cannot be imported ({exc})"
+    else:
+        problem = "is not a function"
+    if not callable(found):
+        raise UsageError(render_message(f"{where}: {name!r} {problem}.",
+                                        hint="name a function as 'package.module:function', importable from the "
+                                             "rootdir."))
+    return found
 
 
 @dataclass
@@ -185,6 +249,15 @@ class TestCassette:
     tape: Any = None  # the ToolTape of the tools with side effects, made at the first run
     #: the repetition of a live run this cassette belongs to (1, 2, ...), or ``None`` outside a live run
     repetition: int | None = None
+    #: response filters and age, from the marker or ini
+    options: CassetteOptions = field(default_factory=CassetteOptions)
+    #: the record mode of this test: the session's, or ``all`` when an expired cassette is re-recorded
+    mode_override: RecordMode | None = None
+    expired: str = ""  # "<cassette> (recorded ..., N days ago; max age ...)" once found too old
+
+    @property
+    def mode(self) -> RecordMode:
+        return self.mode_override or self.settings.mode
 
     @property
     def path(self) -> Path:
@@ -206,9 +279,11 @@ class TestCassette:
             self.settings.claim(self.item)
             ignore, extra = self.matching
             config = CassetteConfig(
-                path=self.path, mode=self.settings.mode, test_id=self.item.nodeid,
+                path=self.path, mode=self.mode, test_id=self.item.nodeid,
                 record_command=self.settings.record_command(self.item), root=self.settings.rootdir,
                 match_on=(*DEFAULT_MATCH_ON, *extra), ignore=tuple(ignore),
+                response_ignore=self.options.response_ignore,
+                before_record_response=self.options.before_record_response, max_age=self.options.max_age,
             )
             self.session = CassetteSession(config)
         return self.session
@@ -219,17 +294,52 @@ class TestCassette:
         from ..providers._factory import default_gateway
 
         session = self._session()
-        if any(step.type in MODEL_STEP_TYPES for step in workflow.steps):
+        if calls_a_model_first(workflow):  # else a missing cassette fails the first request, if one is sent
             session.require_cassette()
         session.open()
+        if self.options.max_age is not None and not self.expired and self.mode_override is None:
+            session = self._check_age(session)
         session.add_run(workflow, state)
-        replay_only = self.settings.mode is RecordMode.NONE or (
-            self.settings.mode is RecordMode.ONCE and session.loaded_count > 0)
+        replay_only = self.mode is RecordMode.NONE or (self.mode is RecordMode.ONCE and session.loaded_count > 0)
         return session.wrap(default_gateway(workflow.config, api_key_placeholder=replay_only))
+
+    def _check_age(self, session: CassetteSession) -> CassetteSession:
+        """Apply ``on_expiry`` to a cassette about to be replayed that is older than ``max_age``: note it (warn),
+        fail the test, or re-record it (a new session in mode ``all``; refused under CI, where it fails)."""
+        __tracebackhide__ = True
+        from ..replay._provenance import parse_time
+
+        provenance = session.provenance
+        if provenance is None or not session.replays_only:
+            return session
+        recorded = parse_time(provenance.recorded_at)
+        now = session.config.clock()
+        if recorded is None or (now - recorded).total_seconds() <= float(self.options.max_age or 0):
+            return session
+        days = (now - recorded).total_seconds() / 86400
+        self.expired = (f"{session.config.display_path} (recorded {provenance.recorded_at}, {days:.0f} days ago; "
+                        f"max age {self.options.max_age_text})")
+        how = self.options.on_expiry
+        if how == "warn":
+            return session
+        if how == "re-record" and not ci_is_set():
+            session.close(keep=False)
+            self.mode_override, self.session = RecordMode.ALL, None
+            fresh = self._session()
+            fresh.open()
+            return fresh
+        from ..errors import CassetteExpiredError
+
+        raise CassetteExpiredError(render_message(
+            f"Test {self.item.nodeid}: its cassette is older than its max age: {self.expired}.",
+            [("on_expiry", f"{how}{' (re-recording is refused under CI=true)' if how == 're-record' else ''}")],
+            hint="re-record it against live providers, then commit the file:\n  "
+                 f"{self.settings.record_command(self.item)}",
+        ), path=str(session.config.path))
 
     def recording(self) -> bool:
         """Whether a call made now goes to a live provider and into the cassette, rather than replaying."""
-        mode = self.settings.mode
+        mode = self.mode
         return mode is RecordMode.ALL or (mode is RecordMode.ONCE and not self.path.is_file())
 
     def tools(self, workflow: Workflow, tools: Mapping[str, Any], allow_real: Any = False) -> Mapping[str, Any]:
@@ -241,10 +351,9 @@ class TestCassette:
         from ..tools._builtins import run_tools
 
         if self.tape is None:
-            replaying = self.settings.mode is RecordMode.NONE or (
-                self.settings.mode is RecordMode.ONCE and self.path.is_file())
+            replaying = self.mode is RecordMode.NONE or (self.mode is RecordMode.ONCE and self.path.is_file())
             self.tape = ToolTape(tape_path(self.path), recording=not replaying, redact=self._session().redact_text,
-                                 append=self.settings.mode is RecordMode.NEW_EPISODES)
+                                 append=self.mode is RecordMode.NEW_EPISODES)
         self.tape.allow_real = allow_real if isinstance(allow_real, bool) else frozenset(allow_real)
         registry = run_tools(workflow.config.sandbox, workflow.base_dir, tools)
         return self.tape.wrap(registry)
@@ -255,9 +364,9 @@ class TestCassette:
         if self.session is not None:
             self.session.close(keep=False)
 
-    def finish(self, passed: bool) -> tuple[str | None, list[tuple[str, str]]]:
+    def finish(self, passed: bool, *, snapshot_changed: bool = False) -> tuple[str | None, list[tuple[str, str]]]:
         """End of the test's call: write the cassette if recording; the unused-interaction failure, if any,
-        and the user properties (stale flag, cassette written) for the report.
+        and the user properties (stale flag, cassette written, kept, removed or not written and why).
         """
         session = self.session
         if session is None or not session.opened:
@@ -266,6 +375,8 @@ class TestCassette:
         stale = session.stale_workflows()
         if stale:
             properties.append((STALE_PROPERTY, f"{session.config.display_path} (changed: {', '.join(stale)})"))
+        if self.expired:
+            properties.append((EXPIRED_PROPERTY, f"{self.expired}, {self.options.on_expiry}"))
         failure = None
         if passed and session.unsent:  # the replay stopped: the installed vcrpy intercepts nothing here
             failure = str(session.unsent[0])
@@ -287,13 +398,26 @@ class TestCassette:
         # unless each repetition is recorded: then it keeps them all, failed ones too (they are what to study)
         live = self.settings.live
         keep = live.record_repetitions if live.live else passed or self.settings.keep_failed
+        shown = session.config.display_path
         if session.close(keep=keep):
-            properties.append((WRITTEN_PROPERTY, session.config.display_path))
+            properties.append((WRITTEN_PROPERTY, shown))
+        elif session.removed:
+            properties.append((REMOVED_PROPERTY, shown))
+        elif recorded and keep and not live.live:
+            properties.append((UNCHANGED_PROPERTY, shown))
         elif recorded and not passed and not live.live:
-            properties.append((DROPPED_PROPERTY, session.config.display_path))
+            properties.append((DROPPED_PROPERTY, f"{shown}: {self._not_written_because(snapshot_changed)}"))
         if keep and self.tape is not None:
             self.tape.save()  # only when recording, and only if a tool with side effects ran
         return failure, properties
+
+    def _not_written_because(self, snapshot_changed: bool) -> str:
+        if snapshot_changed:
+            from ._snapshots.compare import record_and_update_command
+
+            return ("its snapshot changed; if that is intended, record and update together: "
+                    f"{record_and_update_command(self.item.nodeid)}")
+        return "the test failed while recording (its report says why)"
 
 
 @dataclass
@@ -304,29 +428,53 @@ class ReplaySummary:
     stale_tests: list[str] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    expired: list[str] = field(default_factory=list)
+    expired_tests: list[str] = field(default_factory=list)
 
     def add_report(self, report: Any) -> None:
         if getattr(report, "when", None) != "call":
             return
+        lists = {WRITTEN_PROPERTY: self.written, DROPPED_PROPERTY: self.dropped,
+                 UNCHANGED_PROPERTY: self.unchanged, REMOVED_PROPERTY: self.removed}
         for name, value in getattr(report, "user_properties", ()):
             if name == STALE_PROPERTY:
                 self.stale.append(str(value))
                 self.stale_tests.append(str(report.nodeid))
-            elif name == WRITTEN_PROPERTY:
-                self.written.append(str(value))
-            elif name == DROPPED_PROPERTY:
-                self.dropped.append(str(value))
+            elif name == EXPIRED_PROPERTY:
+                self.expired.append(str(value))
+                self.expired_tests.append(str(report.nodeid))
+            elif name in lists:
+                lists[name].append(str(value))
 
     def lines(self, mode: RecordMode) -> list[str]:
         lines = []
-        if self.written:
-            count = len(self.written)
-            lines.append(f"agentloom: {count} cassette{'s' if count != 1 else ''} recorded (record mode {mode.value})")
+        for entries, what in (
+            (self.written, f"recorded (record mode {mode.value})"),
+            (self.unchanged, "re-recorded unchanged (the same calls and answers but for volatile response "
+                             "fields: the file is left as it was)"),
+            (self.removed, "removed: the test sent no request, so it needs no cassette"),
+        ):
+            if entries:
+                count = len(entries)
+                lines.append(f"agentloom: {count} cassette{'s' if count != 1 else ''} {what}:")
+                lines += [f"  {entry}" for entry in sorted(entries)]
         if self.dropped:
             count = len(self.dropped)
-            lines.append(f"agentloom: {count} recording{'s' if count != 1 else ''} not written: the test failed "
-                         "while recording, so its cassette on disk (if any) is unchanged:")
+            lines.append(f"agentloom: {count} recording{'s' if count != 1 else ''} not written, so the cassette on "
+                         "disk (if any) is unchanged:")
             lines += [f"  {entry}" for entry in sorted(self.dropped)]
+        if self.expired:
+            count = len(self.expired)
+            lines.append(f"agentloom: {count} cassette{'s' if count != 1 else ''} older than the max age "
+                         "(agentloom_cassette_max_age), with what on_expiry did:")
+            lines += [f"  {entry}" for entry in sorted(self.expired)]
+            warned = sorted(test for test, entry in zip(self.expired_tests, self.expired, strict=True)
+                            if entry.endswith(", warn"))
+            if warned:
+                shown = " ".join(shlex.quote(test) for test in warned[:5]) + (" ..." if len(warned) > 5 else "")
+                lines.append(f"{HINT_PREFIX} re-record them with live providers: pytest {shown} --agentloom-record")
         if self.stale:
             count = len(self.stale)
             lines.append(f"agentloom: {count} cassette{'s' if count != 1 else ''} possibly stale "

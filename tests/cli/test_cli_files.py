@@ -79,8 +79,8 @@ def test_repository_files_follow_the_umask_and_secret_bearing_ones_are_private(t
                      "--record", "release.cassette.yaml", "--script", "script.yaml", umask=umask)
     assert done.returncode == 4, done.stdout + done.stderr
     shared = 0o666 & ~umask
-    assert mode(tmp_path / "release.cassette.yaml") == shared
-    assert mode(tmp_path / "release.cassette.tools.yaml") == shared
+    assert not (tmp_path / "release.cassette.yaml").exists()  # the run sent no model request: no cassette
+    assert mode(tmp_path / "release.cassette.tools.yaml") == shared  # written like a cassette (atomic, umask)
     assert mode(tmp_path / "agentloom_runs" / "r1.json") == shared  # a run record holds no state or output
     assert mode(tmp_path / "agentloom_runs" / "checkpoints" / "r1.json") == 0o600
     assert mode(tmp_path / ".agentloom" / "salt") == 0o600

@@ -41,9 +41,8 @@ def test_a_failed_re_recording_never_replaces_a_good_cassette(project: Project, 
     out = result.stdout.str()
     assert "cassette recorded" not in out
     result.stdout.fnmatch_lines([
-        "agentloom: 1 recording not written: the test failed while recording, so its cassette on disk "
-        "(if any) is unchanged:",
-        "  cassettes/test_support.py/test_support.yaml",
+        "agentloom: 1 recording not written, so the cassette on disk (if any) is unchanged:",
+        "  cassettes/test_support.py/test_support.yaml: the test failed while recording (its report says why)",
     ])
     assert project.cassette().read_bytes() == good
     assert sorted(path.name for path in project.cassette().parent.iterdir()) == ["test_support.yaml"]

@@ -41,7 +41,7 @@ def test_record_then_replay_offline_without_keys(project: Project) -> None:
     assert provenance["record_mode"] == "all"
     assert set(provenance["sdks"]) >= {"openai", "anthropic"}
     assert list(provenance["workflows"]) == ["flow.yaml"]
-    assert provenance["workflows"]["flow.yaml"].startswith("sha256:")
+    assert provenance["workflows"]["flow.yaml"].startswith("parsed-sha256:")  # the workflow's meaning
     first = document["interactions"][0]
     assert first["request"]["body"]["json"]["model"] == "gpt-4o-mini"  # a JSON body as data
     assert first["response"]["body"]["json"]["choices"][0]["message"]["content"] == "bug"

@@ -34,7 +34,7 @@ def test_each_repetition_is_recorded_scrubbed_and_replays_on_its_own(project: Pr
         assert CANARY_KEY.encode() not in data, path
         assert CANARY_SECRET.encode() not in data, path
     recorded.stdout.fnmatch_lines([
-        "agentloom: 3 cassettes recorded (record mode all)",
+        "agentloom: 3 cassettes recorded (record mode all):",
         "*",
         "  test_support.py::test_support: 2/3 passed (67%; needs 2, min pass rate 0.6): passed",
         "*",

@@ -129,6 +129,34 @@ OPTIONS: tuple[Option, ...] = (
         cli=False,
     ),
     Option(
+        "cassette_response_ignore",
+        "response fields a re-recording may change and still keep the cassette as it was, one a line (e.g. "
+        "usage.total_duration; ids, created and date/request-id headers always).",
+        kind="linelist",
+        default=[],
+        marker=True,
+        cli=False,
+    ),
+    Option(
+        "before_record_response",
+        "'module:function' run on each recorded response after scrubbing (vcrpy's before_record_response).",
+        marker=True,
+        cli=False,
+    ),
+    Option(
+        "cassette_max_age",
+        "how old a cassette may be before on_expiry applies: a number and a unit (s, m, h, d, w), e.g. 30d.",
+        marker=True,
+        cli=False,
+    ),
+    Option(
+        "cassette_on_expiry",
+        "what an expired cassette does: warn (the default: listed in the summary), fail, or re-record.",
+        default="warn",
+        marker=True,
+        cli=False,
+    ),
+    Option(
         "warn_unused_snapshots",
         "only report unused snapshot files; by default they fail a run of the whole suite.",
         kind="bool",
@@ -300,12 +328,18 @@ MARKER_KEYS: dict[str, str] = {
     "missing_template_keys": "'warn' or 'error' for a {state.x} placeholder that renders empty",
     "cassette_ignore": "list of request body paths left out of cassette matching, instead of the ini's",
     "cassette_matchers": "list of extra request matchers (functions or registered names), instead of the ini's",
+    "cassette_response_ignore": "list of response paths a re-recording may change (volatile), instead of the ini's",
+    "before_record_response": "function(response) -> response run on each recorded response, instead of the ini's",
+    "cassette_max_age": "how old the cassettes may be, e.g. '30d' (s, m, h, d, w)",
+    "cassette_on_expiry": "'warn', 'fail' or 're-record' for a cassette older than cassette_max_age",
     "repeat": "under --agentloom-live: how many times each of these tests runs (a whole number >= 1)",
     "min_pass_rate": "under --agentloom-live: the fraction of repetitions that must pass (0 < rate <= 1)",
 }
 MARKER_SIGNATURE = ("agentloom(workflow=None, *, tools=None, state=None, snapshot_dir=None, snapshot_requests=True, "
                     "snapshot_exclude=None, snapshot_matchers=None, missing_template_keys='warn', "
-                    "cassette_ignore=None, cassette_matchers=None, repeat=None, min_pass_rate=None, **config)")
+                    "cassette_ignore=None, cassette_matchers=None, cassette_response_ignore=None, "
+                    "before_record_response=None, cassette_max_age=None, cassette_on_expiry='warn', repeat=None, "
+                    "min_pass_rate=None, **config)")
 
 
 @functools.cache
@@ -378,6 +412,9 @@ _KINDS: dict[str, tuple[tuple[type, ...], str]] = {
     "missing_template_keys": ((str,), "'warn' or 'error'"),
     "cassette_ignore": ((list, tuple), "list of paths"),
     "cassette_matchers": ((list, tuple), "list of matchers"),
+    "cassette_response_ignore": ((list, tuple), "list of paths"),
+    "cassette_max_age": ((str,), "str like '30d'"),
+    "cassette_on_expiry": ((str,), "'warn', 'fail' or 're-record'"),
     "repeat": ((int,), "whole number >= 1"),
     "min_pass_rate": ((int, float), "fraction, 0 < rate <= 1"),
 }
@@ -396,12 +433,45 @@ def _check_kinds(kwargs: Mapping[str, Any], where: str) -> None:
     if mode is not None and mode not in ("warn", "error"):
         raise MarkerError(f"@pytest.mark.agentloom argument 'missing_template_keys' must be 'warn' or 'error' "
                           f"(got {mode!r}) on {where}.")
-    for key, parse in (("repeat", repeat_count), ("min_pass_rate", pass_rate)):
+    for key, parse in (("repeat", repeat_count), ("min_pass_rate", pass_rate), ("cassette_max_age", parse_age),
+                       ("cassette_on_expiry", on_expiry_mode)):
         if kwargs.get(key) is not None:
             try:
                 parse(kwargs[key], f"@pytest.mark.agentloom argument '{key}'")
             except ValueError as exc:
                 raise MarkerError(f"{exc}\n  on: {where}") from None
+            except TypeError as exc:  # the UsageError of the cassette settings
+                raise MarkerError(f"{exc}\n  on: {where}") from None
+
+
+_AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+ON_EXPIRY = ("warn", "fail", "re-record")
+
+
+def parse_age(value: Any, source: str) -> float:
+    """``30d``, ``12h``, ``90m``, ``2w``, ``3600s`` as seconds; a :class:`UsageError` naming ``source`` otherwise."""
+    from ...errors import UsageError
+
+    text = str(value).strip().lower()
+    try:
+        seconds = float(text[:-1]) * _AGE_UNITS[text[-1:]]
+    except (KeyError, ValueError):
+        seconds = -1.0
+    if seconds > 0:
+        return seconds
+    raise UsageError(render_message(f"{source} must be a positive number and a unit (s, m, h, d, w), got {value!r}.",
+                                    hint="e.g. agentloom_cassette_max_age = 30d"))
+
+
+def on_expiry_mode(value: Any, source: str) -> str:
+    """``warn``, ``fail`` or ``re-record`` (``re_record`` and ``rerecord`` too); a :class:`UsageError` otherwise."""
+    from ...errors import UsageError
+
+    mode = str(value or "warn").strip().lower().replace("_", "-").replace("rerecord", "re-record")
+    if mode not in ON_EXPIRY:
+        raise UsageError(render_message(f"{source} must be one of {', '.join(ON_EXPIRY)} (got {value!r}).",
+                                        hint="e.g. agentloom_cassette_on_expiry = fail"))
+    return mode
 
 
 def repeat_count(value: Any, source: str) -> int:

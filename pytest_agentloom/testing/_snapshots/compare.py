@@ -45,6 +45,7 @@ __all__ = [
     "claim_file",
     "display_path",
     "dump_yaml",
+    "record_and_update_command",
     "sanitize",
     "snapshot_data",
     "update_hint",
@@ -147,9 +148,26 @@ def claim_file(owners: dict[str, str], path: Path, nodeid: str, *, what: str) ->
 # -- how a change is explained ---------------------------------------------------------------------------
 
 
-def update_hint(nodeid: str, *, missing: bool = False) -> str:
+def record_and_update_command(nodeid: str) -> str:
+    """The one command that re-records a test's cassette and rewrites its snapshots in the same run."""
     import shlex
 
+    return f"pytest --agentloom-record --agentloom-update-snapshots {shlex.quote(nodeid)}"
+
+
+def update_hint(nodeid: str, *, missing: bool = False, recording: bool = False) -> str:
+    """The command that writes a missing or changed snapshot, on a line of its own.
+
+    In a recording session (``recording``) a changed snapshot fails the test, so its new recording is not
+    written; the command then records and updates together, since updating alone would replay the old
+    cassette and lose what this run recorded.
+    """
+    import shlex
+
+    if recording:
+        command = record_and_update_command(nodeid)
+        return (f"{HINT_PREFIX} this run was recording, and its recording is not written while the test fails; "
+                f"if the change is intended, record and update together:\n  {command}")
     if missing:
         command = f"pytest --agentloom-create-snapshots {shlex.quote(nodeid)}"
         return f"{HINT_PREFIX} run this to write it, then review and commit the file:\n  {command}"
@@ -191,6 +209,9 @@ class SnapshotSession:
 
     update: bool = False
     create: bool = False
+    #: a recording session: missing snapshots are written (``create``), and hints name the command that
+    #: records and updates together (see :func:`update_hint`)
+    recording: bool = False
     used: set[str] = field(default_factory=set)
     created: set[str] = field(default_factory=set)
     updated: set[str] = field(default_factory=set)
@@ -198,10 +219,15 @@ class SnapshotSession:
     protected: set[str] = field(default_factory=set)
     owners: dict[str, str] = field(default_factory=dict)  # file -> the test that used it (in this process)
     clashes: list[str] = field(default_factory=list)  # files tests of two xdist workers both used (controller)
+    mismatched: set[str] = field(default_factory=set)  # tests (in this process) whose snapshot did not match
 
     @property
     def written(self) -> set[str]:
         return self.created | self.updated
+
+    def _refresh_command(self, nodeid: str) -> str:
+        return (f"pytest {'--agentloom-record ' if self.recording else ''}--agentloom-update-snapshots "
+                f"'{nodeid}'")
 
     def assert_match(self, path: Path, result: WorkflowResult, *, label: str, nodeid: str,
                      options: SnapshotOptions | None = None) -> None:
@@ -215,7 +241,7 @@ class SnapshotSession:
         shown = _display(path)
         if path.is_dir():
             raise ArtifactError("Snapshot", "it is a directory, not a file", file=shown,
-                                hint=f"remove the directory, then run pytest --agentloom-update-snapshots '{nodeid}'.")
+                                hint=f"remove the directory, then run {self._refresh_command(nodeid)}.")
         if not path.exists():
             if self.update or self.create:
                 write_text_atomic(path, text, durable=True)
@@ -230,14 +256,15 @@ class SnapshotSession:
         except DataReadError as exc:
             if not self.update:
                 raise ArtifactError("Snapshot", f"{exc.problem}{exc.at_line}", file=shown, hint=(
-                    f"run pytest --agentloom-update-snapshots '{nodeid}' to write it again (then review the "
+                    f"run {self._refresh_command(nodeid)} to write it again (then review the "
                     "diff), or restore it from version control.")) from None
             stored = None  # rewritten below: the update repairs a corrupted snapshot
         version = stored.get("format_version") if isinstance(stored, dict) else None
         if version != FORMAT_VERSION and not self.update:
+            self.mismatched.add(nodeid)
             raise AssertionError(
                 f"Snapshot '{label}' has format_version {version!r}, this plugin writes {FORMAT_VERSION}: {shown}\n"
-                f"{update_hint(nodeid)}"
+                f"{update_hint(nodeid, recording=self.recording)}"
             )
         stored, fresh = _as_compared(stored), _as_compared(fresh)
         if stored == fresh:
@@ -248,9 +275,10 @@ class SnapshotSession:
             return
         report = diff_report(stored, fresh, verbose=options.verbose)
         body = "\n".join(f"  {line}" for line in report.lines)
+        self.mismatched.add(nodeid)
         raise AssertionError(
             f"Snapshot '{label}' does not match {shown} ({report.places}, stored -> now):\n{body}\n"
-            f"{update_hint(nodeid)}"
+            f"{update_hint(nodeid, recording=self.recording)}"
         )
 
     def protect(self, prefix: Path, *, folder: bool = False) -> None:

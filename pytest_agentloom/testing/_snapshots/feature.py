@@ -26,13 +26,15 @@ class SnapshotFeature(Feature):
     """The session's snapshot files, and the "was the whole suite selected?" question they need."""
 
     def __init__(self, config: pytest.Config, location: Callable[[pytest.Item], tuple[Path, str]], *,
-                 judged: bool) -> None:
+                 judged: bool, recording: bool = False) -> None:
         self.config = config
         self._location = location  # a test's snapshot folder and stem (from its markers: see the session)
         self._judged = judged  # live and drift sessions judge no committed snapshot
         self.update = bool(read_setting(config, "update_snapshots"))
         self.warn_unused = bool(read_setting(config, "warn_unused_snapshots"))
-        self.snapshots = SnapshotSession(update=self.update, create=bool(read_setting(config, "create_snapshots")))
+        # a recording session writes the snapshots it lacks: the test then passes, and its recording is kept
+        create = recording or bool(read_setting(config, "create_snapshots"))
+        self.snapshots = SnapshotSession(update=self.update, create=create, recording=recording)
         self.is_worker = hasattr(config, "workerinput")
         self.deselected_count = 0
         self.watch = SelectionWatch()  # items any plugin dropped in pytest_collection_modifyitems
