@@ -33,7 +33,10 @@ comparing incompatible values (``None < 1``), a string method called on a
 number, dividing by zero, ``len(None)``, ``%`` used to format a string, or
 ``+``/``*``, ``str()`` or ``.replace()`` building a string or list longer
 than 100,000 items (so ``'x' * 1000000000``, ``str([[1]*100000]*100000)`` and
-``('a'*100000).replace('a', 'a'*100000)`` cannot exhaust memory). Anything outside the allowlist
+``('a'*100000).replace('a', 'a'*100000)`` cannot exhaust memory), and
+:class:`~pytest_agentloom.errors.ExpressionBudgetError` when the work would pass the operation budget
+of :mod:`.budget` (``[[0]*99999]*99999 == [[0]*99999]*99999`` compares 10**10 items), so no condition
+runs for long whatever it compares. Anything outside the allowlist
 (lambda, comprehensions, f-strings, ``**``, bitwise operators, other calls,
 dunder names, ...) is refused at load time with :class:`ExpressionSyntaxError`.
 """
@@ -49,6 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from ...errors import EvaluationError, ExpressionSyntaxError, UsageError
+from .budget import TEXT_UNIT, Budget
 from .sizes import text_length_at_most
 
 __all__ = [
@@ -79,6 +83,9 @@ _BUILTINS: dict[str, Callable[..., Any]] = {
 }
 ALLOWED_BUILTINS: frozenset[str] = frozenset(_BUILTINS)
 """Builtin functions an expression may call by bare name."""
+
+_CONSTANT_TIME = frozenset({"len", "bool", "abs"})
+"""Builtins whose cost does not grow with a container argument (the rest are charged its size)."""
 
 _MAX_DEPTH = 100
 """Deepest syntax tree accepted; keeps the recursive evaluator far from Python's recursion limit."""
@@ -341,11 +348,13 @@ class Expression:
         if not isinstance(state, Mapping):
             raise UsageError(f"Expression.evaluate() needs a mapping, got {type(state).__name__}")
         try:
-            return _Evaluator(state).visit(self.tree.body)
+            return _Evaluator(state, Budget(self.source)).visit(self.tree.body)
         except EvaluationError:
             raise
         except (TypeError, ValueError, ArithmeticError) as exc:
             raise EvaluationError(self.source, str(exc) or type(exc).__name__) from exc
+        except RecursionError:  # Python compared a value nested too deeply for its own recursion limit
+            raise EvaluationError(self.source, "a value is nested too deeply to compare") from None
 
     def names(self) -> set[str]:
         """Top-level state keys the expression reads, so the loader can warn about unknown ones."""
@@ -402,6 +411,27 @@ def _result_length(op: ast.operator, left: Any, right: Any) -> int:
     return 0
 
 
+def _arithmetic_cost(left: Any, right: Any, length: int) -> int:
+    """Operations ``left op right`` costs: the items of a sequence it builds, or the digits of big integers."""
+    if length:
+        return length // TEXT_UNIT + 1 if isinstance(left, str) or isinstance(right, str) else length
+    if type(left) is int and type(right) is int:
+        return (left.bit_length() // 64 + 1) * (right.bit_length() // 64 + 1)  # schoolbook bound
+    return 1
+
+
+def _method_cost(name: str, text: str, args: list[Any]) -> int:
+    """Operations a string method costs: a scan of the text, and one per part ``split`` builds."""
+    scanned = len(text) + sum(len(arg) for arg in args if isinstance(arg, str))
+    if name == "replace":
+        scanned += max(_replaced_length(text, args), 0)
+    cost = scanned // TEXT_UNIT + 1
+    if name == "split":
+        separator = args[0] if args and isinstance(args[0], str) else None
+        cost += text.count(separator) + 1 if separator else len(text) // 2 + 1
+    return cost
+
+
 def _replaced_length(text: str, args: list[Any]) -> int:
     """Length of ``text.replace(*args)`` (0 when the arguments are not two or three strings and a count)."""
     if len(args) < 2 or not isinstance(args[0], str) or not isinstance(args[1], str):
@@ -416,8 +446,9 @@ def _replaced_length(text: str, args: list[Any]) -> int:
 class _Evaluator:
     """Walks a validated tree. Every node type the validator allows has a method here."""
 
-    def __init__(self, state: Mapping[str, Any]) -> None:
+    def __init__(self, state: Mapping[str, Any], budget: Budget) -> None:
         self._state = state
+        self._budget = budget
 
     def visit(self, node: ast.expr) -> Any:
         """Dispatch on node type; the validator guarantees a handler exists."""
@@ -438,6 +469,7 @@ class _Evaluator:
         container = self.visit(node.value)
         key = self.visit(node.slice)
         if isinstance(container, Mapping):
+            self._budget.spend(self._budget.size(key))  # hashing a tuple visits its items
             hash(key)  # an unhashable key is a mistake in the expression, not missing data
         return _lookup(container, key)
 
@@ -448,21 +480,35 @@ class _Evaluator:
         return tuple(self.visit(item) for item in node.elts)
 
     def set_(self, node: ast.Set) -> set[Any]:
-        return {self.visit(item) for item in node.elts}
+        return {self._hashed(self.visit(item)) for item in node.elts}
 
     def dict_(self, node: ast.Dict) -> dict[Any, Any]:
         pairs = zip(node.keys, node.values, strict=True)
-        return {self.visit(key): self.visit(value) for key, value in pairs if key is not None}
+        return {self._hashed(self.visit(key)): self.visit(value) for key, value in pairs if key is not None}
+
+    def _hashed(self, value: Any) -> Any:
+        """Charge the hash a set or dict display takes of ``value`` (a tuple's walks its items)."""
+        self._budget.spend(self._budget.size(value))
+        return value
 
     def compare(self, node: ast.Compare) -> bool:
         """Chained comparisons stop at the first false link, exactly like Python."""
         left = self.visit(node.left)
         for op, right_node in zip(node.ops, node.comparators, strict=True):
             right = self.visit(right_node)
+            self._charge_comparison(op, left, right)
             if not _COMPARE[type(op)](left, right):
                 return False
             left = right
         return True
+
+    def _charge_comparison(self, op: ast.cmpop, left: Any, right: Any) -> None:
+        """Charge the items ``left op right`` may visit before Python visits them."""
+        kind = type(op)
+        if kind is ast.In or kind is ast.NotIn:
+            self._budget.contains(left, right)
+        elif kind is not ast.Is and kind is not ast.IsNot:
+            self._budget.compare(left, right, equality=kind is ast.Eq or kind is ast.NotEq)
 
     def bool_op(self, node: ast.BoolOp) -> Any:
         """Return the deciding operand, as Python's ``and``/``or`` do."""
@@ -480,6 +526,7 @@ class _Evaluator:
     def bin_op(self, node: ast.BinOp) -> Any:
         left, right = self.visit(node.left), self.visit(node.right)
         _check_size(node.op, left, right)
+        self._budget.spend(_arithmetic_cost(left, right, _result_length(node.op, left, right)))
         return _ARITHMETIC[type(node.op)](left, right)
 
     def if_exp(self, node: ast.IfExp) -> Any:
@@ -491,6 +538,8 @@ class _Evaluator:
             args = [self.visit(arg) for arg in node.args]
             if node.func.id == "str" and args and text_length_at_most(args[0], _MAX_SEQUENCE) > _MAX_SEQUENCE:
                 raise ValueError(f"str() would build a string longer than {_MAX_SEQUENCE} characters")
+            if node.func.id not in _CONSTANT_TIME:  # min, max, str, int, float walk or scan their arguments
+                self._budget.spend(sum(self._budget.size(arg) for arg in args))
             return _BUILTINS[node.func.id](*args)
         return self._method(cast(ast.Attribute, node.func), node.args)
 
@@ -504,6 +553,7 @@ class _Evaluator:
         values = [self.visit(arg) for arg in args]
         if func.attr == "replace" and _replaced_length(receiver, values) > _MAX_SEQUENCE:
             raise ValueError(f".replace() would build a string longer than {_MAX_SEQUENCE} characters")
+        self._budget.spend(_method_cost(func.attr, receiver, values))
         return getattr(receiver, func.attr)(*values)
 
 
