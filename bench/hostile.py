@@ -75,11 +75,16 @@ def cases(quick: bool) -> dict[str, tuple[str, int]]:
 
 def run_case(tree: Path, function: str, argument: int) -> float:
     """One measurement in a fresh process whose ``pytest_agentloom`` is the one in ``tree``."""
+    check = subprocess.run([sys.executable, "-c", "import pytest_agentloom; print(pytest_agentloom.__file__)"],
+                           env={**os.environ, "PYTHONPATH": str(tree)}, cwd=tree, capture_output=True, text=True,
+                           check=True)
+    if not Path(check.stdout.strip()).is_relative_to(tree.resolve()):
+        raise SystemExit(f"{tree}: its pytest_agentloom is not the one imported ({check.stdout.strip()})")
     code = f"import sys; sys.path.insert(0, {str(ROOT / 'bench')!r}); import hostile; " \
            f"print(hostile.{function}({argument}))"
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False,
-                          timeout=600)
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=tree, capture_output=True, text=True,
+                          check=False, timeout=600)  # cwd: ``-c`` puts the working directory first on sys.path
     if done.returncode:
         raise SystemExit(f"{tree}: {function}({argument}) failed:\n{done.stderr}")
     return float(done.stdout.strip().splitlines()[-1])
