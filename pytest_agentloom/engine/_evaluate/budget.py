@@ -23,7 +23,7 @@ from typing import Any
 from ..._core.readonly import ReadOnlyDict, ReadOnlyList
 from ...errors import ExpressionBudgetError
 
-__all__ = ["OPERATION_BUDGET", "TEXT_UNIT", "Budget"]
+__all__ = ["OPERATION_BUDGET", "SCALARS", "TEXT_UNIT", "Budget"]
 
 OPERATION_BUDGET = 1_000_000
 """Operations one condition may spend: about a second at worst (measuring nested dicts), mostly far less."""
@@ -39,7 +39,8 @@ _FAMILY: dict[type, str] = {
     frozenset: "set",
 }
 """Values Python compares with each other item by item; across two families a comparison ends at once."""
-_SCALAR_FAMILIES = frozenset({"scalar"})
+SCALARS = frozenset({int, float, bool, type(None)})
+"""Values any comparison with settles at once (Python compares them without visiting anything)."""
 _SIZED_FAMILIES = frozenset({"map", "list", "tuple", "set"})
 _FLAT_FAMILIES = frozenset({"scalar", "str", "bytes"})
 _CONTAINER_VISIT = 8
@@ -73,37 +74,46 @@ class Budget:
         self.spend(visits)
         return size
 
-    def compare(self, left: Any, right: Any, *, equality: bool) -> None:
+    def charge_compare(self, left: Any, right: Any, *, equality: bool) -> None:
         """Charge ``left <op> right``: it stops at the smaller side, and ends at once where Python's does.
 
         A scalar side, two kinds of value (a list and a dict), or for ``==``/``!=`` two containers of
-        different lengths, are settled without visiting an item.
+        different lengths, are settled without visiting an item: nothing to charge.
         """
-        kind_left, kind_right = _FAMILY.get(type(left), "other"), _FAMILY.get(type(right), "other")
-        if kind_left in _SCALAR_FAMILIES or kind_right in _SCALAR_FAMILIES:
-            return self.spend(1)
-        if kind_left != kind_right and "other" not in (kind_left, kind_right):
-            return self.spend(1)
-        if equality and kind_left in _SIZED_FAMILIES and kind_left == kind_right and len(left) != len(right):
-            return self.spend(1)
+        kind_left, kind_right = type(left), type(right)
+        if kind_left in SCALARS or kind_right in SCALARS:
+            return
+        if kind_left is str and kind_right is str:
+            if len(left) >= TEXT_UNIT and len(right) >= TEXT_UNIT:
+                self.spend(min(len(left), len(right)) // TEXT_UNIT)
+            return
+        family_left, family_right = _FAMILY.get(kind_left, "other"), _FAMILY.get(kind_right, "other")
+        if family_left != family_right and "other" not in (family_left, family_right):
+            return
+        if equality and family_left in _SIZED_FAMILIES and family_left == family_right and len(left) != len(right):
+            return
         self.spend(min(self.size(left), self.size(right)))
-        return None
 
-    def contains(self, item: Any, container: Any) -> None:
-        """Charge ``item in container``: a hash for a mapping or set, else a scan of the text or sequence.
+    def charge_contains(self, item: Any, container: Any) -> None:
+        """Charge ``item in container``: a scan of the text or sequence, else a hash for a mapping or set.
 
         A scalar or a text looked for in a list compares in at most its own size with each element.
         """
-        if isinstance(container, Mapping | set | frozenset):
-            return self.spend(self.size(item))  # hashing: a tuple's hash visits its items
         kind = type(container)
-        if kind in _TEXTS:
-            return self.spend(1 + (len(container) + _length(item)) // TEXT_UNIT)
-        family = _FAMILY.get(type(item), "other")
-        if (kind is list or kind is tuple or kind is ReadOnlyList) and family in _FLAT_FAMILIES:
-            return self.spend(1 + len(container) * self.size(item))
-        self.spend(self.size(container))
-        return None
+        if kind is list or kind is tuple or kind is ReadOnlyList:
+            if _FAMILY.get(type(item)) in _FLAT_FAMILIES:
+                if len(container) >= TEXT_UNIT:  # a short list of scalars or texts: nothing worth counting
+                    self.spend(len(container) * self.size(item))
+                return
+            self.spend(self.size(container))
+        elif kind in _TEXTS:
+            if len(container) >= TEXT_UNIT:
+                self.spend((len(container) + _length(item)) // TEXT_UNIT)
+        elif isinstance(container, Mapping | set | frozenset):
+            if type(item) not in SCALARS:
+                self.spend(self.size(item))  # hashing: a tuple's hash visits its items
+        else:
+            self.spend(self.size(container))
 
 
 def _is_container(value: Any) -> bool:

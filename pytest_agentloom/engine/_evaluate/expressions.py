@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from ...errors import EvaluationError, ExpressionSyntaxError, UsageError
-from .budget import TEXT_UNIT, Budget
+from .budget import OPERATION_BUDGET, SCALARS, TEXT_UNIT, Budget
 from .sizes import text_length_at_most
 
 __all__ = [
@@ -110,6 +110,10 @@ _COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
     ast.Is: operator.is_,
     ast.IsNot: operator.is_not,
 }
+
+_MEMBERSHIP: frozenset[type[ast.cmpop]] = frozenset({ast.In, ast.NotIn})
+_IDENTITY: frozenset[type[ast.cmpop]] = frozenset({ast.Is, ast.IsNot})
+_EQUALITY: frozenset[type[ast.cmpop]] = frozenset({ast.Eq, ast.NotEq})
 
 _ARITHMETIC: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
@@ -330,7 +334,40 @@ def compile_expression(text: str) -> Expression:
         raise ExpressionSyntaxError("expression is empty", expression=text)
     tree = _parse(source)
     _validate(source, tree)
+    _mark_settled_comparisons(tree)
     return Expression(source=source, tree=tree)
+
+
+class _SettledCompare(ast.Compare):
+    """A comparison whose every link is settled at once, whatever the state holds: nothing to charge.
+
+    ``score >= 50``, ``label == 'bug'``, ``label in ['bug', 'crash']``: a number or a short text written
+    in the expression compares with anything without visiting its items, and so does looking anything up
+    in a short list of them. Marked once when the expression compiles, so evaluating the usual router
+    condition costs what it did before the budget (see :mod:`.budget`).
+    """
+
+
+def _mark_settled_comparisons(tree: ast.Expression) -> None:
+    for node in ast.walk(tree):
+        if type(node) is ast.Compare and all(
+                _settled_link(op, left, right)
+                for op, left, right in zip(node.ops, [node.left, *node.comparators], node.comparators, strict=False)):
+            node.__class__ = _SettledCompare
+
+
+def _settled_link(op: ast.cmpop, left: ast.expr, right: ast.expr) -> bool:
+    if type(op) in _MEMBERSHIP:
+        return isinstance(right, ast.List | ast.Tuple) and len(right.elts) < TEXT_UNIT and all(map(_short_constant,
+                                                                                                  right.elts))
+    return _short_constant(left) or _short_constant(right)
+
+
+def _short_constant(node: ast.expr) -> bool:
+    """A number, ``None``, a boolean or a text shorter than :data:`~.budget.TEXT_UNIT` written in the expression."""
+    if not isinstance(node, ast.Constant):
+        return False
+    return type(node.value) in SCALARS or (type(node.value) is str and len(node.value) < TEXT_UNIT)
 
 
 # --------------------------------------------------------------------------- evaluation
@@ -348,7 +385,7 @@ class Expression:
         if not isinstance(state, Mapping):
             raise UsageError(f"Expression.evaluate() needs a mapping, got {type(state).__name__}")
         try:
-            return _Evaluator(state, Budget(self.source)).visit(self.tree.body)
+            return _Evaluator(state, self.source).visit(self.tree.body)
         except EvaluationError:
             raise
         except (TypeError, ValueError, ArithmeticError) as exc:
@@ -416,8 +453,8 @@ def _arithmetic_cost(left: Any, right: Any, length: int) -> int:
     if length:
         return length // TEXT_UNIT + 1 if isinstance(left, str) or isinstance(right, str) else length
     if type(left) is int and type(right) is int:
-        return (left.bit_length() // 64 + 1) * (right.bit_length() // 64 + 1)  # schoolbook bound
-    return 1
+        return (left.bit_length() // 640) * (right.bit_length() // 640)  # schoolbook bound; 0 below 200 digits
+    return 0
 
 
 def _method_cost(name: str, text: str, args: list[Any]) -> int:
@@ -443,12 +480,19 @@ def _replaced_length(text: str, args: list[Any]) -> int:
     return len(text) + count * (len(new) - len(old))
 
 
-class _Evaluator:
-    """Walks a validated tree. Every node type the validator allows has a method here."""
+class _Evaluator(Budget):
+    """Walks a validated tree. Every node type the validator allows has a method here.
 
-    def __init__(self, state: Mapping[str, Any], budget: Budget) -> None:
+    It is its own :class:`~.budget.Budget` (one object per evaluation, not two): each operation that walks its
+    operands is charged before it is done.
+    """
+
+    __slots__ = ("_state",)
+
+    def __init__(self, state: Mapping[str, Any], source: str) -> None:  # Budget's fields, set here: one call less
+        self.expression = source
+        self.left = OPERATION_BUDGET
         self._state = state
-        self._budget = budget
 
     def visit(self, node: ast.expr) -> Any:
         """Dispatch on node type; the validator guarantees a handler exists."""
@@ -469,7 +513,7 @@ class _Evaluator:
         container = self.visit(node.value)
         key = self.visit(node.slice)
         if isinstance(container, Mapping):
-            self._budget.spend(self._budget.size(key))  # hashing a tuple visits its items
+            self.spend(self.size(key))  # hashing a tuple visits its items
             hash(key)  # an unhashable key is a mistake in the expression, not missing data
         return _lookup(container, key)
 
@@ -488,7 +532,7 @@ class _Evaluator:
 
     def _hashed(self, value: Any) -> Any:
         """Charge the hash a set or dict display takes of ``value`` (a tuple's walks its items)."""
-        self._budget.spend(self._budget.size(value))
+        self.spend(self.size(value))
         return value
 
     def compare(self, node: ast.Compare) -> bool:
@@ -496,19 +540,37 @@ class _Evaluator:
         left = self.visit(node.left)
         for op, right_node in zip(node.ops, node.comparators, strict=True):
             right = self.visit(right_node)
-            self._charge_comparison(op, left, right)
-            if not _COMPARE[type(op)](left, right):
+            kind = type(op)
+            if kind in _MEMBERSHIP or type(left) not in SCALARS:  # a number compared with anything: nothing to count
+                self._charge_comparison(kind, left, right)
+            if not _COMPARE[kind](left, right):
                 return False
             left = right
         return True
 
-    def _charge_comparison(self, op: ast.cmpop, left: Any, right: Any) -> None:
-        """Charge the items ``left op right`` may visit before Python visits them."""
-        kind = type(op)
-        if kind is ast.In or kind is ast.NotIn:
-            self._budget.contains(left, right)
-        elif kind is not ast.Is and kind is not ast.IsNot:
-            self._budget.compare(left, right, equality=kind is ast.Eq or kind is ast.NotEq)
+    def _charge_comparison(self, kind: type[ast.cmpop], left: Any, right: Any) -> None:
+        """Charge, before Python compares, the items ``left <kind> right`` may visit.
+
+        A short list of plain values, a short text, a number: nothing worth counting, found without a call.
+        """
+        right_kind = type(right)
+        if kind in _MEMBERSHIP:
+            if not ((right_kind is list and len(right) < TEXT_UNIT and (type(left) in SCALARS or type(left) is str))
+                    or (right_kind is str and len(right) < TEXT_UNIT)):
+                self.charge_contains(left, right)
+        elif kind not in _IDENTITY and right_kind not in SCALARS and not (
+                (type(left) is str and len(left) < TEXT_UNIT) or (right_kind is str and len(right) < TEXT_UNIT)):
+            self.charge_compare(left, right, equality=kind in _EQUALITY)
+
+    def settled_compare(self, node: ast.Compare) -> bool:
+        """:meth:`compare` without the charges: every link of this one is settled at once."""
+        left = self.visit(node.left)
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            right = self.visit(right_node)
+            if not _COMPARE[type(op)](left, right):
+                return False
+            left = right
+        return True
 
     def bool_op(self, node: ast.BoolOp) -> Any:
         """Return the deciding operand, as Python's ``and``/``or`` do."""
@@ -526,7 +588,9 @@ class _Evaluator:
     def bin_op(self, node: ast.BinOp) -> Any:
         left, right = self.visit(node.left), self.visit(node.right)
         _check_size(node.op, left, right)
-        self._budget.spend(_arithmetic_cost(left, right, _result_length(node.op, left, right)))
+        cost = _arithmetic_cost(left, right, _result_length(node.op, left, right))
+        if cost:
+            self.spend(cost)
         return _ARITHMETIC[type(node.op)](left, right)
 
     def if_exp(self, node: ast.IfExp) -> Any:
@@ -539,7 +603,7 @@ class _Evaluator:
             if node.func.id == "str" and args and text_length_at_most(args[0], _MAX_SEQUENCE) > _MAX_SEQUENCE:
                 raise ValueError(f"str() would build a string longer than {_MAX_SEQUENCE} characters")
             if node.func.id not in _CONSTANT_TIME:  # min, max, str, int, float walk or scan their arguments
-                self._budget.spend(sum(self._budget.size(arg) for arg in args))
+                self.spend(sum(self.size(arg) for arg in args))
             return _BUILTINS[node.func.id](*args)
         return self._method(cast(ast.Attribute, node.func), node.args)
 
@@ -553,7 +617,8 @@ class _Evaluator:
         values = [self.visit(arg) for arg in args]
         if func.attr == "replace" and _replaced_length(receiver, values) > _MAX_SEQUENCE:
             raise ValueError(f".replace() would build a string longer than {_MAX_SEQUENCE} characters")
-        self._budget.spend(_method_cost(func.attr, receiver, values))
+        if values or len(receiver) >= TEXT_UNIT:  # a short text without arguments: nothing worth counting
+            self.spend(_method_cost(func.attr, receiver, values))
         return getattr(receiver, func.attr)(*values)
 
 
@@ -567,6 +632,7 @@ _HANDLERS: dict[type[ast.AST], Callable[[_Evaluator, Any], Any]] = {
     ast.Set: _Evaluator.set_,
     ast.Dict: _Evaluator.dict_,
     ast.Compare: _Evaluator.compare,
+    _SettledCompare: _Evaluator.settled_compare,
     ast.BoolOp: _Evaluator.bool_op,
     ast.UnaryOp: _Evaluator.unary_op,
     ast.BinOp: _Evaluator.bin_op,

@@ -131,3 +131,16 @@ def test_a_router_over_budget_fails_its_step_naming_file_step_field_and_fix(tmp_
     assert "  step: route" in step.error
     assert "  field: steps[1].conditions[1].expression" in step.error
     assert "How to fix: compare something smaller" in step.error
+
+
+@pytest.mark.parametrize("text", ["x == 'bug'", "x != 1", "x in ['bug', 'crash']", "x is None", "'bug' == x == 'bug'"])
+def test_a_comparison_with_a_short_literal_is_settled_at_once_whatever_the_state_holds(text: str) -> None:
+    square: list[Any] = [[0] * 99_999] * 99_999  # 10**10 items as a tree: any walk of it would pass the budget
+    assert compile_expression(text).evaluate({"x": square}) in (True, False)
+
+
+def test_ordinary_comparisons_give_python_s_answers_with_or_without_charges() -> None:
+    state = {"a": [1, [2, 3]], "b": [1, [2, 3]], "t": "x" * 100, "n": 3}
+    for text, expected in [("a == b", True), ("a < b", False), ("a in [a, b]", True), ("t == 'x' * 100", True),
+                           ("n in [1, 2, 3]", True), ("'x' in t", True), ("n >= 3 > 1", True), ("t < 'y'", True)]:
+        assert compile_expression(text).evaluate(state) is expected, text
