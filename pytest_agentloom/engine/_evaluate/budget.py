@@ -11,8 +11,9 @@ loaded machine.
 The bound of a value is its size as a tree: a list held 1,000 times counts 1,000 times (that is what
 ``==`` walks), found by visiting each distinct container once. Text counts one operation per
 :data:`TEXT_UNIT` characters (comparing and scanning text is a memory scan, far cheaper per character
-than a visit of a Python item). Scalars cost one. The measuring walk is charged too, so no expression
-can make the measuring itself expensive.
+than a visit of a Python item). Work that cannot grow with the values (comparing with a number or a short
+text, ``len()``) is not charged: the expression's own length bounds it. The measuring walk is charged
+too (:data:`_CONTAINER_VISIT` a distinct container), so no expression can make the measuring expensive.
 """
 
 from __future__ import annotations
