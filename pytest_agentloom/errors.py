@@ -31,6 +31,7 @@
     │   │   └── AttachmentRefused          a provider cannot take an attachment; nothing was sent
     │   ├── ScriptError                    a scripted provider has no reply for a request: never retried
     │   ├── EvaluationError (ValueError)   a router expression failed on the state it was given
+    │   │   └── ExpressionBudgetError      it would take more operations than a condition may spend
     │   └── MissingTemplateKeyWarning (UserWarning)  a placeholder rendered empty: its state key is missing
     ├── ReplayError                        a cassette or tool tape cannot be used as asked (``path``)
     │   ├── CassetteNotFoundError          replay needs a cassette the test does not have yet
@@ -93,6 +94,7 @@ __all__ = [  # noqa: RUF022  (plain sorted order, as tests/test_public_api.py ke
     "DriftError",
     "ErrorCode",
     "EvaluationError",
+    "ExpressionBudgetError",
     "ExpressionSyntaxError",
     "FileNameClashError",
     "HINT_PREFIX",
@@ -191,6 +193,7 @@ class ErrorCode(enum.StrEnum):
     # -- routers, subworkflows, approval gates
     ROUTER_NO_MATCH = "router_no_match"  # no condition matched and the router has no default
     EXPRESSION_ERROR = "expression_error"  # a router expression failed on the state
+    EXPRESSION_BUDGET = "expression_budget"  # a router expression would take more operations than its budget
     MISSING_RETURN_KEY = "missing_return_key"  # a child workflow did not write a key of return_keys
     APPROVAL_TIMEOUT = "approval_timeout"  # no decision came within the gate's timeout_seconds
     APPROVAL_DECISION = "approval_decision"  # a decision other than approved, rejected or cancelled
@@ -413,6 +416,21 @@ class EvaluationError(RunError, ValueError):
         super().__init__(f"router expression {expression!r} could not be evaluated: {detail}")
         self.expression = expression
         self.detail = detail
+
+
+class ExpressionBudgetError(EvaluationError):
+    """A router expression would do more work than a condition may (comparing huge values, say).
+
+    The work is counted in operations (items visited), not timed, so the answer is the same on any
+    machine; ``budget`` is the limit it passed.
+    """
+
+    code: str = ErrorCode.EXPRESSION_BUDGET
+
+    def __init__(self, expression: str, budget: int) -> None:
+        super().__init__(expression, f"it needs more than {budget:,} operations (items compared, "
+                                     "scanned or built), the most one condition may spend")
+        self.budget = budget
 
 
 class ScriptDataError(DefinitionError, ValueError):

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import JsonReadError
 
-__all__ = ["MAX_JSON_DEPTH", "load_json"]
+__all__ = ["MAX_JSON_DEPTH", "load_json", "nested_deeper_than"]
 
 MAX_JSON_DEPTH = 200
 """Deepest nesting accepted (YAML files have the same limit)."""
@@ -25,7 +25,7 @@ def load_json(text: str, *, file: str = "<json>", max_chars: int = 64 * 1024 * 1
     if len(text) > max_chars:
         raise JsonReadError(f"the JSON is {len(text):,} characters, over the limit of {max_chars:,}", file=file,
                             hint="keep large data out of this file.")
-    if _depth_over(text, MAX_JSON_DEPTH):
+    if nested_deeper_than(text, MAX_JSON_DEPTH):
         raise JsonReadError(f"the data is nested more than {MAX_JSON_DEPTH} levels deep", file=file,
                             hint="flatten the data.")
     try:
@@ -56,8 +56,9 @@ def _refuse_duplicates(pairs: list[tuple[str, Any]], file: str) -> dict[str, Any
     return result
 
 
-def _depth_over(text: str, limit: int) -> bool:
-    """Whether brackets outside strings nest deeper than ``limit`` (a cheap pass before the C parser)."""
+def nested_deeper_than(text: str, limit: int) -> bool:
+    """Whether brackets outside strings nest deeper than ``limit``: a cheap pass, without recursion, before a
+    parser that recurses (Python's, an SDK's) meets the text. A text with few brackets costs one count."""
     if text.count("[") + text.count("{") <= limit:
         return False
     depth = 0

@@ -7,9 +7,9 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from ..errors import MidStreamError, ProviderError
+from ..errors import MidStreamError, ProviderError, UnusableResponseError
 
-__all__ = ["HTTPStatusFailure", "error_detail", "http_errors", "iter_sse_data", "tried"]
+__all__ = ["HTTPStatusFailure", "error_detail", "http_errors", "iter_sse_data", "nested_too_deeply", "tried"]
 
 
 class HTTPStatusFailure(Exception):
@@ -44,6 +44,19 @@ def http_errors(provider: str, *, streaming_started: list[bool] | None = None) -
         raise error(f"HTTP error ({exc!r})", None) from exc
     except json.JSONDecodeError as exc:
         raise error(f"the reply is not valid JSON ({exc})", 200) from exc
+    except RecursionError as exc:
+        raise nested_too_deeply(provider) from exc
+
+
+def nested_too_deeply(provider: str) -> UnusableResponseError:
+    """The error of a reply whose JSON nests deeper than the parser's recursion limit (a hostile server's).
+
+    Python's JSON parser, and so every SDK's, recurses: such a reply raises ``RecursionError``, which would
+    otherwise read as a bug in the provider (``provider_crashed``). The same request gets the same reply, so
+    it is not retried.
+    """
+    return UnusableResponseError(f"{provider}: the reply's JSON is nested too deeply to read (a server that "
+                                 "sends this is not an LLM API)", status=200, provider=provider)
 
 
 def tried(exc: BaseException) -> str:

@@ -29,7 +29,7 @@ from ..errors import (
     UnusableResponseError,
     render_message,
 )
-from ._http import tried
+from ._http import nested_too_deeply, tried
 
 __all__ = [
     "SDK_BASES",
@@ -184,6 +184,8 @@ def translate_sdk_errors(
     except Exception as exc:
         rule = rule_for(type(exc), sdk.__name__)
         if rule is None:
+            if isinstance(exc, RecursionError):  # the SDK parsed a reply nested past the recursion limit
+                raise nested_too_deeply(provider) from exc
             if isinstance(exc, timeouts):
                 raise ours(plain, f"request{tried(exc)} timed out ({exc!r})", None) from exc
             if isinstance(exc, transport):

@@ -38,6 +38,7 @@ import yaml
 from .._core.files import write_text_atomic
 from .._core.yaml_io import DEFAULT_LIMITS, load_yaml, read_text_capped
 from ..errors import CassetteFormatError, DataReadError, render_message
+from ._body_limits import body_problem
 from ._provenance import Provenance
 
 if TYPE_CHECKING:
@@ -210,9 +211,23 @@ def loads(text: str, *, path: str = "<cassette>") -> tuple[Provenance | None, li
                                hint=f"{how}."),
                 path=path,
             ) from exc
+        _check_body(response, number, path)
         requests.append(request)
         responses.append(response)
     return provenance, requests, responses
+
+
+def _check_body(response: dict[str, Any], number: int, path: str) -> None:
+    """Refuse a response body the client or the SDK could not survive (a gzip bomb, 100,000 nested brackets)."""
+    problem = body_problem(response["body"]["string"], response["headers"])
+    if problem is not None:
+        raise CassetteFormatError(
+            render_message(f"Cassette {path}: the response body of interaction {number} {problem}; it is not "
+                           "replayed.",
+                           hint=f"a provider does not send such a body: look at where the cassette came from, "
+                                f"then delete {path} and re-record it with --agentloom-record."),
+            path=path,
+        )
 
 
 def _headers(part: dict[str, Any]) -> dict[str, Any]:

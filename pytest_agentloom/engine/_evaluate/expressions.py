@@ -33,7 +33,10 @@ comparing incompatible values (``None < 1``), a string method called on a
 number, dividing by zero, ``len(None)``, ``%`` used to format a string, or
 ``+``/``*``, ``str()`` or ``.replace()`` building a string or list longer
 than 100,000 items (so ``'x' * 1000000000``, ``str([[1]*100000]*100000)`` and
-``('a'*100000).replace('a', 'a'*100000)`` cannot exhaust memory). Anything outside the allowlist
+``('a'*100000).replace('a', 'a'*100000)`` cannot exhaust memory), and
+:class:`~pytest_agentloom.errors.ExpressionBudgetError` when the work would pass the operation budget
+of :mod:`.budget` (``[[0]*99999]*99999 == [[0]*99999]*99999`` compares 10**10 items), so no condition
+runs for long whatever it compares. Anything outside the allowlist
 (lambda, comprehensions, f-strings, ``**``, bitwise operators, other calls,
 dunder names, ...) is refused at load time with :class:`ExpressionSyntaxError`.
 """
@@ -49,6 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from ...errors import EvaluationError, ExpressionSyntaxError, UsageError
+from .budget import OPERATION_BUDGET, SCALARS, TEXT_UNIT, Budget
 from .sizes import text_length_at_most
 
 __all__ = [
@@ -80,6 +84,9 @@ _BUILTINS: dict[str, Callable[..., Any]] = {
 ALLOWED_BUILTINS: frozenset[str] = frozenset(_BUILTINS)
 """Builtin functions an expression may call by bare name."""
 
+_CONSTANT_TIME = frozenset({"len", "bool", "abs"})
+"""Builtins whose cost does not grow with a container argument (the rest are charged its size)."""
+
 _MAX_DEPTH = 100
 """Deepest syntax tree accepted; keeps the recursive evaluator far from Python's recursion limit."""
 
@@ -103,6 +110,10 @@ _COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
     ast.Is: operator.is_,
     ast.IsNot: operator.is_not,
 }
+
+_MEMBERSHIP: frozenset[type[ast.cmpop]] = frozenset({ast.In, ast.NotIn})
+_IDENTITY: frozenset[type[ast.cmpop]] = frozenset({ast.Is, ast.IsNot})
+_EQUALITY: frozenset[type[ast.cmpop]] = frozenset({ast.Eq, ast.NotEq})
 
 _ARITHMETIC: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
@@ -323,7 +334,40 @@ def compile_expression(text: str) -> Expression:
         raise ExpressionSyntaxError("expression is empty", expression=text)
     tree = _parse(source)
     _validate(source, tree)
+    _mark_settled_comparisons(tree)
     return Expression(source=source, tree=tree)
+
+
+class _SettledCompare(ast.Compare):
+    """A comparison whose every link is settled at once, whatever the state holds: nothing to charge.
+
+    ``score >= 50``, ``label == 'bug'``, ``label in ['bug', 'crash']``: a number or a short text written
+    in the expression compares with anything without visiting its items, and so does looking anything up
+    in a short list of them. Marked once when the expression compiles, so evaluating the usual router
+    condition costs what it did before the budget (see :mod:`.budget`).
+    """
+
+
+def _mark_settled_comparisons(tree: ast.Expression) -> None:
+    for node in ast.walk(tree):
+        if type(node) is ast.Compare and all(
+                _settled_link(op, left, right)
+                for op, left, right in zip(node.ops, [node.left, *node.comparators], node.comparators, strict=False)):
+            node.__class__ = _SettledCompare
+
+
+def _settled_link(op: ast.cmpop, left: ast.expr, right: ast.expr) -> bool:
+    if type(op) in _MEMBERSHIP:
+        return isinstance(right, ast.List | ast.Tuple) and len(right.elts) < TEXT_UNIT and all(map(_short_constant,
+                                                                                                  right.elts))
+    return _short_constant(left) or _short_constant(right)
+
+
+def _short_constant(node: ast.expr) -> bool:
+    """A number, ``None``, a boolean or a text shorter than :data:`~.budget.TEXT_UNIT` written in the expression."""
+    if not isinstance(node, ast.Constant):
+        return False
+    return type(node.value) in SCALARS or (type(node.value) is str and len(node.value) < TEXT_UNIT)
 
 
 # --------------------------------------------------------------------------- evaluation
@@ -341,11 +385,13 @@ class Expression:
         if not isinstance(state, Mapping):
             raise UsageError(f"Expression.evaluate() needs a mapping, got {type(state).__name__}")
         try:
-            return _Evaluator(state).visit(self.tree.body)
+            return _Evaluator(state, self.source).visit(self.tree.body)
         except EvaluationError:
             raise
         except (TypeError, ValueError, ArithmeticError) as exc:
             raise EvaluationError(self.source, str(exc) or type(exc).__name__) from exc
+        except RecursionError:  # Python compared a value nested too deeply for its own recursion limit
+            raise EvaluationError(self.source, "a value is nested too deeply to compare") from None
 
     def names(self) -> set[str]:
         """Top-level state keys the expression reads, so the loader can warn about unknown ones."""
@@ -402,6 +448,27 @@ def _result_length(op: ast.operator, left: Any, right: Any) -> int:
     return 0
 
 
+def _arithmetic_cost(left: Any, right: Any, length: int) -> int:
+    """Operations ``left op right`` costs: the items of a sequence it builds, or the digits of big integers."""
+    if length:
+        return length // TEXT_UNIT + 1 if isinstance(left, str) or isinstance(right, str) else length
+    if type(left) is int and type(right) is int:
+        return (left.bit_length() // 640) * (right.bit_length() // 640)  # schoolbook bound; 0 below 200 digits
+    return 0
+
+
+def _method_cost(name: str, text: str, args: list[Any]) -> int:
+    """Operations a string method costs: a scan of the text, and one per part ``split`` builds."""
+    scanned = len(text) + sum(len(arg) for arg in args if isinstance(arg, str))
+    if name == "replace":
+        scanned += max(_replaced_length(text, args), 0)
+    cost = scanned // TEXT_UNIT + 1
+    if name == "split":
+        separator = args[0] if args and isinstance(args[0], str) else None
+        cost += text.count(separator) + 1 if separator else len(text) // 2 + 1
+    return cost
+
+
 def _replaced_length(text: str, args: list[Any]) -> int:
     """Length of ``text.replace(*args)`` (0 when the arguments are not two or three strings and a count)."""
     if len(args) < 2 or not isinstance(args[0], str) or not isinstance(args[1], str):
@@ -413,10 +480,18 @@ def _replaced_length(text: str, args: list[Any]) -> int:
     return len(text) + count * (len(new) - len(old))
 
 
-class _Evaluator:
-    """Walks a validated tree. Every node type the validator allows has a method here."""
+class _Evaluator(Budget):
+    """Walks a validated tree. Every node type the validator allows has a method here.
 
-    def __init__(self, state: Mapping[str, Any]) -> None:
+    It is its own :class:`~.budget.Budget` (one object per evaluation, not two): each operation that walks its
+    operands is charged before it is done.
+    """
+
+    __slots__ = ("_state",)
+
+    def __init__(self, state: Mapping[str, Any], source: str) -> None:  # Budget's fields, set here: one call less
+        self.expression = source
+        self.left = OPERATION_BUDGET
         self._state = state
 
     def visit(self, node: ast.expr) -> Any:
@@ -438,6 +513,7 @@ class _Evaluator:
         container = self.visit(node.value)
         key = self.visit(node.slice)
         if isinstance(container, Mapping):
+            self.spend(self.size(key))  # hashing a tuple visits its items
             hash(key)  # an unhashable key is a mistake in the expression, not missing data
         return _lookup(container, key)
 
@@ -448,14 +524,46 @@ class _Evaluator:
         return tuple(self.visit(item) for item in node.elts)
 
     def set_(self, node: ast.Set) -> set[Any]:
-        return {self.visit(item) for item in node.elts}
+        return {self._hashed(self.visit(item)) for item in node.elts}
 
     def dict_(self, node: ast.Dict) -> dict[Any, Any]:
         pairs = zip(node.keys, node.values, strict=True)
-        return {self.visit(key): self.visit(value) for key, value in pairs if key is not None}
+        return {self._hashed(self.visit(key)): self.visit(value) for key, value in pairs if key is not None}
+
+    def _hashed(self, value: Any) -> Any:
+        """Charge the hash a set or dict display takes of ``value`` (a tuple's walks its items)."""
+        self.spend(self.size(value))
+        return value
 
     def compare(self, node: ast.Compare) -> bool:
         """Chained comparisons stop at the first false link, exactly like Python."""
+        left = self.visit(node.left)
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            right = self.visit(right_node)
+            kind = type(op)
+            if kind in _MEMBERSHIP or type(left) not in SCALARS:  # a number compared with anything: nothing to count
+                self._charge_comparison(kind, left, right)
+            if not _COMPARE[kind](left, right):
+                return False
+            left = right
+        return True
+
+    def _charge_comparison(self, kind: type[ast.cmpop], left: Any, right: Any) -> None:
+        """Charge, before Python compares, the items ``left <kind> right`` may visit.
+
+        A short list of plain values, a short text, a number: nothing worth counting, found without a call.
+        """
+        right_kind = type(right)
+        if kind in _MEMBERSHIP:
+            if not ((right_kind is list and len(right) < TEXT_UNIT and (type(left) in SCALARS or type(left) is str))
+                    or (right_kind is str and len(right) < TEXT_UNIT)):
+                self.charge_contains(left, right)
+        elif kind not in _IDENTITY and right_kind not in SCALARS and not (
+                (type(left) is str and len(left) < TEXT_UNIT) or (right_kind is str and len(right) < TEXT_UNIT)):
+            self.charge_compare(left, right, equality=kind in _EQUALITY)
+
+    def settled_compare(self, node: ast.Compare) -> bool:
+        """:meth:`compare` without the charges: every link of this one is settled at once."""
         left = self.visit(node.left)
         for op, right_node in zip(node.ops, node.comparators, strict=True):
             right = self.visit(right_node)
@@ -480,6 +588,9 @@ class _Evaluator:
     def bin_op(self, node: ast.BinOp) -> Any:
         left, right = self.visit(node.left), self.visit(node.right)
         _check_size(node.op, left, right)
+        cost = _arithmetic_cost(left, right, _result_length(node.op, left, right))
+        if cost:
+            self.spend(cost)
         return _ARITHMETIC[type(node.op)](left, right)
 
     def if_exp(self, node: ast.IfExp) -> Any:
@@ -491,6 +602,8 @@ class _Evaluator:
             args = [self.visit(arg) for arg in node.args]
             if node.func.id == "str" and args and text_length_at_most(args[0], _MAX_SEQUENCE) > _MAX_SEQUENCE:
                 raise ValueError(f"str() would build a string longer than {_MAX_SEQUENCE} characters")
+            if node.func.id not in _CONSTANT_TIME:  # min, max, str, int, float walk or scan their arguments
+                self.spend(sum(self.size(arg) for arg in args))
             return _BUILTINS[node.func.id](*args)
         return self._method(cast(ast.Attribute, node.func), node.args)
 
@@ -504,6 +617,8 @@ class _Evaluator:
         values = [self.visit(arg) for arg in args]
         if func.attr == "replace" and _replaced_length(receiver, values) > _MAX_SEQUENCE:
             raise ValueError(f".replace() would build a string longer than {_MAX_SEQUENCE} characters")
+        if values or len(receiver) >= TEXT_UNIT:  # a short text without arguments: nothing worth counting
+            self.spend(_method_cost(func.attr, receiver, values))
         return getattr(receiver, func.attr)(*values)
 
 
@@ -517,6 +632,7 @@ _HANDLERS: dict[type[ast.AST], Callable[[_Evaluator, Any], Any]] = {
     ast.Set: _Evaluator.set_,
     ast.Dict: _Evaluator.dict_,
     ast.Compare: _Evaluator.compare,
+    _SettledCompare: _Evaluator.settled_compare,
     ast.BoolOp: _Evaluator.bool_op,
     ast.UnaryOp: _Evaluator.unary_op,
     ast.BinOp: _Evaluator.bin_op,

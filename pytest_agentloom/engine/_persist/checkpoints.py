@@ -36,6 +36,7 @@ from .._outcome.held_records import HeldRecords
 from .._outcome.redacted import redact_step
 from .._outcome.result import StepStatus
 from .._run.checkpoint_snapshot import CHECKPOINT_FORMAT_VERSION, CheckpointSnapshot
+from .checkpoint_fields import field_problems
 from .records import iso_time, list_records, resolve_runs_dir
 
 __all__ = [
@@ -173,8 +174,9 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
 
 
 def check_checkpoint(data: Any, where: str = "<checkpoint>") -> dict[str, Any]:
-    """``data`` if it is a checkpoint this version can read; a checkpoint is untrusted input, so its fields
-    are checked for type, and its run id (which names files) for the characters a run id may have."""
+    """``data`` if it is a checkpoint this version can read; a checkpoint is untrusted input, so every field
+    a resume reads is checked for type (:mod:`.checkpoint_fields`), and its run id (which names files) for
+    the characters a run id may have."""
     if not isinstance(data, dict) or data.get("kind") != CHECKPOINT_KIND:
         raise CheckpointError(f"{where} is not an AgentLoom checkpoint (no kind: {CHECKPOINT_KIND!r})")
     version = data.get("format_version")
@@ -187,50 +189,13 @@ def check_checkpoint(data: Any, where: str = "<checkpoint>") -> dict[str, Any]:
                      "(checkpoints are not migrated between formats).")
         )
     check_run_id(data.get("run_id"), f"Checkpoint {where}")
-    problems = [f"'{name}' must be {kind}" for name, (types, kind) in _FIELDS.items()
-                if name in data and data[name] is not None and not _fits(data[name], types)]
-    workflow = data.get("workflow")
-    if not isinstance(workflow, dict) or not all(isinstance(workflow.get(key), str | None) for key in _WORKFLOW_KEYS):
-        problems.append("'workflow' must be a mapping with name, hash and file (text)")
-    if not problems:
-        problems.extend(_inner_problems(data))
+    problems = field_problems(data)
     if problems:
         raise CheckpointError(render_message(
                 f"Checkpoint {where} is malformed: {'; '.join(problems)}.",
                 hint="use the checkpoint file the run wrote, or run the workflow again "
                      "(the file is left as it is)."))
     return data
-
-
-def _inner_problems(data: dict[str, Any]) -> list[str]:
-    """What inside the right-typed fields would still crash a resume: step results, ids, the pending gate."""
-    problems = []
-    if not isinstance(data["workflow"].get("definition"), dict | None):
-        problems.append("'workflow.definition' must be a mapping")
-    if not all(isinstance(step_id, str) for step_id in data.get("completed_steps") or []):
-        problems.append("'completed_steps' must be a list of step ids")
-    statuses = {status.value for status in StepStatus}
-    for step_id, result in (data.get("steps") or {}).items():
-        if not isinstance(result, dict) or result.get("status") not in statuses:
-            problems.append(f"the result of step '{step_id}' must be a mapping with a known 'status'")
-            break
-    pending = data.get("pending_approval")
-    if pending is not None and not (isinstance(pending.get("step_id"), str)
-                                    and all(isinstance(pending.get(k), int | float) for k in ("clock", "wall"))):
-        problems.append("'pending_approval' must hold 'step_id', 'clock' and 'wall'")
-    return problems
-
-
-_FIELDS: dict[str, tuple[tuple[type, ...], str]] = {
-    "status": ((str,), "text"), "state": ((dict,), "a mapping"), "steps": ((dict,), "a mapping"),
-    "completed_steps": ((list,), "a list"), "resumes": ((int,), "a whole number"),
-    "elapsed_seconds": ((int, float), "a number"), "pending_approval": ((dict,), "a mapping"),
-}
-_WORKFLOW_KEYS = ("name", "hash", "file")
-
-
-def _fits(value: Any, types: tuple[type, ...]) -> bool:
-    return isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
 
 
 def check_run_id(run_id: Any, where: str) -> str:

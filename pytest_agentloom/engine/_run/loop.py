@@ -69,6 +69,7 @@ from .._outcome.step_context import (
 from .._outcome.trace import Trace
 from .checkpoint_snapshot import CheckpointSnapshot
 from .dispatch import STEP_RUNNERS, load_runners
+from .skips import nearest_failed
 from .slots import StepSlots
 
 __all__ = ["ChildHooks", "ResumePoint", "Run", "RunHooks"]
@@ -352,26 +353,14 @@ class Run:
 
     def _skip_rest_after_failure(self) -> None:
         failed = {sid for sid, r in self.results.items() if r.status is StepStatus.FAILED}
-        for step_id in self.order:
-            if step_id in self.results:
-                continue
-            ancestor = self._failed_ancestor(step_id, failed)
+        pending = [step_id for step_id in self.order if step_id not in self.results]
+        nearest = nearest_failed(self.graph, pending, failed)
+        for step_id in pending:
+            ancestor = nearest.get(step_id)
             if ancestor:
-                self._skip(step_id, f"depends on failed step '{ancestor}'", "dependency_failed")
+                self._skip(step_id, f"depends on failed step '{ancestor[1]}'", "dependency_failed")
             else:
                 self._skip(step_id, f"run stopped after step '{self.failed_step}' failed", "run_failed")
-
-    def _failed_ancestor(self, step_id: str, failed: set[str]) -> str | None:
-        seen: set[str] = set()
-        todo = list(self.graph[step_id])
-        while todo:
-            dep = todo.pop(0)
-            if dep in failed:
-                return dep
-            if dep not in seen:
-                seen.add(dep)
-                todo.extend(self.graph[dep])
-        return None
 
     def _skip_unchosen(self, router: RouterStep, chosen: str) -> None:
         for target in router.targets():

@@ -374,14 +374,16 @@ def test_a_checkpoint_whose_run_id_could_name_a_path_is_refused_before_anything_
     assert sorted(p for p in tmp_path.parent.rglob("*") if p.is_file()) == before
 
 
-@pytest.mark.parametrize(("field", "value"), [("resumes", "1/../../x"), ("state", ["x"]), ("steps", "x"),
-                                              ("completed_steps", "lookup"), ("elapsed_seconds", "1"),
-                                              ("workflow", {"name": "support", "hash": 1, "file": None})])
-def test_a_malformed_checkpoint_field_is_a_checkpoint_error_not_a_traceback(tmp_path, field, value):
+@pytest.mark.parametrize(("field", "value", "named"), [
+    ("resumes", "1/../../x", "resumes"), ("state", ["x"], "state"), ("steps", "x", "steps"),
+    ("completed_steps", "lookup", "completed_steps"), ("elapsed_seconds", "1", "elapsed_seconds"),
+    ("workflow", {"name": "support", "hash": 1, "file": None}, "workflow.hash"),
+])
+def test_a_malformed_checkpoint_field_is_a_checkpoint_error_not_a_traceback(tmp_path, field, value, named):
     path = interrupted(tmp_path)
     doc = json.loads(path.read_text())
     path.write_text(json.dumps({**doc, field: value}))
-    with pytest.raises(CheckpointError, match=f"is malformed: '{field}' must be"):
+    with pytest.raises(CheckpointError, match=f"is malformed: '{named}' must be"):
         resume_workflow(path, provider=provider(), tools=tools(), runs_dir=False, redaction_salt=SALT)
 
 
