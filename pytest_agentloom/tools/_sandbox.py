@@ -16,19 +16,19 @@ is true; requests connect only to an address that was checked
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .._core.addresses import is_internal_address, is_internal_host, is_ip_literal, public_only_transport, resolve_host
 from .._core.readonly import read_only
 from .._redaction.api_keys import is_api_key_name
 from ..errors import SandboxRefusal
+from ._commands import RUNS_PROGRAMS, command_names, needs_opt_in, normalized, refused_use, runs_programs_variable
 
 __all__ = ["META_PROGRAMS", "SHELL_ENV", "Sandbox", "SandboxConfig", "SandboxRefusal"]
 
@@ -38,11 +38,9 @@ SHELL_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TEMP
 Scheme = Literal["http", "https"]
 _SCHEMES: tuple[Scheme, ...] = ("http", "https")
 
-#: Programs that run other programs: as upstream does, ``allowed_commands`` alone does not let them run.
-META_PROGRAMS = frozenset({
-    "env", "sh", "bash", "zsh", "fish", "ksh", "dash", "xargs", "python", "python3", "node", "perl", "ruby",
-    "php", "lua", "awk", "eval", "source", ".", "exec", "nc", "ncat", "socat", "ssh",
-})
+#: Programs that run other programs (every kind of :data:`._commands.RUNS_PROGRAMS`): ``allowed_commands``
+#: alone does not let them run, as upstream's list; kept under its old name.
+META_PROGRAMS = frozenset(name for members in RUNS_PROGRAMS.values() for name in members)
 
 
 class SandboxConfig(BaseModel):
@@ -101,6 +99,14 @@ class SandboxConfig(BaseModel):
                              "shell_env (pass what the command needs as an argument, or use a tool of your own)")
         return names
 
+    @model_validator(mode="after")
+    def _no_program_variables(self) -> SandboxConfig:
+        named = [name for name in self.shell_env if runs_programs_variable(name) and name not in self.danger_opt_in]
+        if named:
+            raise ValueError(f"{', '.join(named)} can make a command run another program (git, a pager, an editor, "
+                             "the loader...): list it in danger_opt_in too if commands really need it")
+        return self
+
 
 class Sandbox:
     """``config.sandbox`` with the workflow's folder, as checks the built-in tools call."""
@@ -155,14 +161,32 @@ class Sandbox:
                 f"{shown} is not in config.sandbox.allowed_commands (allowed: {', '.join(allowed) or 'none'})",
                 f"add '{argv[0]}' to config.sandbox.allowed_commands if the workflow may run it",
             )
-        name = Path(program).name
-        if re.sub(r"[0-9.]+$", "", name) in META_PROGRAMS and not {name, argv[0]} & set(self.config.danger_opt_in):
-            raise SandboxRefusal(
-                "shell_command", "danger_opt_in",
-                f"'{name}' can run any other program, so allowed_commands alone does not let it run",
-                f"add '{name}' to config.sandbox.danger_opt_in as well, if the workflow really needs it",
-            )
+        self._check_danger(argv, program)
         return [program, *argv[1:]]
+
+    def _check_danger(self, argv: Sequence[str], program: str) -> None:
+        """Refuse a program that runs other programs (or is asked to), unless ``danger_opt_in`` lists it.
+
+        The policy is :mod:`._commands` (docs/sandbox.md has the table). A program inside
+        ``writable_paths`` is refused whatever its name: ``file_write`` could replace what it holds.
+        """
+        names = command_names(argv[0], program)
+        if names & {normalized(os.path.basename(entry)) for entry in self.config.danger_opt_in}:
+            return
+        writable = self.roots([*self.config.writable_paths, *self.config.allowed_paths])
+        inside = [path for path in (Path(program), Path(os.path.realpath(program)))
+                  if any(path.is_relative_to(root) for root in writable)]
+        if inside:
+            raise SandboxRefusal(
+                "shell_command", "writable_paths",
+                f"'{argv[0]}' ({inside[-1]}) is inside config.sandbox.writable_paths, so file_write could change "
+                "what it runs", "keep programs outside writable_paths (or list it in danger_opt_in)")
+        found = needs_opt_in(names) or refused_use(names, argv[1:])
+        if found is not None:
+            name, why = found
+            raise SandboxRefusal("shell_command", "danger_opt_in", why,
+                                 f"add '{name}' to config.sandbox.danger_opt_in as well, if the workflow really "
+                                 "needs it (docs/sandbox.md lists what needs it)")
 
     def _program(self, command: str, path: str | None) -> str | None:
         """The absolute path ``command`` runs (``..`` removed, links kept: a multi-call binary stays apart)."""
