@@ -28,6 +28,7 @@ from .._core.addresses import is_internal_address, is_internal_host, is_ip_liter
 from .._core.readonly import read_only
 from .._redaction.api_keys import is_api_key_name
 from ..errors import SandboxRefusal
+from ._beneath import LinkOnTheWay, open_beneath
 from ._commands import RUNS_PROGRAMS, command_names, needs_opt_in, normalized, refused_use, runs_programs_variable
 
 __all__ = ["META_PROGRAMS", "SHELL_ENV", "Sandbox", "SandboxConfig", "SandboxRefusal"]
@@ -227,6 +228,35 @@ class Sandbox:
                 "write less, or raise config.sandbox.max_write_bytes",
             )
         return target
+
+    def open_checked(self, path: str | os.PathLike[str], target: Path, *, tool: str, append: bool = False) -> int:
+        """A file descriptor of ``target`` (checked by :meth:`check_write`, or :meth:`check_read` for
+        ``file_read``), opened beneath the allowed folder holding it with no link followed
+        (:func:`._beneath.open_beneath`): a folder swapped for a link after the check fails the open
+        with a :class:`SandboxRefusal`, instead of sending the write (or the read) outside.
+        """
+        writing = tool == "file_write"
+        flags = (os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)) if writing \
+            else os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+        rule = "writable_paths" if writing else "readable_paths"
+        if not self.enabled:
+            if writing:
+                target.parent.mkdir(parents=True, exist_ok=True)
+            return os.open(target, flags, 0o666)
+        entries = [*self.config.writable_paths, *self.config.allowed_paths]
+        roots = [root for root in self.roots(entries if writing else [*self.config.readable_paths, *entries])
+                 if target.is_relative_to(root)]
+        root = max(roots, key=lambda folder: len(folder.parts))  # check_* found one
+        if writing:
+            root.mkdir(parents=True, exist_ok=True)  # the allowed folder itself, as the settings name it
+        try:
+            return open_beneath(root, target.relative_to(root).parts, flags, make_folders=writing)
+        except LinkOnTheWay as link:
+            raise SandboxRefusal(
+                tool, rule, f"'{path}' changed after it was checked: its part '{link.part}' is now a symbolic "
+                "link (or not a folder), which the sandbox never follows", "write to (or read) a path whose "
+                "folders stay real folders",
+            ) from None
 
     async def check_resolved(self, url: str, resolve: Any = None) -> None:
         """Refuse a host *name* that resolves to an internal address, unless internal targets are allowed."""
