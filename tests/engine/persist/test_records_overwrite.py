@@ -83,9 +83,9 @@ def test_the_command_line_refuses_with_exit_code_2(flow: Path, tmp_path: Path) -
     (tmp_path / "package.json").write_text('{"name": "my-app"}\n')
     (tmp_path / "script.json").write_text('{"say": ["hello"]}')
     env = {key: value for key, value in os.environ.items() if not key.startswith("AGENTLOOM_")}
-    done = subprocess.run([sys.executable, "-m", "pytest_agentloom.cli", "run", str(flow), "--run-id", "package",
-                           "--runs-dir", ".", "--script", "script.json"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=60)
+    command = [sys.executable, "-m", "pytest_agentloom.cli", "run", str(flow), "--run-id", "package",
+               "--runs-dir", ".", "--script", "script.json"]
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2, done.stderr
     assert "package.json would replace a file that is not a run record" in done.stderr
     assert (tmp_path / "package.json").read_text() == '{"name": "my-app"}\n'
