@@ -23,8 +23,11 @@ are compared without case, an ``.exe``-style suffix or a trailing version (``pyt
 
 from __future__ import annotations
 
+import filecmp
+import functools
 import os
 import re
+import shutil
 from collections.abc import Callable, Iterable, Sequence
 
 from ._argv import before_operands, long_option, short_option
@@ -32,8 +35,8 @@ from ._git import git_refusal
 from ._sed import sed_refusal
 
 __all__ = [
-    "EVERYDAY", "PROGRAM_VARIABLES", "RUNS_PROGRAMS", "command_names", "needs_opt_in", "normalized", "refused_use",
-    "runs_programs_variable",
+    "EVERYDAY", "PROGRAM_VARIABLES", "RUNS_PROGRAMS", "command_names", "copy_of", "needs_opt_in", "normalized",
+    "refused_use", "runs_programs_variable",
 ]
 
 #: programs that run another program or an arbitrary expression, by what they are
@@ -115,6 +118,50 @@ def command_names(written: str, program: str) -> set[str]:
     real = os.path.basename(os.path.realpath(program))
     names.add(real)
     return {normalized(name) for name in names if name}
+
+
+def copy_of(program: str, search_path: str | None) -> str | None:
+    """The name of the program of :data:`RUNS_PROGRAMS` that ``program`` is a hard link or a byte-for-byte copy
+    of (among those found on ``search_path``), so a renamed copy of ``python3`` is judged as ``python3``.
+
+    The programs on the path are listed once per path and process; a program is compared by its file
+    identity, then (same size only) by its bytes.
+    """
+    try:
+        facts = os.stat(program)
+    except OSError:
+        return None
+    by_identity, by_size = _dangerous_files(search_path or os.defpath)
+    known = by_identity.get((facts.st_dev, facts.st_ino))
+    if known is not None:
+        return known
+    for other, name in by_size.get(facts.st_size, ()):
+        try:
+            if filecmp.cmp(program, other, shallow=False):
+                return name
+        except OSError:
+            continue
+    return None
+
+
+@functools.lru_cache(maxsize=8)
+def _dangerous_files(search_path: str) -> tuple[dict[tuple[int, int], str], dict[int, list[tuple[str, str]]]]:
+    """The programs of :data:`RUNS_PROGRAMS` found on ``search_path``: by (device, inode), and by size."""
+    by_identity: dict[tuple[int, int], str] = {}
+    by_size: dict[int, list[tuple[str, str]]] = {}
+    names = sorted(name for members in RUNS_PROGRAMS.values() for name in members if name.replace("-", "").isalnum())
+    for name in names:
+        found = shutil.which(name, path=search_path)
+        if found is None:
+            continue
+        real = os.path.realpath(found)
+        try:
+            facts = os.stat(real)
+        except OSError:
+            continue
+        by_identity.setdefault((facts.st_dev, facts.st_ino), name)
+        by_size.setdefault(facts.st_size, []).append((real, name))
+    return by_identity, by_size
 
 
 def needs_opt_in(names: Iterable[str]) -> tuple[str, str] | None:

@@ -29,7 +29,16 @@ from .._core.readonly import read_only
 from .._redaction.api_keys import is_api_key_name
 from ..errors import SandboxRefusal
 from ._beneath import LinkOnTheWay, open_beneath
-from ._commands import RUNS_PROGRAMS, command_names, needs_opt_in, normalized, refused_use, runs_programs_variable
+from ._commands import (
+    EVERYDAY,
+    RUNS_PROGRAMS,
+    command_names,
+    copy_of,
+    needs_opt_in,
+    normalized,
+    refused_use,
+    runs_programs_variable,
+)
 
 __all__ = ["META_PROGRAMS", "SHELL_ENV", "Sandbox", "SandboxConfig", "SandboxRefusal"]
 
@@ -182,12 +191,23 @@ class Sandbox:
                 "shell_command", "writable_paths",
                 f"'{argv[0]}' ({inside[-1]}) is inside config.sandbox.writable_paths, so file_write could change "
                 "what it runs", "keep programs outside writable_paths (or list it in danger_opt_in)")
-        found = needs_opt_in(names) or refused_use(names, argv[1:])
+        found = needs_opt_in(names) or self._copy(argv[0], program, names) or refused_use(names, argv[1:])
         if found is not None:
             name, why = found
             raise SandboxRefusal("shell_command", "danger_opt_in", why,
                                  f"add '{name}' to config.sandbox.danger_opt_in as well, if the workflow really "
                                  "needs it (docs/sandbox.md lists what needs it)")
+
+    def _copy(self, written: str, program: str, names: set[str]) -> tuple[str, str] | None:
+        """The refusal of a renamed copy (or hard link) of a program that runs programs, judged by its bytes."""
+        if names & EVERYDAY.keys():
+            return None
+        twin = copy_of(program, self.command_env().get("PATH"))
+        if twin is None:
+            return None
+        return normalized(os.path.basename(written)), (
+            f"'{written}' is a copy of '{twin}', which can run any other program or expression, so "
+            "allowed_commands alone does not let it run")
 
     def _program(self, command: str, path: str | None) -> str | None:
         """The absolute path ``command`` runs (``..`` removed, links kept: a multi-call binary stays apart)."""

@@ -9,6 +9,7 @@ here is tested at the refusal level through a link of its name (the check judges
 from __future__ import annotations
 
 import asyncio
+import os
 import shlex
 import shutil
 import subprocess
@@ -128,6 +129,25 @@ def test_a_link_of_a_harmless_name_to_an_interpreter_is_the_interpreter(tmp_path
     link.symlink_to(shutil.which("perl") or "")
     error = refused(tmp_path, "bin/formatter -e 'system(\"touch PWNED\")'")
     assert "'perl'" in str(error) and error.rule == "danger_opt_in"
+    shell(tmp_path, "bin/formatter -e 'system(\"touch PWNED\")'", danger_opt_in=["formatter"])
+    assert (tmp_path / "PWNED").exists()
+
+
+@installed("perl")
+@pytest.mark.parametrize("how", ["copy", "hard link"])
+def test_a_renamed_copy_of_an_interpreter_is_the_interpreter(tmp_path: Path, how: str) -> None:
+    real = Path(os.path.realpath(shutil.which("perl") or ""))
+    twin = tmp_path / "bin" / "formatter"
+    twin.parent.mkdir()
+    if how == "copy":
+        shutil.copy2(real, twin)
+    else:
+        try:
+            os.link(real, twin)
+        except OSError:
+            pytest.skip("no hard link across these folders")
+    error = refused(tmp_path, "bin/formatter -e 'system(\"touch PWNED\")'")
+    assert "is a copy of 'perl'" in str(error) and error.rule == "danger_opt_in"
     shell(tmp_path, "bin/formatter -e 'system(\"touch PWNED\")'", danger_opt_in=["formatter"])
     assert (tmp_path / "PWNED").exists()
 
