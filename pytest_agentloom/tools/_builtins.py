@@ -123,7 +123,7 @@ def builtin_tools(sandbox: Sandbox) -> list[Tool]:
         sandbox enabled it must be readable (``readable_paths``).
         """
         folder = sandbox.check_read(cwd, "shell_command") if cwd is not None else sandbox.base_dir
-        argv = sandbox.check_command(shlex.split(command))
+        argv = sandbox.check_command(shlex.split(command), cwd=folder)
         done = await run_command(argv, cwd=folder, timeout=timeout, env=sandbox.command_env())
         return {**done, "stdout": redact_api_keys(done["stdout"]), "stderr": redact_api_keys(done["stderr"])}
 

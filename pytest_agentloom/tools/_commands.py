@@ -35,8 +35,8 @@ from ._git import git_refusal
 from ._sed import sed_refusal
 
 __all__ = [
-    "EVERYDAY", "PROGRAM_VARIABLES", "RUNS_PROGRAMS", "command_names", "copy_of", "needs_opt_in", "normalized",
-    "refused_use", "runs_programs_variable",
+    "EVERYDAY", "FOLDER_CODE", "PROGRAM_VARIABLES", "RUNS_PROGRAMS", "command_names", "copy_of", "folder_options",
+    "needs_opt_in", "normalized", "refused_use", "runs_programs_variable",
 ]
 
 #: programs that run another program or an arbitrary expression, by what they are
@@ -245,6 +245,26 @@ EVERYDAY: dict[str, Check] = {
     "split": _options_of("split", ("--filter",)),
     "wget": _options_of("wget", ("--use-askpass", "--execute", "--config"), short="e", takes_value="oOaAPtTwQUdY"),
 }
+
+
+#: everyday programs that run what the folder they work in says (git: config and hooks; make: a Makefile)
+FOLDER_CODE = frozenset({"git", "make"})
+_FOLDER_OPTIONS = ("-C", "--git-dir", "--work-tree", "--directory")
+
+
+def folder_options(args: Sequence[str]) -> list[str]:
+    """The folders ``args`` point git or make at (``-C DIR``, ``--git-dir=DIR``, ``--work-tree DIR``)."""
+    folders: list[str] = []
+    for index, arg in enumerate(before_operands(args)):
+        name, _, value = arg.partition("=")
+        if name in _FOLDER_OPTIONS:
+            if value:
+                folders.append(value)
+            elif index + 1 < len(args):
+                folders.append(args[index + 1])
+        elif arg.startswith("-C") and len(arg) > 2:  # make -Cdir
+            folders.append(arg[2:])
+    return folders
 
 
 def refused_use(names: Iterable[str], args: Sequence[str]) -> tuple[str, str] | None:

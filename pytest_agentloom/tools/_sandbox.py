@@ -31,9 +31,11 @@ from ..errors import SandboxRefusal
 from ._beneath import LinkOnTheWay, open_beneath
 from ._commands import (
     EVERYDAY,
+    FOLDER_CODE,
     RUNS_PROGRAMS,
     command_names,
     copy_of,
+    folder_options,
     needs_opt_in,
     normalized,
     refused_use,
@@ -146,7 +148,8 @@ class Sandbox:
         names = [*SHELL_ENV, *self.config.shell_env]
         return {name: source[name] for name in names if name in source and not is_api_key_name(name)}
 
-    def check_command(self, argv: Sequence[str], environ: Mapping[str, str] | None = None) -> list[str]:
+    def check_command(self, argv: Sequence[str], environ: Mapping[str, str] | None = None, *,
+                      cwd: Path | None = None) -> list[str]:
         """``argv`` with its program as an absolute path, once that path is one of ``allowed_commands``.
 
         The program is found as the operating system would run it (a name on ``PATH``, a path against the
@@ -172,6 +175,7 @@ class Sandbox:
                 f"add '{argv[0]}' to config.sandbox.allowed_commands if the workflow may run it",
             )
         self._check_danger(argv, program)
+        self._check_folder_code(argv, program, cwd or self.base_dir)
         return [program, *argv[1:]]
 
     def _check_danger(self, argv: Sequence[str], program: str) -> None:
@@ -197,6 +201,25 @@ class Sandbox:
             raise SandboxRefusal("shell_command", "danger_opt_in", why,
                                  f"add '{name}' to config.sandbox.danger_opt_in as well, if the workflow really "
                                  "needs it (docs/sandbox.md lists what needs it)")
+
+    def _check_folder_code(self, argv: Sequence[str], program: str, cwd: Path) -> None:
+        """Refuse ``git`` or ``make`` working in a folder inside ``writable_paths``: they run what the folder
+        says (a repository's config and hooks, a Makefile's recipes), which ``file_write`` could write."""
+        names = command_names(argv[0], program)
+        runs_folder = sorted(names & FOLDER_CODE)
+        if not runs_folder or names & {normalized(os.path.basename(entry)) for entry in self.config.danger_opt_in}:
+            return
+        writable = self.roots([*self.config.writable_paths, *self.config.allowed_paths])
+        folders = [cwd, *(cwd / value for value in folder_options(argv[1:]))]
+        for folder in folders:
+            resolved = folder.resolve()
+            if any(resolved.is_relative_to(root) for root in writable):
+                raise SandboxRefusal(
+                    "shell_command", "writable_paths",
+                    f"'{runs_folder[0]}' would work in {resolved}, inside config.sandbox.writable_paths, and run what "
+                    "that folder says (git: its repository's config and hooks; make: its Makefile), which "
+                    "file_write could write", f"run {runs_folder[0]} in a folder outside writable_paths, or add "
+                    f"'{runs_folder[0]}' to config.sandbox.danger_opt_in")
 
     def _copy(self, written: str, program: str, names: set[str]) -> tuple[str, str] | None:
         """The refusal of a renamed copy (or hard link) of a program that runs programs, judged by its bytes."""

@@ -319,6 +319,35 @@ def test_with_danger_opt_in_the_git_escape_is_real(folder: Path, form: str) -> N
 
 
 @installed("git")
+@pytest.mark.parametrize("command", ["git x", "git -C out x", "git --git-dir=out/.git x", "git --work-tree out x"])
+def test_git_never_works_in_a_folder_the_workflow_can_write(folder: Path, command: str) -> None:
+    """file_write could write a repository's config (an alias, core.fsmonitor) or hooks there."""
+    (folder / "out").mkdir()
+    subprocess.run(["git", "init", "-q", str(folder / "out")], check=True)
+    with (folder / "out" / ".git" / "config").open("a") as config:
+        config.write("[alias]\n\tx = !touch PWNED\n")  # as file_write could have written it
+    cwd = "out" if command == "git x" else None
+    made = {tool.name: tool for tool in builtin_tools(Sandbox(SandboxConfig(
+        allowed_commands=["git"], writable_paths=["out"]), base_dir=folder))}
+    with pytest.raises(SandboxRefusal) as info:
+        asyncio.run(made["shell_command"].invoke({"command": command, "cwd": cwd}))
+    assert info.value.rule == "writable_paths" and "'git' would work in" in str(info.value)
+    assert not (folder / "PWNED").exists() and not (folder / "out" / "PWNED").exists()
+
+
+@installed("make")
+def test_make_never_works_in_a_folder_the_workflow_can_write(folder: Path) -> None:
+    (folder / "out").mkdir()
+    (folder / "out" / "Makefile").write_text("all:\n\ttouch PWNED\n")
+    made = {tool.name: tool for tool in builtin_tools(Sandbox(SandboxConfig(
+        allowed_commands=["make"], writable_paths=["out"]), base_dir=folder))}
+    with pytest.raises(SandboxRefusal) as info:
+        asyncio.run(made["shell_command"].invoke({"command": "make", "cwd": "out"}))
+    assert info.value.rule == "writable_paths"
+    assert not (folder / "out" / "PWNED").exists()
+
+
+@installed("git")
 def test_git_config_may_read(folder: Path) -> None:
     subprocess.run(["git", "init", "-q", str(folder)], check=True)
     assert shell(folder, "git config --get core.bare")["stdout"].strip() == "false"
