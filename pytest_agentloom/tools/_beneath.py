@@ -5,9 +5,9 @@ opening that path again by name would follow whatever links are there *by then*:
 by a link between the check and the open (a race another process can win within a few thousand
 tries) would send the bytes outside. :func:`open_beneath` instead holds the allowed folder open and
 walks the checked path one part at a time relative to the part before (``openat``), each opened
-with ``O_NOFOLLOW`` (and ``O_DIRECTORY`` but the last): a link anywhere on the way fails the open,
-and :class:`LinkOnTheWay` names it. Where the system has no ``dir_fd`` (Windows), the path is opened
-by name, as before.
+with ``O_NOFOLLOW`` (and ``O_DIRECTORY`` but the last): a link anywhere on the way fails the open
+with an ``OSError`` of errno ``ELOOP`` whose ``filename`` is that part (:func:`link_on_the_way`).
+Where the system has no ``dir_fd`` (Windows), the path is opened by name, as before.
 """
 
 from __future__ import annotations
@@ -19,19 +19,16 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["LinkOnTheWay", "open_beneath", "supported"]
+__all__ = ["link_on_the_way", "open_beneath", "supported"]
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
-class LinkOnTheWay(OSError):
-    """A part of the path became a symbolic link (or stopped being a folder) after it was checked."""
-
-    def __init__(self, part: str) -> None:
-        super().__init__(errno.ELOOP, f"'{part}' is a symbolic link (or not a folder)")
-        self.part = part
+def link_on_the_way(part: str) -> OSError:
+    """The error of a part of the path that became a symbolic link (or stopped being a folder) after the check."""
+    return OSError(errno.ELOOP, "a symbolic link (or not a folder) on the way", part)
 
 
 def supported() -> bool:
@@ -44,7 +41,7 @@ def open_beneath(root: Path, parts: Sequence[str], flags: int, *, make_folders: 
     """A file descriptor of ``root``/``parts`` opened with ``flags``, no link followed below ``root``.
 
     ``make_folders`` creates missing folders on the way (each relative to its parent, never through a
-    link). Raises :class:`LinkOnTheWay` when a part is a link, other ``OSError`` as ``os.open`` does.
+    link). Raises :func:`link_on_the_way`'s error when a part is a link, other ``OSError`` as ``os.open`` does.
     """
     if not supported():
         target = root.joinpath(*parts)
@@ -73,7 +70,7 @@ def _step(folder: int, part: str, make_folders: bool) -> int:
         return os.open(part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=folder)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR) or _is_link(folder, part):
-            raise LinkOnTheWay(part) from None
+            raise link_on_the_way(part) from None
         raise
 
 
@@ -82,7 +79,7 @@ def _open_last(folder: int, name: str, flags: int, mode: int) -> int:
         return os.open(name, flags, mode, dir_fd=folder)
     except OSError as exc:
         if exc.errno == errno.ELOOP or _is_link(folder, name):
-            raise LinkOnTheWay(name) from None
+            raise link_on_the_way(name) from None
         raise
 
 

@@ -15,6 +15,7 @@ is true; requests connect only to an address that was checked
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 from collections.abc import Mapping, Sequence
@@ -28,7 +29,7 @@ from .._core.addresses import is_internal_address, is_internal_host, is_ip_liter
 from .._core.readonly import read_only
 from .._redaction.api_keys import is_api_key_name
 from ..errors import SandboxRefusal
-from ._beneath import LinkOnTheWay, open_beneath
+from ._beneath import open_beneath
 from ._commands import (
     EVERYDAY,
     FOLDER_CODE,
@@ -294,9 +295,11 @@ class Sandbox:
             root.mkdir(parents=True, exist_ok=True)  # the allowed folder itself, as the settings name it
         try:
             return open_beneath(root, target.relative_to(root).parts, flags, make_folders=writing)
-        except LinkOnTheWay as link:
+        except OSError as link:
+            if link.errno != errno.ELOOP or link.filename is None:
+                raise
             raise SandboxRefusal(
-                tool, rule, f"'{path}' changed after it was checked: its part '{link.part}' is now a symbolic "
+                tool, rule, f"'{path}' changed after it was checked: its part '{link.filename}' is now a symbolic "
                 "link (or not a folder), which the sandbox never follows", "write to (or read) a path whose "
                 "folders stay real folders",
             ) from None

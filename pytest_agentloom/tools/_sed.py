@@ -23,8 +23,9 @@ _S_FLAGS = set("gpiImM0123456789")
 _END = set(";\n}#")
 
 
-class _Unreadable(Exception):
-    """The script is not one this reader is sure of."""
+def _unreadable(why: str) -> ValueError:
+    """The script is not one this reader is sure of (caught in :func:`sed_refusal`, never raised further)."""
+    return ValueError(why)
 
 
 def sed_refusal(args: Sequence[str]) -> str | None:
@@ -33,7 +34,7 @@ def sed_refusal(args: Sequence[str]) -> str | None:
         scripts = _scripts(args)
         if _runs_program("\n".join(scripts)):
             return "'sed' with the 'e' command or the 'e' flag of 's' runs its text as a shell command"
-    except _Unreadable as why:
+    except ValueError as why:
         return f"'sed' script cannot be checked ({why}), and a sed script can run a shell command"
     return None
 
@@ -50,7 +51,7 @@ def _scripts(args: Sequence[str]) -> list[str]:
             operands += args[index:]
             break
         if long_option(arg, ("--file",)):
-            raise _Unreadable("a script file (--file) is not read")
+            raise _unreadable("a script file (--file) is not read")
         if long_option(arg, ("--expression",)):
             if "=" in arg:
                 scripts.append(arg.split("=", 1)[1])
@@ -79,12 +80,12 @@ def _short_cluster(arg: str, following: str | None) -> tuple[str | None, int]:
     for position, letter in enumerate(arg[1:], start=1):
         rest = arg[position + 1:]
         if letter == "f":
-            raise _Unreadable("a script file (-f) is not read")
+            raise _unreadable("a script file (-f) is not read")
         if letter == "e":
             if rest:
                 return rest, 0
             if following is None:
-                raise _Unreadable("-e without a script")
+                raise _unreadable("-e without a script")
             return following, 1
         if letter == "l":  # -l N or -lN: a line length
             return None, 0 if rest else 1
@@ -105,7 +106,7 @@ def _runs_program(script: str) -> bool:
             continue
         at = _skip(script, _address(script, at), " \t!")
         if at >= len(script):
-            raise _Unreadable("an address without a command")
+            raise _unreadable("an address without a command")
         command = script[at]
         if command == "e":
             return True
@@ -140,7 +141,7 @@ def _other(script: str, command: str, at: int) -> int:
         delimiter, at = _delimiter(script, at)
         at = _delimited(script, _delimited(script, at, delimiter), delimiter)
         return _end_of_command(script, at)
-    raise _Unreadable(f"unknown command {command!r}")
+    raise _unreadable(f"unknown command {command!r}")
 
 
 def _substitution(script: str, at: int) -> tuple[str, int]:
@@ -187,7 +188,7 @@ def _address(script: str, at: int) -> int:
 
 def _delimiter(script: str, at: int) -> tuple[str, int]:
     if at >= len(script) or script[at] in "\n\\":
-        raise _Unreadable("a missing or invalid delimiter")
+        raise _unreadable("a missing or invalid delimiter")
     return script[at], at + 1
 
 
@@ -203,13 +204,13 @@ def _delimited(script: str, at: int, delimiter: str) -> int:
         if char == "\n":
             break
         at += 1
-    raise _Unreadable("an unterminated expression")
+    raise _unreadable("an unterminated expression")
 
 
 def _end_of_command(script: str, at: int) -> int:
     at = _skip(script, at, " \t")
     if at < len(script) and script[at] not in _END:
-        raise _Unreadable(f"unexpected {script[at]!r} after a command")
+        raise _unreadable(f"unexpected {script[at]!r} after a command")
     return at
 
 
