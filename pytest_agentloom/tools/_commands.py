@@ -112,12 +112,21 @@ def normalized(name: str) -> str:
     return name
 
 
+#: multi-call binaries: run through a link, they run the tool the link is named after (``ls -> busybox`` is ls)
+_MULTI_CALL = frozenset({"busybox", "toybox"})
+
+
 def command_names(written: str, program: str) -> set[str]:
-    """Every name the program of a command goes by: as written, as found, and where its links lead."""
-    names = {os.path.basename(written), os.path.basename(program)}
-    real = os.path.basename(os.path.realpath(program))
-    names.add(real)
-    return {normalized(name) for name in names if name}
+    """Every name the program of a command goes by: as written, as found, and where its links lead.
+
+    A link to a multi-call binary is judged by its own name only, as that is the tool it runs: on a
+    BusyBox system ``ls`` stays ``ls`` (and ``sh`` stays ``sh``), while ``busybox`` itself needs the opt-in.
+    """
+    names = {normalized(name) for name in (os.path.basename(written), os.path.basename(program)) if name}
+    real = normalized(os.path.basename(os.path.realpath(program)))
+    if real not in _MULTI_CALL or real in names:
+        names.add(real)
+    return names
 
 
 def copy_of(program: str, search_path: str | None) -> str | None:

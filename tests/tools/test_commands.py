@@ -152,6 +152,18 @@ def test_a_renamed_copy_of_an_interpreter_is_the_interpreter(tmp_path: Path, how
     assert (tmp_path / "PWNED").exists()
 
 
+def test_a_link_to_a_multi_call_binary_is_the_tool_it_is_named_after(tmp_path: Path) -> None:
+    """On a BusyBox system ``ls -> busybox`` runs ls, ``sh -> busybox`` a shell (busybox: not installed here)."""
+    multi = tmp_path / "bin" / "busybox"
+    multi.parent.mkdir()
+    shutil.copy2(shutil.which("true") or "/bin/true", multi)
+    for name in ("ls", "sh"):
+        (tmp_path / "bin" / name).symlink_to(multi)
+    assert shell(tmp_path, "bin/ls")["exit_code"] == 0
+    assert refused(tmp_path, "bin/sh -c 'touch PWNED'").rule == "danger_opt_in"
+    assert refused(tmp_path, "bin/busybox sh -c 'touch PWNED'").rule == "danger_opt_in"
+
+
 def test_a_program_inside_writable_paths_is_refused_whatever_its_name(tmp_path: Path) -> None:
     tool = tmp_path / "out" / "report"
     tool.parent.mkdir()
@@ -177,6 +189,8 @@ OPTION_ESCAPES = {
     "tar checkpoint abbreviated": ("tar -cf a.tar --checkpoint=1 --checkpoint-a=exec='touch PWNED' in.txt", "tar"),
     "tar --to-command": ("tar -cf a.tar in.txt --to-command='touch PWNED'", "tar"),
     "tar -I": ("tar -I 'sh -c \"touch PWNED\" #' -cf a.tar in.txt", "tar"),
+    "tar old style I": ("tar cIf 'touch PWNED' a.tar in.txt", "tar"),
+    "tar checkpoint apart": ("tar -cf a.tar --checkpoint=1 --checkpoint-action 'exec=touch PWNED' in.txt", "tar"),
     "tar --use-compress-program": ("tar --use-compress-program='touch PWNED' -cf a.tar in.txt", "tar"),
     "make --eval": ("make --eval='all: ; touch PWNED' all", "make"),
     "make -E": ("make -E 'all: ; touch PWNED' all", "make"),
