@@ -27,7 +27,6 @@ import filecmp
 import functools
 import os
 import re
-import shutil
 from collections.abc import Callable, Iterable, Sequence
 
 from ._argv import before_operands, long_option, short_option
@@ -83,6 +82,7 @@ RUNS_PROGRAMS: dict[str, frozenset[str]] = {
     }),
 }
 _SUFFIXES = (".exe", ".com", ".bat", ".cmd")
+_VERSION = re.compile(r"(?<=.)[-_.]?[0-9][0-9.]*$")
 
 
 #: environment variables that make programs run other programs (or load code): ``shell_env`` passes one on
@@ -108,8 +108,7 @@ def normalized(name: str) -> str:
     name = name.lower()
     for suffix in _SUFFIXES:
         name = name.removesuffix(suffix)
-    name = re.sub(r"(?<=.)[-_.]?[0-9][0-9.]*$", "", name)  # python3.11, lua5.4, gawk-5.1 (not "7z")
-    return name
+    return _VERSION.sub("", name) if name[-1:].isdigit() else name  # python3.11, lua5.4, gawk-5.1 (not "7z")
 
 
 #: multi-call binaries: run through a link, they run the tool the link is named after (``ls -> busybox`` is ls)
@@ -155,21 +154,27 @@ def copy_of(program: str, search_path: str | None) -> str | None:
 
 @functools.lru_cache(maxsize=8)
 def _dangerous_files(search_path: str) -> tuple[dict[tuple[int, int], str], dict[int, list[tuple[str, str]]]]:
-    """The programs of :data:`RUNS_PROGRAMS` found on ``search_path``: by (device, inode), and by size."""
+    """The programs of :data:`RUNS_PROGRAMS` in the folders of ``search_path`` (each folder listed once, its
+    names compared as :func:`normalized` spells them): by (device, inode), and by size."""
+    dangerous = frozenset(name for members in RUNS_PROGRAMS.values() for name in members)
     by_identity: dict[tuple[int, int], str] = {}
     by_size: dict[int, list[tuple[str, str]]] = {}
-    names = sorted(name for members in RUNS_PROGRAMS.values() for name in members if name.replace("-", "").isalnum())
-    for name in names:
-        found = shutil.which(name, path=search_path)
-        if found is None:
-            continue
-        real = os.path.realpath(found)
+    for folder in dict.fromkeys(search_path.split(os.pathsep)):
         try:
-            facts = os.stat(real)
+            entries = list(os.scandir(folder or "."))
         except OSError:
             continue
-        by_identity.setdefault((facts.st_dev, facts.st_ino), name)
-        by_size.setdefault(facts.st_size, []).append((real, name))
+        for entry in entries:
+            name = normalized(entry.name)
+            if name not in dangerous:
+                continue
+            try:
+                facts = os.stat(entry.path)
+            except OSError:
+                continue
+            if (facts.st_dev, facts.st_ino) not in by_identity:
+                by_identity[(facts.st_dev, facts.st_ino)] = name
+                by_size.setdefault(facts.st_size, []).append((entry.path, name))
     return by_identity, by_size
 
 

@@ -175,40 +175,38 @@ class Sandbox:
                 f"{shown} is not in config.sandbox.allowed_commands (allowed: {', '.join(allowed) or 'none'})",
                 f"add '{argv[0]}' to config.sandbox.allowed_commands if the workflow may run it",
             )
-        self._check_danger(argv, program)
-        self._check_folder_code(argv, program, cwd or self.base_dir)
+        names = command_names(argv[0], program)
+        if not names & {normalized(os.path.basename(entry)) for entry in self.config.danger_opt_in}:
+            self._check_danger(argv, program, names, path)
+            self._check_folder_code(argv, names, cwd or self.base_dir)
         return [program, *argv[1:]]
 
-    def _check_danger(self, argv: Sequence[str], program: str) -> None:
+    def _check_danger(self, argv: Sequence[str], program: str, names: set[str], path: str | None) -> None:
         """Refuse a program that runs other programs (or is asked to), unless ``danger_opt_in`` lists it.
 
         The policy is :mod:`._commands` (docs/sandbox.md has the table). A program inside
         ``writable_paths`` is refused whatever its name: ``file_write`` could replace what it holds.
         """
-        names = command_names(argv[0], program)
-        if names & {normalized(os.path.basename(entry)) for entry in self.config.danger_opt_in}:
-            return
         writable = self.roots([*self.config.writable_paths, *self.config.allowed_paths])
-        inside = [path for path in (Path(program), Path(os.path.realpath(program)))
-                  if any(path.is_relative_to(root) for root in writable)]
+        inside = [where for where in ((Path(program), Path(os.path.realpath(program))) if writable else ())
+                  if any(where.is_relative_to(root) for root in writable)]
         if inside:
             raise SandboxRefusal(
                 "shell_command", "writable_paths",
                 f"'{argv[0]}' ({inside[-1]}) is inside config.sandbox.writable_paths, so file_write could change "
                 "what it runs", "keep programs outside writable_paths (or list it in danger_opt_in)")
-        found = needs_opt_in(names) or self._copy(argv[0], program, names) or refused_use(names, argv[1:])
+        found = needs_opt_in(names) or self._copy(argv[0], program, names, path) or refused_use(names, argv[1:])
         if found is not None:
             name, why = found
             raise SandboxRefusal("shell_command", "danger_opt_in", why,
                                  f"add '{name}' to config.sandbox.danger_opt_in as well, if the workflow really "
                                  "needs it (docs/sandbox.md lists what needs it)")
 
-    def _check_folder_code(self, argv: Sequence[str], program: str, cwd: Path) -> None:
+    def _check_folder_code(self, argv: Sequence[str], names: set[str], cwd: Path) -> None:
         """Refuse ``git`` or ``make`` working in a folder inside ``writable_paths``: they run what the folder
         says (a repository's config and hooks, a Makefile's recipes), which ``file_write`` could write."""
-        names = command_names(argv[0], program)
         runs_folder = sorted(names & FOLDER_CODE)
-        if not runs_folder or names & {normalized(os.path.basename(entry)) for entry in self.config.danger_opt_in}:
+        if not runs_folder:
             return
         writable = self.roots([*self.config.writable_paths, *self.config.allowed_paths])
         folders = [cwd, *(cwd / value for value in folder_options(argv[1:]))]
@@ -222,11 +220,11 @@ class Sandbox:
                     "file_write could write", f"run {runs_folder[0]} in a folder outside writable_paths, or add "
                     f"'{runs_folder[0]}' to config.sandbox.danger_opt_in")
 
-    def _copy(self, written: str, program: str, names: set[str]) -> tuple[str, str] | None:
+    def _copy(self, written: str, program: str, names: set[str], path: str | None) -> tuple[str, str] | None:
         """The refusal of a renamed copy (or hard link) of a program that runs programs, judged by its bytes."""
         if names & EVERYDAY.keys():
             return None
-        twin = copy_of(program, self.command_env().get("PATH"))
+        twin = copy_of(program, path)
         if twin is None:
             return None
         return normalized(os.path.basename(written)), (
