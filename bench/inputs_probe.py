@@ -90,7 +90,7 @@ BOMB_STATE = "\n".join(
 
 SHELL = """\
 name: shell
-config: {sandbox: {allowed_commands: [%s]}}
+config: {sandbox: {allowed_commands: [%s], danger_opt_in: [python3]}}
 steps:
   - {id: s, type: tool, tool_name: shell_command, tool_args: {command: "%s", timeout: 2}, output: o}
 """

@@ -7,10 +7,14 @@ machine itself or a cloud metadata service unless the file says so
 special-purpose registries): private, loopback, link-local, carrier-grade NAT
 (``100.64.0.0/10``, where one large cloud serves instance metadata), shared,
 documentation, benchmarking, reserved and unspecified ranges are all internal,
-and so is every multicast address. An IPv6 address that carries an IPv4 one
-(IPv4-mapped, 6to4, Teredo, the NAT64 prefix ``64:ff9b::/96``) is internal when
-either is. The names ``localhost`` and ``*.localhost`` are internal without
-being resolved.
+and so is every multicast address. An IPv6 address that carries an IPv4 one is
+internal when either is: IPv4-mapped (``::ffff:a.b.c.d``), IPv4-compatible
+(``::a.b.c.d``, deprecated but still routed by some stacks to the IPv4 address),
+6to4 (``2002::/16``), Teredo (``2001::/32``, its server and its client) and the
+well-known NAT64 prefix (``64:ff9b::/96``). The local-use NAT64 prefix
+``64:ff9b:1::/48`` is internal as a whole: it is not globally reachable, and
+where its operator puts the IPv4 address inside it is a local choice. The
+names ``localhost`` and ``*.localhost`` are internal without being resolved.
 
 The three callers check a URL before they send anything (for a clear
 refusal), and then connect through :func:`public_only_transport`, which
@@ -34,12 +38,16 @@ __all__ = [
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+_LOCAL_NAT64 = ipaddress.IPv6Network("64:ff9b:1::/48")  # RFC 8215: local use, never globally reachable
+_COMPATIBLE = ipaddress.IPv6Network("::/96")  # ::a.b.c.d (:: and ::1 are judged as themselves too)
 
 
 def is_internal_address(address: IPAddress | str) -> bool:
     """Whether ``address`` (an IP address or its text) is one a workflow may not reach by default."""
     if isinstance(address, str):
         address = ipaddress.ip_address(address.strip("[]").split("%", 1)[0])
+    if isinstance(address, ipaddress.IPv6Address) and address in _LOCAL_NAT64:
+        return True
     return any(not one.is_global or one.is_multicast for one in _judged(address))
 
 
@@ -49,8 +57,8 @@ def _judged(address: IPAddress) -> list[IPAddress]:
         return [address.ipv4_mapped]  # ::ffff:0:0/96 itself is never global: judge what it carries
     judged: list[IPAddress] = [address]
     if isinstance(address, ipaddress.IPv6Address):
-        carried = [address.sixtofour, address.teredo[1] if address.teredo else None]
-        if address in _NAT64:
+        carried = [address.sixtofour, *(address.teredo or ())]
+        if address in _NAT64 or address in _COMPATIBLE:
             carried.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
         judged.extend(one for one in carried if one is not None)
     return judged

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._core.files import one_to_one_name
-from .._core.offline import Seal, seal
+from .._core.offline import SOCKET_TRANSPORT, Seal, seal
 from .._core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
 from .._redaction.http_traffic import HttpRedactor, api_keys_from_env
 from ..errors import (
@@ -561,15 +561,23 @@ class CassetteSession:
         port = f":{url.port}" if url.port else ""
         which = ("vcrpy 8.4 or later (8.2 is the first that patches httpx2)" if library == "httpx2"
                  else f"a vcrpy that patches {library}")
+        through, fix = library, f"install {which}: pip install --upgrade vcrpy. The cassette itself is fine."
+        if transport == SOCKET_TRANSPORT:  # the audit hook stopped a client of the provider's own
+            through = "a socket (a client vcrpy does not patch)"
+            transport = f"{request.event}: refused by the replay's socket guard"
+            fix = ("give the provider an HTTP client vcrpy patches (httpx, httpx2, requests, aiohttp, ...); the "
+                   "built-in providers' clients are. The cassette itself is fine.")
+        else:
+            transport = f"{transport}: the offline transport a replay gives the provider's HTTP client"
         error = RequestNotInterceptedError(render_message(
-            f"Replay stopped: vcrpy {_vcrpy_version()} did not intercept a request sent through {library}, so "
+            f"Replay stopped: vcrpy {_vcrpy_version()} did not intercept a request sent through {through}, so "
             "the cassette could not answer it. The request was not sent.",
             [("cassette", f"{self.config.display_path} (record mode {self.mode.value}: replay only)"),
              ("test", self.config.test_id or None),
              ("step", f"'{llm.step_id}' (model {llm.model})" if llm is not None else None),
              ("request", f"{request.method} {url.scheme}://{url.host}{port}{url.path}"),
-             ("transport", f"{transport}: the offline transport a replay gives the provider's HTTP client")],
-            hint=f"install {which}: pip install --upgrade vcrpy. The cassette itself is fine.",
+             ("transport", transport)],
+            hint=fix,
         ), path=str(self.config.path))
         self.unsent.append(error)
         if call is not None and call.unsent is None:

@@ -2,7 +2,8 @@
 
 Recorded results of tools with side effects (the tool tape) belong to record and replay:
 :class:`pytest_agentloom.replay.ToolTape`. The modules behind these names (``_registry``, ``_schema``,
-``_sandbox``, ``_processes``, ``_builtins``) are internal.
+``_sandbox``, ``_commands`` and its ``_argv``, ``_git``, ``_sed``, ``_processes``, ``_builtins``) are
+internal.
 """
 
 from __future__ import annotations

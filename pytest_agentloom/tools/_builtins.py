@@ -12,6 +12,7 @@ the event loop, so concurrent tool calls of one reply don't wait on each other.
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -122,7 +123,7 @@ def builtin_tools(sandbox: Sandbox) -> list[Tool]:
         sandbox enabled it must be readable (``readable_paths``).
         """
         folder = sandbox.check_read(cwd, "shell_command") if cwd is not None else sandbox.base_dir
-        argv = sandbox.check_command(shlex.split(command))
+        argv = sandbox.check_command(shlex.split(command), cwd=folder)
         done = await run_command(argv, cwd=folder, timeout=timeout, env=sandbox.command_env())
         return {**done, "stdout": redact_api_keys(done["stdout"]), "stderr": redact_api_keys(done["stderr"])}
 
@@ -131,7 +132,8 @@ def builtin_tools(sandbox: Sandbox) -> list[Tool]:
         """Read a text file and return its content."""
         _refuse_nul("file_read", path)
         target = sandbox.check_read(path)
-        return redact_api_keys(read_text_prefix(target, _MAX_OUTPUT_CHARS))
+        return redact_api_keys(read_text_prefix(target, _MAX_OUTPUT_CHARS,
+                                                opener=lambda: sandbox.open_checked(path, target, tool="file_read")))
 
     @_builtin(side_effects=True)
     def file_write(path: str, content: str, append: bool = False) -> dict[str, Any]:
@@ -139,8 +141,7 @@ def builtin_tools(sandbox: Sandbox) -> list[Tool]:
         _refuse_nul("file_write", path)
         data = content.encode("utf-8")
         target = sandbox.check_write(path, len(data))
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with target.open("ab" if append else "wb") as handle:
+        with os.fdopen(sandbox.open_checked(path, target, tool="file_write", append=append), "wb") as handle:
             handle.write(data)
         return {"path": str(path), "bytes": len(data)}
 

@@ -20,7 +20,7 @@ import contextlib
 import os
 import signal
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -121,10 +121,13 @@ async def _reap(process: asyncio.subprocess.Process, readers: asyncio.Future[Any
         await asyncio.wait_for(process.wait(), _GRACE_SECONDS)
 
 
-def read_text_prefix(path: Path, max_chars: int) -> str:
-    """The first ``max_chars`` characters of the regular UTF-8 file at ``path``, reading no more than that."""
+def read_text_prefix(path: Path, max_chars: int, *, opener: Callable[[], int] | None = None) -> str:
+    """The first ``max_chars`` characters of the regular UTF-8 file at ``path``, reading no more than that.
+
+    ``opener`` opens it (the sandbox's, which follows no link); by default ``path`` is opened by name.
+    """
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        fd = opener() if opener is not None else os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise ToolError(f"file_read: cannot open '{path}': {exc.strerror or exc}") from None
     mode = os.fstat(fd).st_mode

@@ -15,20 +15,33 @@ is true; requests connect only to an address that was checked
 
 from __future__ import annotations
 
+import errno
 import os
-import re
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .._core.addresses import is_internal_address, is_internal_host, is_ip_literal, public_only_transport, resolve_host
 from .._core.readonly import read_only
 from .._redaction.api_keys import is_api_key_name
 from ..errors import SandboxRefusal
+from ._beneath import open_beneath
+from ._commands import (
+    EVERYDAY,
+    FOLDER_CODE,
+    RUNS_PROGRAMS,
+    command_names,
+    copy_of,
+    folder_options,
+    needs_opt_in,
+    normalized,
+    refused_use,
+    runs_programs_variable,
+)
 
 __all__ = ["META_PROGRAMS", "SHELL_ENV", "Sandbox", "SandboxConfig", "SandboxRefusal"]
 
@@ -38,11 +51,9 @@ SHELL_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TEMP
 Scheme = Literal["http", "https"]
 _SCHEMES: tuple[Scheme, ...] = ("http", "https")
 
-#: Programs that run other programs: as upstream does, ``allowed_commands`` alone does not let them run.
-META_PROGRAMS = frozenset({
-    "env", "sh", "bash", "zsh", "fish", "ksh", "dash", "xargs", "python", "python3", "node", "perl", "ruby",
-    "php", "lua", "awk", "eval", "source", ".", "exec", "nc", "ncat", "socat", "ssh",
-})
+#: Programs that run other programs (every kind of :data:`._commands.RUNS_PROGRAMS`): ``allowed_commands``
+#: alone does not let them run, as upstream's list; kept under its old name.
+META_PROGRAMS = frozenset(name for members in RUNS_PROGRAMS.values() for name in members)
 
 
 class SandboxConfig(BaseModel):
@@ -101,6 +112,14 @@ class SandboxConfig(BaseModel):
                              "shell_env (pass what the command needs as an argument, or use a tool of your own)")
         return names
 
+    @model_validator(mode="after")
+    def _no_program_variables(self) -> SandboxConfig:
+        named = [name for name in self.shell_env if runs_programs_variable(name) and name not in self.danger_opt_in]
+        if named:
+            raise ValueError(f"{', '.join(named)} can make a command run another program (git, a pager, an editor, "
+                             "the loader...): list it in danger_opt_in too if commands really need it")
+        return self
+
 
 class Sandbox:
     """``config.sandbox`` with the workflow's folder, as checks the built-in tools call."""
@@ -130,7 +149,8 @@ class Sandbox:
         names = [*SHELL_ENV, *self.config.shell_env]
         return {name: source[name] for name in names if name in source and not is_api_key_name(name)}
 
-    def check_command(self, argv: Sequence[str], environ: Mapping[str, str] | None = None) -> list[str]:
+    def check_command(self, argv: Sequence[str], environ: Mapping[str, str] | None = None, *,
+                      cwd: Path | None = None) -> list[str]:
         """``argv`` with its program as an absolute path, once that path is one of ``allowed_commands``.
 
         The program is found as the operating system would run it (a name on ``PATH``, a path against the
@@ -155,14 +175,61 @@ class Sandbox:
                 f"{shown} is not in config.sandbox.allowed_commands (allowed: {', '.join(allowed) or 'none'})",
                 f"add '{argv[0]}' to config.sandbox.allowed_commands if the workflow may run it",
             )
-        name = Path(program).name
-        if re.sub(r"[0-9.]+$", "", name) in META_PROGRAMS and not {name, argv[0]} & set(self.config.danger_opt_in):
-            raise SandboxRefusal(
-                "shell_command", "danger_opt_in",
-                f"'{name}' can run any other program, so allowed_commands alone does not let it run",
-                f"add '{name}' to config.sandbox.danger_opt_in as well, if the workflow really needs it",
-            )
+        names = command_names(argv[0], program)
+        if not names & {normalized(os.path.basename(entry)) for entry in self.config.danger_opt_in}:
+            self._check_danger(argv, program, names, path)
+            self._check_folder_code(argv, names, cwd or self.base_dir)
         return [program, *argv[1:]]
+
+    def _check_danger(self, argv: Sequence[str], program: str, names: set[str], path: str | None) -> None:
+        """Refuse a program that runs other programs (or is asked to), unless ``danger_opt_in`` lists it.
+
+        The policy is :mod:`._commands` (docs/sandbox.md has the table). A program inside
+        ``writable_paths`` is refused whatever its name: ``file_write`` could replace what it holds.
+        """
+        writable = self.roots([*self.config.writable_paths, *self.config.allowed_paths])
+        inside = [where for where in ((Path(program), Path(os.path.realpath(program))) if writable else ())
+                  if any(where.is_relative_to(root) for root in writable)]
+        if inside:
+            raise SandboxRefusal(
+                "shell_command", "writable_paths",
+                f"'{argv[0]}' ({inside[-1]}) is inside config.sandbox.writable_paths, so file_write could change "
+                "what it runs", "keep programs outside writable_paths (or list it in danger_opt_in)")
+        found = needs_opt_in(names) or self._copy(argv[0], program, names, path) or refused_use(names, argv[1:])
+        if found is not None:
+            name, why = found
+            raise SandboxRefusal("shell_command", "danger_opt_in", why,
+                                 f"add '{name}' to config.sandbox.danger_opt_in as well, if the workflow really "
+                                 "needs it (docs/sandbox.md lists what needs it)")
+
+    def _check_folder_code(self, argv: Sequence[str], names: set[str], cwd: Path) -> None:
+        """Refuse ``git`` or ``make`` working in a folder inside ``writable_paths``: they run what the folder
+        says (a repository's config and hooks, a Makefile's recipes), which ``file_write`` could write."""
+        runs_folder = sorted(names & FOLDER_CODE)
+        if not runs_folder:
+            return
+        writable = self.roots([*self.config.writable_paths, *self.config.allowed_paths])
+        folders = [cwd, *(cwd / value for value in folder_options(argv[1:]))]
+        for folder in folders:
+            resolved = folder.resolve()
+            if any(resolved.is_relative_to(root) for root in writable):
+                raise SandboxRefusal(
+                    "shell_command", "writable_paths",
+                    f"'{runs_folder[0]}' would work in {resolved}, inside config.sandbox.writable_paths, and run what "
+                    "that folder says (git: its repository's config and hooks; make: its Makefile), which "
+                    "file_write could write", f"run {runs_folder[0]} in a folder outside writable_paths, or add "
+                    f"'{runs_folder[0]}' to config.sandbox.danger_opt_in")
+
+    def _copy(self, written: str, program: str, names: set[str], path: str | None) -> tuple[str, str] | None:
+        """The refusal of a renamed copy (or hard link) of a program that runs programs, judged by its bytes."""
+        if names & EVERYDAY.keys():
+            return None
+        twin = copy_of(program, path)
+        if twin is None:
+            return None
+        return normalized(os.path.basename(written)), (
+            f"'{written}' is a copy of '{twin}', which can run any other program or expression, so "
+            "allowed_commands alone does not let it run")
 
     def _program(self, command: str, path: str | None) -> str | None:
         """The absolute path ``command`` runs (``..`` removed, links kept: a multi-call binary stays apart)."""
@@ -203,6 +270,37 @@ class Sandbox:
                 "write less, or raise config.sandbox.max_write_bytes",
             )
         return target
+
+    def open_checked(self, path: str | os.PathLike[str], target: Path, *, tool: str, append: bool = False) -> int:
+        """A file descriptor of ``target`` (checked by :meth:`check_write`, or :meth:`check_read` for
+        ``file_read``), opened beneath the allowed folder holding it with no link followed
+        (:func:`._beneath.open_beneath`): a folder swapped for a link after the check fails the open
+        with a :class:`SandboxRefusal`, instead of sending the write (or the read) outside.
+        """
+        writing = tool == "file_write"
+        flags = (os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)) if writing \
+            else os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+        rule = "writable_paths" if writing else "readable_paths"
+        if not self.enabled:
+            if writing:
+                target.parent.mkdir(parents=True, exist_ok=True)
+            return os.open(target, flags, 0o666)
+        entries = [*self.config.writable_paths, *self.config.allowed_paths]
+        roots = [root for root in self.roots(entries if writing else [*self.config.readable_paths, *entries])
+                 if target.is_relative_to(root)]
+        root = max(roots, key=lambda folder: len(folder.parts))  # check_* found one
+        if writing:
+            root.mkdir(parents=True, exist_ok=True)  # the allowed folder itself, as the settings name it
+        try:
+            return open_beneath(root, target.relative_to(root).parts, flags, make_folders=writing)
+        except OSError as link:
+            if link.errno != errno.ELOOP or link.filename is None:
+                raise
+            raise SandboxRefusal(
+                tool, rule, f"'{path}' changed after it was checked: its part '{link.filename}' is now a symbolic "
+                "link (or not a folder), which the sandbox never follows", "write to (or read) a path whose "
+                "folders stay real folders",
+            ) from None
 
     async def check_resolved(self, url: str, resolve: Any = None) -> None:
         """Refuse a host *name* that resolves to an internal address, unless internal targets are allowed."""

@@ -22,6 +22,39 @@ def test_public_addresses_are_not(address: str) -> None:
     assert not is_internal_address(address)
 
 
+#: each IPv6 form that carries an IPv4 address, with the internal IPv4 address it carries
+IPV6_FORMS_OF_INTERNAL_IPV4 = {
+    "::169.254.169.254": "IPv4-compatible", "::127.0.0.1": "IPv4-compatible", "::10.0.0.1": "IPv4-compatible",
+    "::ffff:169.254.169.254": "IPv4-mapped", "::ffff:127.0.0.1": "IPv4-mapped",
+    "64:ff9b::a9fe:a9fe": "NAT64", "64:ff9b::7f00:1": "NAT64", "64:ff9b:1::a9fe:a9fe": "local-use NAT64",
+    "2002:a9fe:a9fe::1": "6to4", "2002:7f00:1::": "6to4",
+    "2001:0:4136:e378:8000:63bf:5601:5601": "Teredo",  # client 169.254.169.254, stored inverted
+}
+#: the same forms carrying a public IPv4 address (8.8.8.8), which stay public where the form can be global
+IPV6_FORMS_OF_PUBLIC_IPV4 = ["::8.8.8.8", "::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1"]
+
+
+@pytest.mark.parametrize("address", list(IPV6_FORMS_OF_INTERNAL_IPV4))
+def test_ipv6_forms_of_internal_ipv4_addresses_are_internal(address: str) -> None:
+    assert is_internal_address(address) and is_internal_address(f"[{address}]") and is_internal_host(address)
+
+
+@pytest.mark.parametrize("address", IPV6_FORMS_OF_PUBLIC_IPV4)
+def test_ipv6_forms_of_public_ipv4_addresses_stay_public(address: str) -> None:
+    assert not is_internal_address(address)
+
+
+def test_the_local_use_nat64_prefix_is_internal_whatever_it_carries() -> None:
+    assert is_internal_address("64:ff9b:1::808:808") and is_internal_address("64:ff9b:1:ab::8.8.8.8")
+
+
+def test_teredo_carries_its_client_inverted() -> None:
+    import ipaddress
+
+    teredo = ipaddress.IPv6Address("2001:0:4136:e378:8000:63bf:5601:5601").teredo
+    assert teredo is not None and str(teredo[1]) == "169.254.169.254"
+
+
 def test_hosts_are_judged_as_written_without_resolving_names() -> None:
     assert is_internal_host("localhost") and is_internal_host("api.localhost.") and is_internal_host("10.0.0.1")
     assert not is_internal_host("example.org") and not is_internal_host("8.8.8.8")

@@ -165,6 +165,29 @@ def test_internal_targets_need_their_own_flag(tmp_path: Path) -> None:
         assert refusal(made, "http_request", url=url).rule == "allow_internal_targets"
 
 
+IPV6_FORMS = ["::169.254.169.254", "::127.0.0.1", "::ffff:169.254.169.254", "64:ff9b::a9fe:a9fe",
+              "64:ff9b:1::a9fe:a9fe", "2002:a9fe:a9fe::1", "2001:0:4136:e378:8000:63bf:5601:5601"]
+
+
+@pytest.mark.parametrize("address", IPV6_FORMS)
+def test_ipv6_forms_of_internal_ipv4_addresses_are_refused_as_written(tmp_path: Path, address: str) -> None:
+    made = tools(tmp_path, allow_network=True)
+    assert refusal(made, "http_request", url=f"http://[{address}]/latest/meta-data/").rule == "allow_internal_targets"
+
+
+@pytest.mark.parametrize("address", IPV6_FORMS)
+def test_ipv6_forms_of_internal_ipv4_addresses_are_refused_when_a_name_resolves_to_them(
+        tmp_path: Path, address: str) -> None:
+    sandbox = Sandbox(SandboxConfig(allow_network=True), base_dir=tmp_path)
+
+    async def resolver(host: str, port: int) -> list[str]:
+        return [address]
+
+    with pytest.raises(SandboxRefusal) as info:
+        asyncio.run(sandbox.check_resolved("https://metadata.example.org/latest/", resolver))
+    assert info.value.rule == "allow_internal_targets" and address in str(info.value)
+
+
 def test_a_name_resolving_into_carrier_grade_nat_is_refused(tmp_path: Path) -> None:
     sandbox = Sandbox(SandboxConfig(allow_network=True), base_dir=tmp_path)
 

@@ -61,6 +61,7 @@ async def _run(workflow: Workflow | str | Path, options: RunOptions) -> Workflow
         redaction_salt=options.get("redaction_salt"), wall_clock=options.get("wall_clock"), env=options.get("env"),
     )
     run_id = _run_id(options.get("run_id"), loaded, options.get("state") or {})
+    hooks.check_record(run_id)  # before anything runs: a record must not replace a file agentloom did not write
     run = Run(loaded, inputs.state, provider=inputs.provider, tools=inputs.tools, clock=inputs.clock,
               run_id=run_id, hooks=hooks)
     return await run.execute()

@@ -25,7 +25,7 @@ from ..._core.files import resolved
 from ..._core.json_io import load_json
 from ..._core.yaml_io import DEFAULT_LIMITS, read_text_capped
 from ...errors import DataReadError
-from .._outcome.held_records import HeldRecords
+from .._outcome.held_records import RECORD_KIND, HeldRecords
 
 if TYPE_CHECKING:
     from .._outcome.result import WorkflowResult
@@ -87,7 +87,7 @@ def build_record(
     usage = result.usage
     return {
         "format_version": RECORD_FORMAT_VERSION,
-        "kind": "agentloom.run_record",
+        "kind": RECORD_KIND,
         "run_id": result.run_id,
         "started_at": iso_time(started_at),
         "workflow": {"name": result.workflow, "hash": workflow_hash, "file": workflow_file},
@@ -124,7 +124,7 @@ def list_records(runs_dir: Path) -> list[dict[str, Any]]:
                              file=str(path))
         except (OSError, DataReadError):  # DataReadError: not a file, not UTF-8, not JSON, nested too deep
             continue
-        if isinstance(data, dict) and data.get("kind") == "agentloom.run_record":
+        if isinstance(data, dict) and data.get("kind") == RECORD_KIND:
             data["_path"] = str(path)
             records.append(data)
     records.sort(key=lambda record: (str(record.get("started_at")), str(record.get("run_id"))))

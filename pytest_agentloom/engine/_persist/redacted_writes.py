@@ -21,7 +21,7 @@ from ..._core.files import write_json_atomic
 from ..._redaction.redactor import Redactor
 from .._format.model import Workflow
 from .._format.redaction_patterns import redactor_for
-from .._outcome.held_records import HeldRecords
+from .._outcome.held_records import HeldRecords, check_record_target, write_record_file
 from .._outcome.redacted import redact_result
 from .._outcome.result import RunStatus, WorkflowResult
 from .._run.loop import ResumePoint, Run
@@ -146,10 +146,16 @@ class Persistence:
 
         name = record_name(run.run_id, resumes)
         if self.held_records is None:
-            public.record_path = write_json_atomic(folder / name, record())
+            public.record_path = write_record_file(folder / name, record())
             return
         self.held_records.add(name, record)
         public.hold_record(name, self.held_records)
+
+    def check_record(self, run_id: str) -> None:
+        """Refuse, before the run starts, a record that would replace a file agentloom did not write
+        (checked again when the record is written: :func:`~.._outcome.held_records.write_record_file`)."""
+        if self.runs_dir is not None and self.held_records is None:
+            check_record_target(self.runs_dir / record_name(run_id, self.resume.resumes if self.resume else 0))
 
     def _keep_resumable(self, run: Run) -> None:
         """A resumed run that failed leaves its checkpoint resumable, so the same resume can be typed again

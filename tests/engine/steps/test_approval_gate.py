@@ -239,12 +239,33 @@ def test_resuming_does_not_notify_again(tmp_path, hook_server):
     "http://[::1]:9/hook",
     "http://192.168.0.10/hook",
     "http://100.100.100.200/latest/meta-data/",
+    "http://[::169.254.169.254]/latest/meta-data",  # IPv4-compatible
+    "http://[::127.0.0.1]:9/hook",
+    "http://[::ffff:169.254.169.254]/latest/meta-data",  # IPv4-mapped
+    "http://[64:ff9b::a9fe:a9fe]/latest/meta-data",  # NAT64
+    "http://[64:ff9b:1::a9fe:a9fe]/latest/meta-data",  # local-use NAT64
+    "http://[2002:a9fe:a9fe::1]/latest/meta-data",  # 6to4
+    "http://[2001:0:4136:e378:8000:63bf:5601:5601]/hook",  # Teredo, client 169.254.169.254
 ])
 def test_internal_webhook_targets_are_refused_without_the_sandbox_flag(tmp_path, url):
     result = run(write_flow(tmp_path, gate_extra=notify(url)), tmp_path)
     assert result.status.value == "failed"
     assert result.steps["gate"].error_code == "webhook_refused"
     assert "allow_internal_targets" in result.steps["gate"].error
+
+
+@pytest.mark.parametrize("address", ["::169.254.169.254", "::ffff:127.0.0.1", "64:ff9b::a9fe:a9fe",
+                                     "64:ff9b:1::7f00:1", "2002:a9fe:a9fe::1", "2001:0:4136:e378:8000:63bf:5601:5601"])
+def test_a_webhook_name_resolving_to_an_ipv6_form_of_an_internal_address_is_refused(tmp_path, monkeypatch, address):
+    from pytest_agentloom.engine._steps import approval_gate as gate_module
+
+    async def resolved(host, port):
+        return [address]
+
+    monkeypatch.setattr(gate_module, "resolve_host", resolved)
+    result = run(write_flow(tmp_path, gate_extra=notify("http://hooks.example.org/hook")), tmp_path)
+    assert result.steps["gate"].error_code == "webhook_refused"
+    assert address in result.steps["gate"].error
 
 
 def test_a_webhook_connects_only_to_the_address_it_checked_dns_rebinding(tmp_path, hook_server, monkeypatch):
