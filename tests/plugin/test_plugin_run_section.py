@@ -99,6 +99,7 @@ def test_a_failed_scenario_row_gets_the_section_too(project: pytest.Pytester) ->
         "  expect: {status: success}\n")
     result = project.runpytest("-p", "no:cacheprovider", "test_rows.agentloom.yaml", "--junitxml=x.xml")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*- agentloom -*", "run 1 of 1: workflow 'triage' (run run-*) ended failed / "
-                                 "step_failed", "  failed step 'classify' (provider_error): provider error (HTTP 400)*"])
+    result.stdout.fnmatch_lines(["*- agentloom -*",
+                                 "run 1 of 1: workflow 'triage' (run run-*) ended failed / step_failed",
+                                 "  failed step 'classify' (provider_error): provider error (HTTP 400)*"])
     assert list(sections(project)) == ["down"]
