@@ -54,7 +54,7 @@ def _record(project: Project, *replies: str, outcome: str = "passed") -> None:
 
 
 def _verdict_file(project: Project) -> Path:
-    return project.path / "__snapshots__" / "test_judged" / "test_judged.verdict.yaml"
+    return project.path / "__agentloom_snapshots__" / "test_judged" / "test_judged.verdict.yaml"
 
 
 def test_a_recorded_verdict_replays_offline_with_the_same_score_and_reason(project: Project) -> None:
@@ -204,7 +204,7 @@ def test_a_secret_in_the_judged_text_or_rubric_reaches_no_file(project: Project)
     project.live()
     project.server.plan("openai", "Hello.", '{"score": 0.8, "reason": "Polite."}')
     project.run("test_secret.py", "--agentloom-record").assert_outcomes(passed=1)
-    verdict = project.path / "__snapshots__" / "test_secret" / "test_secret.verdict.yaml"
+    verdict = project.path / "__agentloom_snapshots__" / "test_secret" / "test_secret.verdict.yaml"
     assert "<REDACTED" in verdict.read_text()
     leaks = [path for path in project.files() for secret in (CANARY_KEY, CANARY_SECRET)
              if secret.encode() in path.read_bytes()]
