@@ -47,16 +47,21 @@ def _run_lines(result: Any, title: str, cassette: str | None) -> list[str]:
     status, reason = result.status.value, result.reason.value
     lines = [f"{title}: workflow '{result.workflow}' (run {result.run_id}) ended {status} / {reason}"]
     if result.failed_step:
-        step = result.steps.get(result.failed_step)
-        code = f" ({step.error_code})" if step is not None and step.error_code else ""
-        error = _cut(step.error) if step is not None and step.error else "(no error text)"
-        lines.append(f"  failed step '{result.failed_step}'{code}: {error}")
+        lines.append(f"  failed step '{result.failed_step}'{_step_error(result.steps.get(result.failed_step))}")
     elif result.paused_step:
         lines.append(f"  paused at step '{result.paused_step}'")
     steps = ", ".join(f"{step_id}={step.status.value}" for step_id, step in result.steps.items())
     lines.append(f"  steps: {steps or '(none ran)'}")
     lines.append(f"  cassette: {cassette}" if cassette else "  cassette: none (the run was given its provider)")
     return lines
+
+
+def _step_error(step: Any) -> str:
+    """`` (code): error`` of a failed step, as ``assert_status`` prints it."""
+    if step is None or not step.error:
+        return ": (no error text)"
+    shown = _cut(step.error)
+    return f" ({step.error_code}): {shown}" if step.error_code else f": {shown}"
 
 
 def _cut(text: str) -> str:
