@@ -17,7 +17,8 @@ either: there is no switch that prints a run's raw state.
 from __future__ import annotations
 
 import itertools
-import sys
+import os
+import site
 import sysconfig
 from collections.abc import Callable
 from pathlib import Path
@@ -27,11 +28,12 @@ from typing import Any
 __all__ = ["hide_our_frames"]
 
 #: this package's folder: a frame whose file is under it is ours
-_OURS = str(Path(__file__).resolve().parents[1])
-#: a frame whose file is under one of these is the standard library's or an installed library's
-_LIBRARIES = tuple(sorted({str(Path(p).resolve()) for key in ("stdlib", "platstdlib", "purelib", "platlib")
-                           if (p := sysconfig.get_paths().get(key))} | {str(Path(sys.prefix).resolve()),
-                                                                        str(Path(sys.base_prefix).resolve())}))
+_OURS = str(Path(__file__).resolve().parents[1]) + os.sep
+#: a frame whose file is under one of these is the standard library's or an installed library's (not the
+#: interpreter's whole prefix: a project may live under /usr or /opt too)
+_LIBRARIES = tuple(sorted({str(Path(folder).resolve()) + os.sep for folder in (
+    *(sysconfig.get_paths().get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")),
+    *site.getsitepackages(), site.getusersitepackages()) if folder}))
 #: how many chained exceptions are cut at most (a chain is short; a cycle is stopped by ``seen`` too)
 _MAX_CHAIN = 64
 
