@@ -223,3 +223,22 @@ def test_live_repetitions_judge_live_and_neither_compare_nor_write_verdicts(proj
     assert len(project.server.requests) == 6  # the recording's 2 calls, then 2 live calls per repetition
     assert "1/2 passed" in result.stdout.str()
     assert _verdict_file(project).read_bytes() == before
+
+
+def test_a_verdict_left_in_the_old_snapshot_folder_fails_with_the_move_and_is_kept(project: Project) -> None:
+    _setup(project)
+    _record(project, ANSWER, VERDICT)
+    new = _verdict_file(project)
+    old = project.path / "__snapshots__" / "test_judged" / new.name
+    old.parent.mkdir(parents=True)
+    new.rename(old)  # where an older version of the plugin kept it
+    new.parent.rmdir()
+    before = old.read_bytes()
+    project.offline()
+    replayed = project.run("test_judged.py", "--agentloom-update-snapshots")
+    replayed.assert_outcomes(failed=1)
+    replayed.stdout.fnmatch_lines(["*Snapshot 'test_judged.verdict' is in the old snapshot folder: "
+                                   "__snapshots__/test_judged/test_judged.verdict.yaml",
+                                   "*git mv __snapshots__/test_judged __agentloom_snapshots__/test_judged"])
+    assert old.read_bytes() == before
+    assert not new.exists()
