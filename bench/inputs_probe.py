@@ -204,7 +204,7 @@ def bad_files() -> list[tuple[str, str, str]]:
                  "    r = agentloom.run('flow.yaml', provider=Scripted({'s': 'hi'}))\n"
                  "    agentloom.assert_snapshot(r)\n")
     flow = "name: f\nsteps:\n  - {id: s, type: llm_call, model: m, prompt: hi, output: o}\n"
-    snap = "__snapshots__/test_probe/test_snap.yaml"
+    snap = "__agentloom_snapshots__/test_probe/test_snap.yaml"
     out: list[tuple[str, str, str]] = []
     for name, body in [("invalid YAML", "a: [1,"), ("non-UTF-8", b"\xff\xfe bad"), ("a directory", None)]:
         files = {"flow.yaml": flow}

@@ -19,6 +19,7 @@ from .errors import MarkerError, ScenarioTableError, render_message
 from .testing._folders import folder_for_test
 from .testing._session import SESSION_KEY, AgentloomSession
 from .testing._settings.option_table import MARKER_SIGNATURE, add_options
+from .testing._tracebacks import hide_our_frames
 
 if TYPE_CHECKING:  # imported where used, so that loading the plugin stays cheap
     from .testing._harness import AgentloomHarness
@@ -121,6 +122,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    if call.excinfo is not None:  # before pytest prints the frames: no run's raw state in any of them
+        hide_our_frames(call.excinfo)
     report = yield
     item.config.stash[SESSION_KEY].after_report(item, call.when, report)
     return report

@@ -92,6 +92,9 @@ class AgentloomHarness:
         self._missing_keys = missing_template_keys
         self._scripted: list[Scripted] = []  # checked for unused replies when the test passed
         self._side_calls: SideCalls | None = None  # made at the first judge or embedding call (see _sides)
+        self._via_cassette = False  # whether the run being prepared uses the test's cassette (see _finish)
+        #: run id -> the cassette that run used, as the failure report names it (see report_section)
+        self._cassette_runs: dict[str, str] = {}
         #: Every result this harness returned, in order.
         self.results: list[WorkflowResult] = []
 
@@ -149,6 +152,13 @@ class AgentloomHarness:
     def has_scripted(self) -> bool:
         """Whether a scripted provider of this test is watched for replies no request used."""
         return bool(self._scripted)
+
+    def report_section(self) -> str | None:
+        """What each run of this test did (status, reason, failed step and error, cassette), for the report of
+        a failed test (see :mod:`._run_report`); ``None`` when it ran no workflow."""
+        from ._run_report import runs_section
+
+        return runs_section(self.results, self._cassette_runs)
 
     def keep_records(self) -> None:
         """Write the run records held so far (the test failed: someone will want to look)."""
@@ -234,8 +244,10 @@ class AgentloomHarness:
             workflow = workflow.with_config(**config)
         merged_state = {**self._defaults.get("state", {}), **dict(state or {})}
         merged_tools = {**self._defaults.get("tools", {}), **tools_by_name(tools)}
+        self._via_cassette = False
         if provider is None:
             provider = self._default_provider(workflow, merged_state)
+            self._via_cassette = self._cassette is not None and workflow.config.provider != "mock"
             if self._cassette is not None:  # tools with side effects are replayed with the model calls
                 merged_tools = dict(self._cassette.tools(workflow, merged_tools, allow_real=real_tools))
         self._watch(provider)
@@ -261,6 +273,8 @@ class AgentloomHarness:
         self.results.append(result)
         self._run_inputs[result.run_id] = {"workflow": workflow, "provider": sent.inner, "tools": options["tools"],
                                            "shared": shared}
+        if self._via_cassette and self._cassette is not None:
+            self._cassette_runs[result.run_id] = self._cassette.describe()
         self._report_missing_keys(result, workflow)
         return result
 
@@ -342,6 +356,8 @@ class AgentloomHarness:
             resumed.sent_requests = functools.partial(sent_data, sent.sent, workflow, resumed.unredacted_state)
         self.results.append(resumed)
         self._run_inputs[resumed.run_id] = inputs
+        if result.run_id in self._cassette_runs and provider is None:
+            self._cassette_runs[resumed.run_id] = self._cassette_runs[result.run_id]
         if workflow is not None:
             self._report_missing_keys(resumed, workflow, stacklevel=3)
         return resumed

@@ -316,6 +316,28 @@ class _HarnessFeature(Feature):
             harness = item.stash.get(HARNESS_KEY, None)
             if harness is not None:
                 harness.keep_records()
+                if report.failed:
+                    _add_run_section(item, when, report, harness)
+
+
+def _add_run_section(item: pytest.Item, when: str, report: pytest.TestReport, harness: AgentloomHarness) -> None:
+    """The first failed phase of a test that ran workflows: the ``agentloom`` section of its report (printed
+    under the failure) and a property of the same name (the junit XML takes the teardown report's, which
+    copies the item's)."""
+    if item.stash.get(_REPORTED_KEY, False):
+        return
+    text = harness.report_section()
+    if text is None:
+        return
+    item.stash[_REPORTED_KEY] = True
+    from ._run_report import REPORT_SECTION
+
+    report.sections.append((REPORT_SECTION, text))
+    (report.user_properties if when == "teardown" else item.user_properties).append((REPORT_SECTION, text))
+
+
+#: whether a failed phase of the test already got the ``agentloom`` report section
+_REPORTED_KEY = pytest.StashKey[bool]()
 
 
 def forget(item: pytest.Item) -> None:

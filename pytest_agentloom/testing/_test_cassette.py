@@ -336,6 +336,10 @@ class TestCassette:
             hint="re-record it against live providers, then commit the file:\n  "
                  f"{self.settings.record_command(self.item)}",
         ), path=str(session.config.path))
+    def describe(self) -> str:
+        """This cassette as a failed test's report names it: its file, and whether its calls were recorded."""
+        shown = self.session.config.display_path if self.session is not None else str(self.path)
+        return f"{shown} ({'recording' if self.recording() else 'replaying'}, record mode {self.mode.value})"
 
     def recording(self) -> bool:
         """Whether a call made now goes to a live provider and into the cassette, rather than replaying."""

@@ -49,7 +49,7 @@ def suite(triage: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Py
         "- id: b\n  workflow: flow.yaml\n  script: {classify: bug}\n  expect: {snapshot: true}\n"
     )
     triage.runpytest_subprocess(*FAST, "--agentloom-update-snapshots").assert_outcomes(passed=8)
-    (triage.path / "__snapshots__" / "test_many" / "test_gone.yaml").write_text("format_version: 1\n")
+    (triage.path / "__agentloom_snapshots__" / "test_many" / "test_gone.yaml").write_text("format_version: 1\n")
     stale = triage.path / "cassettes" / "test_many.py" / "test_gone.yaml"
     stale.parent.mkdir(parents=True)
     stale.write_text("format_version: 1\ninteractions: []\n")
@@ -84,7 +84,7 @@ def test_combined_shards_write_what_one_unsharded_run_writes(suite: pytest.Pytes
     assert out.splitlines()[:5] == [
         "agentloom combine: 2 shard reports, 8 of 8 tests run",
         "agentloom: 1 snapshot file unused:",
-        "  __snapshots__/test_many/test_gone.yaml",
+        "  __agentloom_snapshots__/test_many/test_gone.yaml",
         "agentloom: 1 cassette file unused:",
         "  cassettes/test_many.py/test_gone.yaml",
     ]
@@ -103,9 +103,9 @@ def test_combined_shards_write_what_one_unsharded_run_writes(suite: pytest.Pytes
 
     status, out = combine(capsys, *shards, "--delete-unused")
     assert status == 0, out
-    assert not (suite.path / "__snapshots__" / "test_many" / "test_gone.yaml").exists()
+    assert not (suite.path / "__agentloom_snapshots__" / "test_many" / "test_gone.yaml").exists()
     assert not (suite.path / "cassettes" / "test_many.py").exists()  # the folder it left empty
-    assert len(list(suite.path.rglob("__snapshots__/**/*.yaml"))) == 8
+    assert len(list(suite.path.rglob("__agentloom_snapshots__/**/*.yaml"))) == 8
     assert combine(capsys, *shards)[0] == 0
 
 

@@ -19,5 +19,5 @@ def test_snapshot_files_follow_the_umask(triage: pytest.Pytester) -> None:
         triage.runpytest_inprocess("--agentloom-update-snapshots").assert_outcomes(passed=1)
     finally:
         os.umask(previous)
-    (written,) = triage.path.rglob("__snapshots__/**/*.yaml")
+    (written,) = triage.path.rglob("__agentloom_snapshots__/**/*.yaml")
     assert stat.S_IMODE(written.stat().st_mode) == 0o664

@@ -137,7 +137,7 @@ def test_a_scripted_verdict_can_be_kept_and_refreshed_with_update_snapshots(pyte
     run = lambda *args: pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)  # noqa: E731
     run().assert_outcomes(failed=1)
     run("--agentloom-create-snapshots").assert_outcomes(passed=1)
-    path = pytester.path / "__snapshots__" / "test_kept" / "test_kept.verdict.polite.yaml"
+    path = pytester.path / "__agentloom_snapshots__" / "test_kept" / "test_kept.verdict.polite.yaml"
     assert "judged: Thank you." in path.read_text()
     run().assert_outcomes(passed=1)
 

@@ -38,7 +38,7 @@ def test_markers_are_listed_with_their_signature(pytester: pytest.Pytester) -> N
 @pytest.mark.parametrize(
     ("ini", "marker", "cli", "expected"),
     [
-        (None, None, None, "__snapshots__"),
+        (None, None, None, "__agentloom_snapshots__"),
         ("from_ini", None, None, "from_ini"),
         ("from_ini", "from_marker", None, "from_marker"),
         ("from_ini", "from_marker", "from_cli", "from_cli"),

@@ -40,7 +40,7 @@ def draft(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
-SNAPSHOT = "__snapshots__/test_draft/test_draft.yaml"
+SNAPSHOT = "__agentloom_snapshots__/test_draft/test_draft.yaml"
 
 
 def test_a_change_at_the_end_of_a_long_reply_is_shown_once_in_a_window(draft: pytest.Pytester,
@@ -114,7 +114,7 @@ def test_volatile_values_are_excluded_or_written_as_placeholders(pytester: pytes
     pytester.makefile(".yaml", draft=DRAFT.replace("{prompt}", "Draft a reply to: {state.ticket}"))
     pytester.makepyfile(test_ids=VOLATILE)
     pytester.runpytest_inprocess("--agentloom-create-snapshots").assert_outcomes(passed=1)
-    text = (pytester.path / "__snapshots__/test_ids/test_ids.yaml").read_text()
+    text = (pytester.path / "__agentloom_snapshots__/test_ids/test_ids.yaml").read_text()
     data = yaml.safe_load(text)
     assert data["state"]["ticket"] == "<str matching /[0-9a-f-]{36}/>"
     assert data["usage"]["input_tokens"] == "<any int>" and data["cost_usd"] == "<any float>"
@@ -158,11 +158,11 @@ def test_marker_and_ini_give_default_exclude_and_matchers(pytester: pytest.Pytes
             agentloom.assert_snapshot(result)
     """)
     pytester.runpytest_inprocess("-p", "no:randomly", "--agentloom-create-snapshots").assert_outcomes(passed=3)
-    folder = pytester.path / "__snapshots__/test_defaults"
+    folder = pytester.path / "__agentloom_snapshots__/test_defaults"
     assert (folder / "test_ini_again.yaml").read_text() == (folder / "test_ini.yaml").read_text()
-    ini = yaml.safe_load((pytester.path / "__snapshots__/test_defaults/test_ini.yaml").read_text())
+    ini = yaml.safe_load((pytester.path / "__agentloom_snapshots__/test_defaults/test_ini.yaml").read_text())
     assert ini["state"]["ticket"] == "<str matching /T-[0-9]+/>" and "requests" not in ini
-    marker = yaml.safe_load((pytester.path / "__snapshots__/test_defaults/test_marker.yaml").read_text())
+    marker = yaml.safe_load((pytester.path / "__agentloom_snapshots__/test_defaults/test_marker.yaml").read_text())
     assert "ticket" not in marker["state"] and "requests" in marker  # the marker's lists replace the ini's
     assert marker["steps"]["draft"]["output"] == marker["state"]["steps"]["draft"]["output"] == "<any str>"
 

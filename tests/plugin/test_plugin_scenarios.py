@@ -116,7 +116,7 @@ def test_snapshot_expectation_uses_the_row_id(triage: pytest.Pytester) -> None:
     result = triage.runpytest_inprocess()
     result.stdout.fnmatch_lines(["E         - snapshot: Snapshot 'test_rows?snap?' does not exist: *"])
     triage.runpytest_inprocess("--agentloom-update-snapshots").assert_outcomes(passed=1)
-    assert (triage.path / "__snapshots__" / "test_table" / "test_rows[snap].yaml").is_file()
+    assert (triage.path / "__agentloom_snapshots__" / "test_table" / "test_rows[snap].yaml").is_file()
     triage.runpytest_inprocess().assert_outcomes(passed=1)
 
 

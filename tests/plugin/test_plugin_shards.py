@@ -23,7 +23,7 @@ def pytest_collection_modifyitems(items):
 
 
 def snapshot_files(pytester: pytest.Pytester) -> list[str]:
-    return sorted(p.name for p in pytester.path.rglob("__snapshots__/**/*.yaml"))
+    return sorted(p.name for p in pytester.path.rglob("__agentloom_snapshots__/**/*.yaml"))
 
 
 @pytest.fixture
@@ -59,7 +59,7 @@ def test_a_conftest_that_drops_items_silently_makes_the_session_partial(suite: p
 
 
 def test_the_whole_suite_still_reports_unused_snapshots(suite: pytest.Pytester) -> None:
-    (suite.path / "__snapshots__" / "test_many" / "test_gone.yaml").write_text("format_version: 1\n")
+    (suite.path / "__agentloom_snapshots__" / "test_many" / "test_gone.yaml").write_text("format_version: 1\n")
     result = suite.runpytest_inprocess()  # pytest-shard and pytest-split installed, not asked to shard
     result.stdout.fnmatch_lines(["agentloom: 1 snapshot file unused:"])
     assert result.ret == pytest.ExitCode.TESTS_FAILED

@@ -26,7 +26,7 @@ def test_multiline_strings_are_literal_blocks_and_order_is_kept() -> None:
 
 
 def test_unused_skips_used_and_protected_files_and_merges_workers(tmp_path: Path) -> None:
-    root = tmp_path / "__snapshots__"
+    root = tmp_path / "__agentloom_snapshots__"
     names = ["m/test_a.yaml", "m/test_a.2.yaml", "m/test_ab.yaml", "m/test_b[1].yaml", "other/test_c.yaml"]
     for name in names:
         (root / name).parent.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,7 @@ def test_snap(agentloom, ticket):
 
 
 def snapshot_files(pytester: pytest.Pytester) -> list[Path]:
-    return sorted(pytester.path.rglob("__snapshots__/**/*.yaml"))
+    return sorted(pytester.path.rglob("__agentloom_snapshots__/**/*.yaml"))
 
 
 def test_ids_that_sanitise_alike_get_one_file_each(triage: pytest.Pytester) -> None:

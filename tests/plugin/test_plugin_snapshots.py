@@ -24,16 +24,17 @@ def test_two_snapshots(agentloom):
 """
 
 EXPECTED_FILES = [
-    "__snapshots__/test_snap/test_triage[crash].yaml",
-    "__snapshots__/test_snap/test_triage[how_do_I_log_in_]-38ef6dc87c.yaml",
-    "__snapshots__/test_snap/test_two_snapshots.2.yaml",
-    "__snapshots__/test_snap/test_two_snapshots.again.yaml",
-    "__snapshots__/test_snap/test_two_snapshots.yaml",
+    "__agentloom_snapshots__/test_snap/test_triage[crash].yaml",
+    "__agentloom_snapshots__/test_snap/test_triage[how_do_I_log_in_]-38ef6dc87c.yaml",
+    "__agentloom_snapshots__/test_snap/test_two_snapshots.2.yaml",
+    "__agentloom_snapshots__/test_snap/test_two_snapshots.again.yaml",
+    "__agentloom_snapshots__/test_snap/test_two_snapshots.yaml",
 ]
 
 
 def files(pytester: pytest.Pytester) -> list[str]:
-    return sorted(p.relative_to(pytester.path).as_posix() for p in pytester.path.rglob("__snapshots__/**/*.yaml"))
+    return sorted(p.relative_to(pytester.path).as_posix()
+                  for p in pytester.path.rglob("__agentloom_snapshots__/**/*.yaml"))
 
 
 @pytest.fixture
@@ -48,7 +49,7 @@ def test_missing_snapshot_fails_with_the_update_command(snap: pytest.Pytester) -
     text = result.stdout.str()
     assert (
         "E       AssertionError: Snapshot 'test_triage[crash]' does not exist: "
-        "__snapshots__/test_snap/test_triage[crash].yaml\n"
+        "__agentloom_snapshots__/test_snap/test_triage[crash].yaml\n"
         "E       How to fix: run this to write it, then review and commit the file:\n"
         "E         pytest --agentloom-create-snapshots 'test_snap.py::test_triage[crash]'"
     ) in text
@@ -92,7 +93,7 @@ def test_mismatch_shows_a_sorted_path_diff_and_the_update_command(snap: pytest.P
     text = result.stdout.str()
     assert (
         "E       AssertionError: Snapshot 'test_triage[crash]' does not match "
-        "__snapshots__/test_snap/test_triage[crash].yaml (1 difference, stored -> now):\n"
+        "__agentloom_snapshots__/test_snap/test_triage[crash].yaml (1 difference, stored -> now):\n"
         "E         state.bug_id (same change at steps.file_bug.output): 'BUG-5' -> 'JIRA-7'\n"
         "E       How to fix: if the change is intended, run:\n"
         "E         pytest --agentloom-update-snapshots 'test_snap.py::test_triage[crash]'"
@@ -127,8 +128,8 @@ def test_unknown_format_version_says_how_to_rewrite(snap: pytest.Pytester) -> No
 
 def test_unused_snapshots_are_reported_on_a_full_run_only_and_deleted_with_update(snap: pytest.Pytester) -> None:
     snap.runpytest_inprocess("--agentloom-update-snapshots").assert_outcomes(passed=3)
-    stale = snap.path / "__snapshots__" / "test_snap" / "test_removed.yaml"
-    gone_module = snap.path / "__snapshots__" / "test_gone" / "test_x.yaml"
+    stale = snap.path / "__agentloom_snapshots__" / "test_snap" / "test_removed.yaml"
+    gone_module = snap.path / "__agentloom_snapshots__" / "test_gone" / "test_x.yaml"
     for path in (stale, gone_module):
         path.parent.mkdir(exist_ok=True)
         path.write_text("format_version: 1\n")
@@ -136,8 +137,8 @@ def test_unused_snapshots_are_reported_on_a_full_run_only_and_deleted_with_updat
     result.assert_outcomes(passed=3)
     result.stdout.fnmatch_lines([
         "agentloom: 2 snapshot files unused:",
-        "  __snapshots__/test_gone/test_x.yaml",
-        "  __snapshots__/test_snap/test_removed.yaml",
+        "  __agentloom_snapshots__/test_gone/test_x.yaml",
+        "  __agentloom_snapshots__/test_snap/test_removed.yaml",
         "How to fix: delete them, or run: pytest --agentloom-update-snapshots",
         "(unused snapshots fail the run; --agentloom-warn-unused-snapshots only reports them)",
     ], consecutive=True)
@@ -173,7 +174,7 @@ def test_snapshot_names_are_safe_for_file_systems(triage: pytest.Pytester) -> No
             agentloom.assert_snapshot(result, name="we:ird/name")
     """)
     triage.runpytest_inprocess("--agentloom-update-snapshots").assert_outcomes(passed=2)
-    names = sorted(p.name for p in triage.path.rglob("__snapshots__/**/*.yaml"))
+    names = sorted(p.name for p in triage.path.rglob("__agentloom_snapshots__/**/*.yaml"))
     assert names[0] == "test_odd[a_b__c_d_e_]-de305801f1.we_ird_name-dd8b52fbae.yaml"  # pytest escapes the backslash
     assert len(names[1]) < 160 and names[1].startswith("test_odd[xxxx")
     triage.runpytest_inprocess().assert_outcomes(passed=2)
@@ -188,7 +189,7 @@ def test_snapshots_of_a_module_that_no_longer_snapshots_are_reported(snap: pytes
 
 def test_unused_snapshots_only_warn_with_the_option_or_ini_key(snap: pytest.Pytester) -> None:
     snap.runpytest_inprocess("--agentloom-update-snapshots").assert_outcomes(passed=3)
-    (snap.path / "__snapshots__" / "test_snap" / "test_removed.yaml").write_text("format_version: 1\n")
+    (snap.path / "__agentloom_snapshots__" / "test_snap" / "test_removed.yaml").write_text("format_version: 1\n")
     result = snap.runpytest_inprocess("--agentloom-warn-unused-snapshots")
     result.stdout.fnmatch_lines(["agentloom: 1 snapshot file unused:"])
     assert result.ret == pytest.ExitCode.OK and "fail the run" not in result.stdout.str()
@@ -225,11 +226,11 @@ def test_a_session_that_runs_no_test_body_never_judges_or_deletes_snapshots(
     snap: pytest.Pytester, args: list[str], update: bool
 ) -> None:
     snap.runpytest_inprocess("--agentloom-update-snapshots").assert_outcomes(passed=3)
-    stale = snap.path / "__snapshots__" / "test_snap" / "test_removed.yaml"
+    stale = snap.path / "__agentloom_snapshots__" / "test_snap" / "test_removed.yaml"
     stale.write_text("format_version: 1\n")
     flags = ["--agentloom-update-snapshots"] if update else []
     result = snap.runpytest_inprocess("-p", "no:randomly", *flags, *args)
     out = result.stdout.str()
     assert "snapshot file" not in out, out
     assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
-    assert files(snap) == sorted([*EXPECTED_FILES, "__snapshots__/test_snap/test_removed.yaml"])
+    assert files(snap) == sorted([*EXPECTED_FILES, "__agentloom_snapshots__/test_snap/test_removed.yaml"])

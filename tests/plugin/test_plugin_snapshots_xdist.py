@@ -30,15 +30,16 @@ def test_two_workers_write_all_snapshots_and_report_unused_correctly(triage: pyt
     result = triage.runpytest_subprocess(*FAST, "-n", "2", "--agentloom-update-snapshots")
     result.assert_outcomes(passed=8)
     result.stdout.fnmatch_lines(["agentloom: 8 snapshots created:"])
-    written = sorted(p.name for p in triage.path.rglob("__snapshots__/**/*.yaml"))
+    written = sorted(p.name for p in triage.path.rglob("__agentloom_snapshots__/**/*.yaml"))
     assert len(written) == 8
     assert not list(triage.path.rglob("*.tmp"))
 
-    stale = triage.path / "__snapshots__" / "test_many" / "test_gone.yaml"
+    stale = triage.path / "__agentloom_snapshots__" / "test_many" / "test_gone.yaml"
     stale.write_text("format_version: 1\n")
     result = triage.runpytest_subprocess(*FAST, "-n", "2")
     result.assert_outcomes(passed=8)
-    result.stdout.fnmatch_lines(["agentloom: 1 snapshot file unused:", "  __snapshots__/test_many/test_gone.yaml"])
+    result.stdout.fnmatch_lines(["agentloom: 1 snapshot file unused:",
+                                 "  __agentloom_snapshots__/test_many/test_gone.yaml"])
     assert result.stdout.str().count("snapshot file") == 1  # used by some worker = not unused
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
@@ -51,7 +52,7 @@ def test_two_workers_write_all_snapshots_and_report_unused_correctly(triage: pyt
     result = triage.runpytest_subprocess(*FAST, "-n", "2", "--agentloom-update-snapshots")
     result.stdout.fnmatch_lines(["agentloom: 1 snapshot file deleted:"])
     assert not stale.exists()
-    assert len(list(triage.path.rglob("__snapshots__/**/*.yaml"))) == 8
+    assert len(list(triage.path.rglob("__agentloom_snapshots__/**/*.yaml"))) == 8
 
 
 def test_a_crashed_worker_makes_the_unused_report_unknown(triage: pytest.Pytester) -> None:
@@ -62,4 +63,4 @@ def test_a_crashed_worker_makes_the_unused_report_unknown(triage: pytest.Pyteste
     result = triage.runpytest_subprocess(*FAST, "-n", "1", "--max-worker-restart=1", "--agentloom-update-snapshots")
     result.assert_outcomes(passed=6, failed=1)
     assert "snapshot file" not in result.stdout.str()
-    assert len(list(triage.path.rglob("__snapshots__/**/*.yaml"))) == 6
+    assert len(list(triage.path.rglob("__agentloom_snapshots__/**/*.yaml"))) == 6

@@ -78,7 +78,7 @@ def test_yaml_rows_get_fixture_overrides_and_snapshots(triage: pytest.Pytester) 
         "  expect: {snapshot: true, outputs: {file_bug: BUG-3}}\n"
     )
     triage.runpytest_inprocess("--agentloom-update-snapshots").assert_outcomes(passed=1)
-    assert (triage.path / "__snapshots__" / "test_snap" / "snap.yaml").is_file()
+    assert (triage.path / "__agentloom_snapshots__" / "test_snap" / "snap.yaml").is_file()
     triage.runpytest_inprocess().assert_outcomes(passed=1)
 
 

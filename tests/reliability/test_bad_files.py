@@ -85,13 +85,13 @@ def test_the_update_flag_repairs_an_invalid_snapshot_through_pytest(pytester: py
         def test_x(agentloom):
             agentloom.assert_snapshot(agentloom.run("flow.yaml", provider=Scripted({"s": "hi"})))
     """)
-    snapshot = pytester.path / "__snapshots__" / "test_snap" / "test_x.yaml"
+    snapshot = pytester.path / "__agentloom_snapshots__" / "test_snap" / "test_x.yaml"
     snapshot.parent.mkdir(parents=True)
     snapshot.write_text("status: [broken\n")
     failed = pytester.runpytest_inprocess("-p", "no:randomly")
     failed.assert_outcomes(failed=1)
-    failed.stdout.fnmatch_lines(["*ArtifactError: Snapshot __snapshots__/test_snap/test_x.yaml cannot be used: "
-                                 "invalid YAML: *"])
+    failed.stdout.fnmatch_lines(["*ArtifactError: Snapshot __agentloom_snapshots__/test_snap/test_x.yaml cannot be "
+                                 "used: invalid YAML: *"])
     assert snapshot.read_text() == "status: [broken\n"
     pytester.runpytest_inprocess("-p", "no:randomly", "--agentloom-update-snapshots").assert_outcomes(passed=1)
     pytester.runpytest_inprocess("-p", "no:randomly").assert_outcomes(passed=1)

@@ -73,7 +73,7 @@ def plan_bug(project: Project, *, category: str = "bug", ticket: int = 7, tokens
 #: The first recording of this process, by file: later projects get the same files (the server's address put
 #: right), so the suite pays for one recording, not one per test.
 _RECORDED: dict[str, str] = {}
-_FILES = ("cassettes/test_triage.py/test_triage.yaml", "__snapshots__/test_triage/test_triage.yaml",
+_FILES = ("cassettes/test_triage.py/test_triage.yaml", "__agentloom_snapshots__/test_triage/test_triage.yaml",
           ".agentloom/salt")  # the salt: the redacted secret's marker in the requests and snapshot depends on it
 
 
@@ -100,7 +100,7 @@ def fake_recording(project: Project) -> None:
     project.pytester.makefile(".yaml", triage=TRIAGE)
     project.pytester.makepyfile(test_triage=TRIAGE_TEST)
     (project.path / "test_support.py").unlink()
-    for path in ("cassettes/test_triage.py/test_triage.yaml", "__snapshots__/test_triage/test_triage.yaml"):
+    for path in ("cassettes/test_triage.py/test_triage.yaml", "__agentloom_snapshots__/test_triage/test_triage.yaml"):
         (project.path / path).parent.mkdir(parents=True)
         (project.path / path).write_text(f"# committed {path}\n")
 

@@ -54,7 +54,7 @@ def _record(project: Project, *replies: str, outcome: str = "passed") -> None:
 
 
 def _verdict_file(project: Project) -> Path:
-    return project.path / "__snapshots__" / "test_judged" / "test_judged.verdict.yaml"
+    return project.path / "__agentloom_snapshots__" / "test_judged" / "test_judged.verdict.yaml"
 
 
 def test_a_recorded_verdict_replays_offline_with_the_same_score_and_reason(project: Project) -> None:
@@ -204,7 +204,7 @@ def test_a_secret_in_the_judged_text_or_rubric_reaches_no_file(project: Project)
     project.live()
     project.server.plan("openai", "Hello.", '{"score": 0.8, "reason": "Polite."}')
     project.run("test_secret.py", "--agentloom-record").assert_outcomes(passed=1)
-    verdict = project.path / "__snapshots__" / "test_secret" / "test_secret.verdict.yaml"
+    verdict = project.path / "__agentloom_snapshots__" / "test_secret" / "test_secret.verdict.yaml"
     assert "<REDACTED" in verdict.read_text()
     leaks = [path for path in project.files() for secret in (CANARY_KEY, CANARY_SECRET)
              if secret.encode() in path.read_bytes()]
@@ -223,3 +223,22 @@ def test_live_repetitions_judge_live_and_neither_compare_nor_write_verdicts(proj
     assert len(project.server.requests) == 6  # the recording's 2 calls, then 2 live calls per repetition
     assert "1/2 passed" in result.stdout.str()
     assert _verdict_file(project).read_bytes() == before
+
+
+def test_a_verdict_left_in_the_old_snapshot_folder_fails_with_the_move_and_is_kept(project: Project) -> None:
+    _setup(project)
+    _record(project, ANSWER, VERDICT)
+    new = _verdict_file(project)
+    old = project.path / "__snapshots__" / "test_judged" / new.name
+    old.parent.mkdir(parents=True)
+    new.rename(old)  # where an older version of the plugin kept it
+    new.parent.rmdir()
+    before = old.read_bytes()
+    project.offline()
+    replayed = project.run("test_judged.py", "--agentloom-update-snapshots")
+    replayed.assert_outcomes(failed=1)
+    replayed.stdout.fnmatch_lines(["*Snapshot 'test_judged.verdict' is in the old snapshot folder: "
+                                   "__snapshots__/test_judged/test_judged.verdict.yaml",
+                                   "*git mv __snapshots__/test_judged __agentloom_snapshots__/test_judged"])
+    assert old.read_bytes() == before
+    assert not new.exists()

@@ -26,7 +26,7 @@ def test_a_changed_route_is_reported_trace_by_trace_and_nothing_committed_change
         "    step investigate: success -> skipped",
         "    step reply: skipped -> success",
         "    agent stop investigate: done -> —",
-        "    snapshot __snapshots__/test_triage/test_triage.yaml: changed",
+        "    snapshot __agentloom_snapshots__/test_triage/test_triage.yaml: changed",
         "    tokens * -> * (-*) · cost $* -> $* (-$*)",
     ])
     assert len(project.server.requests) == 2  # live: classify and reply; the replay sent nothing
@@ -34,7 +34,7 @@ def test_a_changed_route_is_reported_trace_by_trace_and_nothing_committed_change
     scratch = project.path / ".agentloom/drift/check"
     live = yaml.safe_load((scratch / "cassettes/test_triage.py/test_triage.yaml").read_text())
     assert [i["response"]["status"] for i in live["interactions"]] == [200, 200]
-    assert (scratch / "snapshots/__snapshots__/test_triage/test_triage.yaml").is_file()
+    assert (scratch / "snapshots/__agentloom_snapshots__/test_triage/test_triage.yaml").is_file()
     assert (scratch / ".gitignore").read_text() == "*\n"
     assert_no_secret_in(scratch)
     assert_no_secret_in(project.path / "scratch")

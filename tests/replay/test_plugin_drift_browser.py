@@ -30,7 +30,7 @@ def test_the_drift_section_shows_each_tests_changes_offline(browser: Any, projec
     assert rows.first.locator("td").nth(1).inner_text() == "passed → passed"
     changes = section.locator("article.drift-test.changed li").all_inner_texts()
     assert "route: route -> investigate -> route -> reply" in changes
-    assert "snapshot __snapshots__/test_triage/test_triage.yaml: changed" in changes
+    assert "snapshot __agentloom_snapshots__/test_triage/test_triage.yaml: changed" in changes
     box = section.bounding_box()
     assert box is not None and box["width"] > 600 and box["height"] > 100
 

@@ -29,7 +29,7 @@ def test_flags_that_write_committed_files_are_refused_with_it(project: Project, 
 @pytest.mark.parametrize(("folder", "says"), [
     ("cassettes/drift", "overlaps the cassette folder"),
     (".", "overlaps the cassette folder"),
-    ("__snapshots__/drift", "lies inside a snapshot folder (__snapshots__)"),
+    ("__agentloom_snapshots__/drift", "lies inside a snapshot folder (__agentloom_snapshots__)"),
     ("mine", "holds files a drift check did not write; they are left as they are."),
     ("mine/notes.txt", "is a file, not a folder."),
 ])
@@ -110,7 +110,7 @@ def test_an_unreachable_provider_names_it_and_its_base_url_variable(project: Pro
 def test_under_xdist_both_sides_of_every_test_meet_in_the_report(project: Project) -> None:
     record(project)
     for path in ("test_triage.py", "cassettes/test_triage.py/test_triage.yaml",
-                 "__snapshots__/test_triage/test_triage.yaml"):  # a second test with the same recording
+                 "__agentloom_snapshots__/test_triage/test_triage.yaml"):  # a second test with the same recording
         copy = project.path / path.replace("test_triage", "test_triage_again", 1)
         copy.parent.mkdir(parents=True, exist_ok=True)
         copy.write_bytes((project.path / path).read_bytes())

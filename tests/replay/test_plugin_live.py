@@ -36,7 +36,7 @@ def test_live_calls_the_provider_and_writes_or_reads_no_cassette_or_snapshot(pro
     cassette = project.cassette()
     cassette.parent.mkdir(parents=True)
     cassette.write_text("not a cassette: a live run must never read it\n")
-    golden = project.path / "__snapshots__" / "test_support" / "test_support.yaml"
+    golden = project.path / "__agentloom_snapshots__" / "test_support" / "test_support.yaml"
     golden.parent.mkdir(parents=True)
     golden.write_text("status: something else entirely\n")
     before = files_of(project)

@@ -16,7 +16,7 @@ def test_support(agentloom):
                                                 "api_token": os.environ["CANARY_SECRET"]})
     agentloom.assert_snapshot(result)
 """
-SNAPSHOT = "__snapshots__/test_support/test_support.yaml"
+SNAPSHOT = "__agentloom_snapshots__/test_support/test_support.yaml"
 
 
 def record(project: Project, *replies: str, args: tuple[str, ...] = ("--agentloom-record",)) -> str:

@@ -3,11 +3,18 @@
 Each row becomes a :class:`ScenarioItem`, a regular pytest function item whose
 body runs the row and checks it, so fixtures (``agentloom``, ``tmp_path``, and
 an ``agentloom_tools`` override in ``conftest.py``) work as in Python tests.
+
+The file is a :class:`pytest.Module` whose object is an empty module of its own (never imported from the
+YAML file), so that a module-scoped fixture has its node: pytest-recording's autouse ``vcr`` fixture asks
+for ``vcr_cassette_dir`` (module scope), which errored "Could not obtain a node for scope Scope.Module" on
+every row of a plain ``pytest.File``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -20,10 +27,11 @@ __all__ = ["SCENARIO_KEY", "ScenarioFile", "ScenarioItem"]
 SCENARIO_KEY = pytest.StashKey[Scenario]()
 
 
-class ScenarioFile(pytest.File):
-    """A ``test_*.agentloom.yaml`` table: one test item per row."""
+class ScenarioFile(pytest.Module):
+    """A ``test_*.agentloom.yaml`` table: one test item per row, in a module scope of its own."""
 
-    def collect(self) -> Iterator[ScenarioItem]:
+    def collect(self) -> Iterator[ScenarioItem]:  # type: ignore[override]
+        self.obj = _empty_module(self)  # before anything asks: pytest.Module would import the path as Python
         for scenario in load_table(self.path):
             yield ScenarioItem.from_scenario(self, scenario)
 
@@ -31,6 +39,19 @@ class ScenarioFile(pytest.File):
         if isinstance(excinfo.value, ScenarioTableError):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
+
+
+def _users(entry: Any) -> bool:
+    """Whether a traceback entry is of the user's code rather than pytest's or pluggy's."""
+    parts = Path(str(entry.path)).parts
+    return "_pytest" not in parts and "pluggy" not in parts
+
+
+def _empty_module(node: pytest.Module) -> ModuleType:
+    """The table's module object: empty (no fixtures, no marks), named and placed as the file."""
+    module = ModuleType(node.path.name.removesuffix(node.path.suffix).replace(".", "_"))
+    module.__file__ = str(node.path)
+    return module
 
 
 class ScenarioItem(pytest.Function):
@@ -57,4 +78,8 @@ class ScenarioItem(pytest.Function):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
         if isinstance(excinfo.value, (AssertionError, AgentloomError)):
             return str(excinfo.value)
+        if not any(_users(entry) for entry in excinfo.traceback):
+            # every frame left is pytest's: the row's own (and the engine's) are hidden, as they hold its state
+            return (f"{excinfo.exconly()}\n(raised while running scenario '{self.scenario.id}': agentloom's frames "
+                    "are left out of tracebacks, as they hold the run's state)")
         return super().repr_failure(excinfo)

@@ -63,8 +63,8 @@ class Option:
 OPTIONS: tuple[Option, ...] = (
     Option(
         "snapshot_dir",
-        "folder of golden snapshots, relative to each test file's folder (default: __snapshots__).",
-        default="__snapshots__",
+        "folder of golden snapshots, relative to each test file's folder (default: __agentloom_snapshots__).",
+        default="__agentloom_snapshots__",  # not __snapshots__: syrupy's (see testing/_snapshots/old_folder.py)
         marker=True,
     ),
     Option(

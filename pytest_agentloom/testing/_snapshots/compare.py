@@ -1,6 +1,6 @@
 """Golden snapshots of workflow runs: what goes in, how it is written, how a change is explained.
 
-A snapshot is one YAML file per assertion, under a ``__snapshots__`` folder
+A snapshot is one YAML file per assertion, under a ``__agentloom_snapshots__`` folder
 beside the test file (``<folder>/<test module>/<test name>[<param id>].yaml``).
 Keys come in a fixed order, state keys sorted, multi-line strings as literal
 blocks, so that a changed run reads as a clean diff in review. After the steps

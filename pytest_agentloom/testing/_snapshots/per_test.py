@@ -53,4 +53,11 @@ class TestSnapshots:
             exclude=(*defaults.exclude, *exclude), matchers={**defaults.matchers, **matchers},
             strict_paths=(*exclude, *matchers), verbose=defaults.verbose,
         )
-        self.session.assert_match(self.path(name), result, label=label, nodeid=self.nodeid, options=options)
+        path = self.path(name)
+        if not path.exists():  # left in the old default folder? Then it is moved, not written again beside it
+            from .old_folder import old_snapshot_message
+
+            moved = old_snapshot_message(path, label)
+            if moved is not None:
+                raise AssertionError(moved)
+        self.session.assert_match(path, result, label=label, nodeid=self.nodeid, options=options)
