@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 
-pytest.importorskip("syrupy")
-pytest.importorskip("pytest_recording")
+importlib.import_module("syrupy")
+importlib.import_module("pytest_recording")
 
 TESTS = """\
 def test_ours(agentloom):
