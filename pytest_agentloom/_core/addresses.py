@@ -39,7 +39,7 @@ __all__ = [
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 _LOCAL_NAT64 = ipaddress.IPv6Network("64:ff9b:1::/48")  # RFC 8215: local use, never globally reachable
-_COMPATIBLE = ipaddress.IPv6Network("::/96")  # ::a.b.c.d (:: and ::1 are judged as themselves too)
+_COMPATIBLE = ipaddress.IPv6Network("::/96")  # ::a.b.c.d (:: and ::1 carry 0.0.0.0/8: internal)
 
 
 def is_internal_address(address: IPAddress | str) -> bool:
@@ -52,16 +52,20 @@ def is_internal_address(address: IPAddress | str) -> bool:
 
 
 def _judged(address: IPAddress) -> list[IPAddress]:
-    """``address`` and the IPv4 address it carries, if any (each must be global)."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return [address.ipv4_mapped]  # ::ffff:0:0/96 itself is never global: judge what it carries
-    judged: list[IPAddress] = [address]
-    if isinstance(address, ipaddress.IPv6Address):
-        carried = [address.sixtofour, *(address.teredo or ())]
-        if address in _NAT64 or address in _COMPATIBLE:
-            carried.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
-        judged.extend(one for one in carried if one is not None)
-    return judged
+    """The addresses ``address`` must pass as: the IPv4 addresses it carries, if any, else itself.
+
+    A form that carries an IPv4 address (mapped, IPv4-compatible, NAT64, 6to4, Teredo) is judged by what
+    it carries alone: whether the prefix itself counts as global differs between Python versions
+    (3.13 calls 6to4 non-global, 3.11 global), and the host it reaches is the carried one.
+    """
+    if not isinstance(address, ipaddress.IPv6Address):
+        return [address]
+    if address.ipv4_mapped is not None:
+        return [address.ipv4_mapped]
+    carried = [address.sixtofour, *(address.teredo or ())]
+    if address in _NAT64 or address in _COMPATIBLE:
+        carried.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+    return [one for one in carried if one is not None] or [address]
 
 
 def is_ip_literal(host: str) -> bool:
