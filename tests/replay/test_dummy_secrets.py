@@ -161,7 +161,8 @@ def test_markers_compare_by_digest_when_asked(team: Project) -> None:
     team.monkeypatch.setenv("AGENTLOOM_SECRET_MARKERS", "exact")
     failed = team.run("test_team.py")
     failed.assert_outcomes(failed=1)  # the tool step's call is not in the recording: its step fails
-    assert "step_id='ticket', status=<StepStatus.FAILED" in failed.stdout.str()
+    out = failed.stdout.str()  # the agentloom section of the failed test names the step and the miss
+    assert "failed step 'ticket' (tool_error)" in out and "ToolReplayMissError" in out
     team.monkeypatch.setenv("HELPDESK", TOKEN)  # the real secret: the same digests, so it passes
     team.run("test_team.py").assert_outcomes(passed=1)
 

@@ -139,6 +139,9 @@ def test_a_request_vcrpy_does_not_intercept_stops_the_replay_unsent(
     path = tmp_path / "cassette.yaml"
     _record(path, lambda server: OpenAIProvider(api_key=KEY, base_url=server.openai_base_url),
             _ask("gpt-4o-mini"), "openai")
+    if not path.exists():  # vcrpy < 8.2 saw no httpx2 request, so nothing was recorded (no call, no cassette)
+        assert Version(VCRPY) < Version("8.2")
+        path.write_bytes(EXAMPLE_CASSETTE.read_bytes())  # any cassette: in mode once it must be replayed
     _skipping(monkeypatch, "httpx2")
     with CassetteSession(CassetteConfig(path=path, mode=mode, test_id="tests/x.py::test_x")) as session:
         error = _replay(session, OpenAIProvider(api_key=PLACEHOLDER_API_KEY), _ask("gpt-4o-mini"))
