@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agentloom.testing._secrets_scan import check_no_secrets
 from tests.replay.helpers import CANARY_KEY, CANARY_SECRET, Project
 from tests.servers.fake_llm import text, tool_calls
 
@@ -123,7 +124,4 @@ def assert_no_secret_in(folder: Path) -> None:
     """Neither the canary API key nor the redacted state value in any file under ``folder``."""
     files = [path for path in folder.rglob("*") if path.is_file()]
     assert files, folder
-    for path in files:
-        data = path.read_bytes()
-        assert CANARY_KEY.encode() not in data, path
-        assert CANARY_SECRET.encode() not in data, path
+    check_no_secrets([CANARY_KEY, CANARY_SECRET], files, {})  # raw, JSON-escaped, URL-encoded and base64 forms

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_agentloom.testing._secrets_scan import check_no_secrets
 from tests.replay.helpers import CANARY_KEY, CANARY_SECRET, Project
 from tests.servers.fake_llm import text
 
@@ -81,9 +82,15 @@ def test_a_renamed_test_gets_the_git_mv_that_keeps_its_recording(recorded: Proje
 
 
 def test_a_shard_report_of_a_replayed_test_holds_no_secret(recorded: Project) -> None:
+    """Nor do the coverage map and the review reports, in any form the writers replace (raw, escaped, encoded)."""
     recorded.monkeypatch.setenv("OPENAI_API_KEY", CANARY_KEY)  # a key in the environment, as in a CI job
-    result = recorded.run("--agentloom-shard-report=shard.json")
+    written = ("shard.json", "cov.json", "review.html", "review.md")
+    result = recorded.run("--agentloom-shard-report=shard.json", "--agentloom-cov-report=json:cov.json",
+                          "--agentloom-report=review.html")
     result.assert_outcomes(passed=1)
+    recorded.run("--agentloom-report=review.md").assert_outcomes(passed=1)
     text = (recorded.path / "shard.json").read_text()
     assert '"test_support.py::test_support"' in text and '"cassettes/test_support.py/test_support"' in text
-    assert CANARY_KEY not in text and CANARY_SECRET not in text
+    check_no_secrets([CANARY_KEY, CANARY_SECRET], [recorded.path / name for name in written],
+                     {"stdout": result.stdout.str(), "stderr": result.stderr.str()})
+    assert all((recorded.path / name).stat().st_size for name in written)
