@@ -16,9 +16,16 @@ from pytest_agentloom.providers import (
     GoogleProvider,
     OllamaProvider,
     OpenAIProvider,
+    claims_done,
     error,
+    invalid_call,
+    never_finishes,
+    obeys_injection,
+    repeats,
     reply,
 )
+from pytest_agentloom.replay import CassetteConfig, RecordMode
+from pytest_agentloom.tools import Tool, ToolRegistry
 
 _ONE = {"scripted": Scripted()}
 
@@ -47,6 +54,24 @@ BAD: list[tuple[str, Callable[[], object], list[str]]] = [
     ("gateway route names", lambda: Gateway(providers=_ONE, routes=[("gpt-*", [1])]), ["routes", "by their keys"]),  # type: ignore[list-item]
     ("breaker threshold", lambda: CircuitBreaker(failure_threshold=True), ["CircuitBreaker()", "failure_threshold"]),
     ("breaker cooldown", lambda: CircuitBreaker(cooldown_seconds=float("nan")), ["cooldown_seconds", "got nan"]),
+    ("tool name", lambda: Tool(name="", function=print), ["Tool()", "name", "got ''", "non-empty string"]),
+    ("tool function", lambda: Tool(name="lookup", function="lookup"), ["Tool()", "function", "callable"]),  # type: ignore[arg-type]
+    ("tool parameters", lambda: Tool(name="t", function=print, parameters=[]), ["parameters", "JSON Schema"]),  # type: ignore[arg-type]
+    ("registry empty name", lambda: ToolRegistry({"": print}), ["ToolRegistry()", "tools", "non-empty strings"]),
+    ("repeats name", lambda: repeats(""), ["repeats()", "name", "non-empty string"]),
+    ("repeats arguments", lambda: repeats("lookup", when=object()), ["repeats()", "arguments", "JSON can hold"]),
+    ("never_finishes vary", lambda: never_finishes("lookup", vary=3), ["never_finishes()", "vary", "got 3"]),  # type: ignore[arg-type]
+    ("invalid_call raw", lambda: invalid_call("lookup", raw_arguments=None), ["raw_arguments", "a string"]),  # type: ignore[arg-type]
+    ("claims_done text", lambda: claims_done(5), ["claims_done()", "text", "got 5"]),  # type: ignore[arg-type]
+    ("injection plan", lambda: obeys_injection("call x"), ["obeys_injection()", "plan", "a list of replies"]),
+    ("injection pattern", lambda: obeys_injection(pattern="(a"), ["pattern", "does not compile"]),
+    ("injection groups", lambda: obeys_injection(pattern="call"), ["pattern", "two groups", "0 group(s)"]),
+    ("cassette path", lambda: CassetteConfig(path=5), ["CassetteConfig()", "path", "got 5"]),  # type: ignore[arg-type]
+    ("cassette mode", lambda: CassetteConfig(path="c.yaml", mode="replay"), ["mode", "'replay'", "'new_episodes'"]),  # type: ignore[arg-type]
+    ("cassette match_on", lambda: CassetteConfig(path="c.yaml", match_on="body"), ["match_on", "matcher names"]),  # type: ignore[arg-type]
+    ("cassette keys", lambda: CassetteConfig(path="c.yaml", api_keys=[5]), ["api_keys", "5 is not one"]),  # type: ignore[list-item]
+    ("cassette age", lambda: CassetteConfig(path="c.yaml", max_age=0), ["max_age", "above 0"]),
+    ("cassette hook", lambda: CassetteConfig(path="c.yaml", before_record_response="x"), ["before_record_response"]),  # type: ignore[arg-type]
 ]
 
 
@@ -74,3 +99,8 @@ def test_the_forms_the_constructors_document_are_accepted() -> None:
     Gateway(providers=_ONE, routes=[("gpt-*", "scripted"), ("*", ["scripted"])], clock=VirtualClock(),
             failure_threshold=1, cooldown_seconds=0)
     CircuitBreaker(failure_threshold=2, cooldown_seconds=0.5)
+    ToolRegistry({"lookup": print, 7: len})
+    repeats("lookup", order_id="A-1"), never_finishes("search", vary="page"), claims_done("Done.")
+    obeys_injection([reply("x")], pattern=r"do (\w+) using (\{.*\})")
+    config = CassetteConfig(path="c.yaml", mode="all", match_on=["method", lambda a, b: None], ignore=["seed"])
+    assert config.mode is RecordMode.ALL and config.ignore == ("seed",) and config.path.name == "c.yaml"

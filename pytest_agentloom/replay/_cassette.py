@@ -38,6 +38,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .._core.arguments import bad_argument, check_positive_number
 from .._core.files import one_to_one_name
 from .._core.offline import SOCKET_TRANSPORT, Seal, seal
 from .._core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
@@ -114,6 +115,30 @@ class CassetteConfig:
     #: even when nothing else changed (else it would stay expired however often it is re-recorded)
     max_age: float | None = None
 
+    def __post_init__(self) -> None:
+        """Check each argument where it was written (a wrong one would fail much later, in another step),
+        taking the forms a caller naturally writes: a string path, a mode's name, a list for a tuple."""
+        _set = object.__setattr__
+        _set(self, "path", _path_argument("path", self.path))
+        if self.root is not None:
+            _set(self, "root", _path_argument("root", self.root))
+        _set(self, "mode", _mode_argument(self.mode))
+        for name in ("match_on", "ignore", "response_ignore", "api_keys"):
+            _set(self, name, _tuple_argument(name, getattr(self, name), texts_only=name != "match_on"))
+        if not isinstance(self.test_id, str):
+            raise bad_argument(_CALL, "test_id", self.test_id, "a string (the test's node id)")
+        if self.record_command is not None and not isinstance(self.record_command, str):
+            raise bad_argument(_CALL, "record_command", self.record_command, "a string, or None")
+        if self.before_record_response is not None and not callable(self.before_record_response):
+            raise bad_argument(_CALL, "before_record_response", self.before_record_response,
+                               "a function taking and returning a vcrpy response dict, or None")
+        if not callable(self.clock):
+            raise bad_argument(_CALL, "clock", self.clock, "a function returning an aware datetime")
+        if self.max_age is not None:
+            check_positive_number(_CALL, "max_age", self.max_age)
+        if self.env is not None and not isinstance(self.env, Mapping):
+            raise bad_argument(_CALL, "env", self.env, "a mapping of variable names to values, or None (os.environ)")
+
     @property
     def display_path(self) -> str:
         return _relative(self.path, self.root)
@@ -123,6 +148,33 @@ class CassetteConfig:
         if self.record_command:
             return self.record_command
         return f"re-run with --agentloom-record to record {self.display_path} against live providers"
+
+
+_CALL = "CassetteConfig()"
+
+
+def _path_argument(name: str, value: object) -> Path:
+    if isinstance(value, (str, os.PathLike)) and str(value):
+        return Path(value)
+    raise bad_argument(_CALL, name, value, "a path (str or pathlib.Path), not empty")
+
+
+def _mode_argument(value: object) -> RecordMode:
+    try:
+        return RecordMode(value)
+    except ValueError:
+        raise bad_argument(_CALL, "mode", value, "a RecordMode or one of "
+                           + ", ".join(repr(mode.value) for mode in RecordMode)) from None
+
+
+def _tuple_argument(name: str, value: object, *, texts_only: bool) -> tuple[Any, ...]:
+    accepted = "a list or tuple of strings" if texts_only else "a list or tuple of matcher names or functions"
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise bad_argument(_CALL, name, value, accepted)
+    for item in value:
+        if not isinstance(item, str) and (texts_only or not callable(item)):
+            raise bad_argument(_CALL, name, value, f"{accepted} ({item!r} is not one)")
+    return tuple(value)
 
 
 def _relative(path: Path, root: Path | None) -> str:

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from .._core.arguments import bad_argument
 from .._core.types import ToolSpec
 from ..errors import UsageError, render_message
 from ._schema import schema_for_function
@@ -41,6 +42,16 @@ class Tool:
     description: str = ""
     parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
     side_effects: bool = False
+
+    def __post_init__(self) -> None:
+        """A tool is named and callable from the start: a wrong one fails where it was made, not mid-run."""
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise bad_argument("Tool()", "name", self.name, "a non-empty string: the name steps call it by")
+        if not callable(self.function):
+            raise bad_argument("Tool()", "function", self.function, "a function or other callable")
+        if not isinstance(self.parameters, Mapping):
+            raise bad_argument("Tool()", "parameters", self.parameters,
+                               'a JSON Schema object as a dict, e.g. {"type": "object", "properties": {}}')
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.function(*args, **kwargs)
@@ -180,6 +191,9 @@ class ToolRegistry(Mapping[str, Tool]):
             self._tools.update(tools._tools)
         elif isinstance(tools, Mapping):
             for key, value in tools.items():
+                if not str(key).strip():
+                    raise bad_argument("ToolRegistry()", "tools", dict(tools),
+                                       "names that are non-empty strings, as the workflow's steps call them")
                 self.register(value, name=str(key))
         elif isinstance(tools, (str, bytes)) or not isinstance(tools, Iterable):
             raise UsageError(f"tools must be a mapping of names to tools or a list of tools, got {tools!r}")
