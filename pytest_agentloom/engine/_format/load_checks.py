@@ -185,20 +185,13 @@ def _other_branches(workflow: Workflow, graph: dict[str, list[str]], first: str,
 
 
 def check_tool_calling(workflow: Workflow, file: str) -> list[WorkflowError]:
-    """Tools and ``response_schema`` can't share a step; a named tool_choice must be a declared tool."""
+    """A ``response_schema`` is well formed (with or without tools); a named tool_choice must be a declared tool."""
     problems = []
     for step in workflow.steps:
         if not isinstance(step, LLMCallStep):
             continue
         names = [tool.name for tool in step.tools]
-        if step.response_schema is not None and step.tools:
-            problems.append(WorkflowError(
-                f"llm_call '{step.id}' has both 'tools' and 'response_schema', which can't share a step",
-                file=file, step_id=step.id, field="response_schema",
-                hint="split it into two steps (one with tools, one with response_schema), or use an agent "
-                     "with an output_schema.",
-            ))
-        elif step.response_schema is not None:
+        if step.response_schema is not None:  # with tools too: the loop's final reply must fit it
             problems.extend(_check_response_schema(step, file))
         for index, name in enumerate(names):
             if name in names[:index]:

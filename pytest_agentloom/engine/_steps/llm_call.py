@@ -123,11 +123,11 @@ def _attempt_call(step: LLMCallStep, ctx: StepContext, request: LLMRequest,
 
         specs, reachable = step_tools(step, ctx.tools)
         tool_request = request.model_copy(update={"tools": specs, "stream": False})
-        if step.response_schema is not None:
-            resolve_shape(step)  # checked all the same, as a step without tools checks it
+        final_shape = resolve_shape(step) if step.response_schema is not None else None  # the final reply's
 
         def tool_loop(attempt: int) -> Awaitable[Answer]:
-            return run_tool_loop(step, ctx, tool_request, reachable, attempt=attempt, call_model=call_model)
+            return run_tool_loop(step, ctx, tool_request, reachable, attempt=attempt, call_model=call_model,
+                                 shape=final_shape, reasks=policy.max_retries)
         return tool_loop
     shape = resolve_shape(step)
     reasks = 0 if request.stream else policy.max_retries
