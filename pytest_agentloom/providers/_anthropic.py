@@ -15,12 +15,14 @@ from typing import TYPE_CHECKING, Any
 from .._core.arguments import check_provider_settings
 from .._core.types import Attachment, LLMRequest, LLMResponse, Message, ToolCall, Usage, emit_text, refuse_attachments
 from ._common import (
+    PLACEHOLDER_API_KEY,
     LoopLocal,
     Setting,
     check_params,
     dump_arguments,
     named_tool_choice,
     parse_arguments,
+    required_unless_replay,
     sdk_http_client,
     speaker_prefixed,
     thinking_of,
@@ -72,7 +74,7 @@ class AnthropicProvider:
         from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
 
         return AsyncAnthropic(
-            api_key=self._api_key.require(self.name, "API key"),
+            api_key=required_unless_replay(self._api_key, self.name, "API key", PLACEHOLDER_API_KEY),
             base_url=self._base_url.resolve(),
             max_retries=0,
             timeout=self._timeout,

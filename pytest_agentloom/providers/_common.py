@@ -27,6 +27,7 @@ __all__ = [
     "dump_arguments",
     "named_tool_choice",
     "parse_arguments",
+    "required_unless_replay",
     "plain_http_client",
     "sdk_http_client",
     "shared_ssl_context",
@@ -98,6 +99,21 @@ class LoopLocal(Generic[T]):
             self._value = self._factory()
             self._loop, self._sealed = loop, offline
         return self._value
+
+
+def required_unless_replay(setting: Setting, provider: str, what: str, replay_value: str) -> str:
+    """The setting's value; during a replay (:func:`~pytest_agentloom._core.offline.sealed`) a missing one is
+    ``replay_value``, since the client is on the offline transport and nothing it sends leaves the process.
+
+    So a cassette replays with no key and no base URL set (a CI job without secrets), whatever
+    the recording was made with: the replay matches on the request's path and body, not its host.
+    """
+    value = setting.resolve()
+    if value:
+        return value
+    if sealed():
+        return replay_value
+    return setting.require(provider, what)
 
 
 def check_params(request: LLMRequest, provider: str) -> dict[str, Any]:

@@ -23,12 +23,14 @@ from .._core.types import (
     refuse_attachments,
 )
 from ._common import (
+    PLACEHOLDER_API_KEY,
     Setting,
     check_params,
     dump_arguments,
     named_tool_choice,
     parse_arguments,
     plain_http_client,
+    required_unless_replay,
     thinking_of,
 )
 from ._http import HTTPStatusFailure, http_errors, iter_sse_data
@@ -109,7 +111,7 @@ class GoogleProvider:
         body = self.build_body(request)
         started = [False]
         with http_errors(self.name, streaming_started=started):
-            headers = {"x-goog-api-key": self._api_key.require(self.name, "API key")}
+            headers = {"x-goog-api-key": required_unless_replay(self._api_key, self.name, "API key", PLACEHOLDER_API_KEY)}
             async with plain_http_client(httpx, self._timeout) as client:
                 if not request.stream:
                     response = await client.post(self.url_for(request), json=body, headers=headers)
@@ -139,7 +141,7 @@ class GoogleProvider:
         body = {"requests": [{"model": f"models/{request.model}", "content": {"parts": [{"text": text}]}, **size}
                              for text in request.texts]}
         with http_errors(self.name):
-            headers = {"x-goog-api-key": self._api_key.require(self.name, "API key")}
+            headers = {"x-goog-api-key": required_unless_replay(self._api_key, self.name, "API key", PLACEHOLDER_API_KEY)}
             async with plain_http_client(httpx, self._timeout) as client:
                 response = await client.post(url, json=body, headers=headers)
                 if response.status_code >= 400:

@@ -30,7 +30,16 @@ from .._core.types import (
     refuse_attachments,
 )
 from ..errors import ProviderError
-from ._common import LoopLocal, Setting, check_params, named_tool_choice, sdk_http_client, thinking_of
+from ._common import (
+    PLACEHOLDER_API_KEY,
+    LoopLocal,
+    Setting,
+    check_params,
+    named_tool_choice,
+    required_unless_replay,
+    sdk_http_client,
+    thinking_of,
+)
 from ._openai_responses import ResponsesStream, build_responses_body, from_response, responses_only
 from ._sdk_errors import translate_sdk_errors
 
@@ -110,14 +119,17 @@ class OpenAIProvider:
 
         return AsyncOpenAI(
             api_key=self._resolve_key(),
-            base_url=self._base_url.resolve(),
+            base_url=self._resolve_base_url(),
             max_retries=0,
             timeout=self._timeout,
             http_client=sdk_http_client(DefaultAsyncHttpxClient, self._timeout),
         )
 
     def _resolve_key(self) -> str:
-        return self._api_key.require(self.name, "API key")
+        return required_unless_replay(self._api_key, self.name, "API key", PLACEHOLDER_API_KEY)
+
+    def _resolve_base_url(self) -> str | None:
+        return self._base_url.resolve()  # None: the SDK's own default
 
     def api_for(self, model: str) -> str:
         """The API a call to ``model`` goes over: the setting, or for ``auto`` what the model needs."""
