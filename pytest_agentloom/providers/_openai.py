@@ -78,6 +78,9 @@ def _status_message(exc: Any) -> str:
     body = exc.body if isinstance(exc.body, dict) else {}
     detail = body.get("message") or exc.message
     kind = body.get("type") or body.get("code")
+    code = body.get("code")
+    if code and kind and code != kind:  # e.g. a stream's error event: type server_error, code rate_limit_exceeded
+        kind = f"{kind} ({code})"
     return f"{kind}: {detail}" if kind else str(detail)
 
 
@@ -164,9 +167,13 @@ class OpenAIProvider:
                 answer = await client.responses.create(**body)
                 return from_response(answer.model_dump(mode="json"), request, self.name)
             reader = ResponsesStream(request, self.name)
-            async for event in await client.responses.create(**body, stream=True):
-                started[0] = True
-                reader.feed(event.model_dump(mode="json"))
+            try:
+                async for event in await client.responses.create(**body, stream=True):
+                    started[0] = True
+                    reader.feed(event.model_dump(mode="json"))
+            except Exception as exc:
+                _raise_stream_error(exc, reader, started[0])
+                raise
         return reader.result()
 
     def build_responses_body(self, request: LLMRequest) -> dict[str, Any]:
@@ -287,6 +294,17 @@ class OpenAIProvider:
             model=model or request.model,
             provider=self.name,
         )
+
+
+def _raise_stream_error(exc: Exception, reader: ResponsesStream, started: bool) -> None:
+    """An ``error`` event the SDK raised itself (nested under ``error``, as ``openai.APIError`` with that
+    object as ``body``) is read as the stream reader reads a flat one: its code and message are kept."""
+    import openai
+
+    body = getattr(exc, "body", None)
+    if started and isinstance(exc, openai.APIError) and not isinstance(exc, openai.APIStatusError) \
+            and isinstance(body, dict):
+        reader.feed({"type": "error", "error": body})  # raises MidStreamError
 
 
 def _usage(usage: Any) -> Usage:

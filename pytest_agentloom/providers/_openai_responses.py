@@ -31,6 +31,7 @@ __all__ = [
     "build_responses_body",
     "from_response",
     "responses_only",
+    "stream_error_text",
 ]
 
 RESPONSES_ONLY_MODELS = ("o1-pro", "o3-pro", "o3-deep-research", "o4-mini-deep-research", "gpt-5-pro",
@@ -213,12 +214,23 @@ def responses_usage(usage: Mapping[str, Any] | None) -> Usage:
                  cache_write_tokens=inputs.get("cache_write_tokens") or 0)
 
 
+def stream_error_text(event: Mapping[str, Any]) -> str:
+    """``code: message`` of a stream's ``error`` event, flat or with the fields nested under ``error``."""
+    inner = event.get("error")
+    fields = inner if isinstance(inner, Mapping) else event
+    code = fields.get("code") or (fields.get("type") if fields is inner else None)
+    message = fields.get("message") or "the provider sent an error event without a message"
+    return f"{code}: {message}" if code else str(message)
+
+
 class ResponsesStream:
     """Reads the ``response.*`` events of one streamed call, in order, into an :class:`LLMResponse`.
 
     Text deltas go to the run's listener as they come. The answer is the Response ``response.completed``
     (or ``response.incomplete``) carries; items seen done before it fill in an answer whose ``output`` is
-    empty. ``response.failed`` raises; an ``error`` event is raised by the SDK itself.
+    empty. ``response.failed`` raises, and so does an ``error`` event, flat (``{"type": "error", "code", "message"}``,
+    as documented) or nested under ``error`` (as a recorded stream has it; the SDK raises that one first),
+    with the event's code and message.
     """
 
     def __init__(self, request: LLMRequest, provider: str) -> None:
@@ -235,6 +247,9 @@ class ResponsesStream:
             self.items[int(event.get("output_index") or 0)] = dict(event.get("item") or {})
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             self.final = dict(event.get("response") or {})
+        elif kind == "error":  # the documented shape is flat; the SDK raises a nested one itself
+            raise MidStreamError(f"{self.provider}: the stream failed: {stream_error_text(event)}",
+                                 provider=self.provider)
 
     def result(self) -> LLMResponse:
         if self.final is None:  # the connection closed cleanly, but the answer never came: a cut stream

@@ -152,3 +152,35 @@ def test_a_live_call_without_a_base_url_still_says_which_variable_to_set() -> No
 
     with pytest.raises(ProviderConfigError, match="AGENTLOOM_GENERIC_OPENAI_BASE_URL"):
         asyncio.run(GenericOpenAIProvider().complete(ask(model="local-model")))
+
+
+# --------------------------------------------------------------------------- Responses stream error events
+
+
+def _stream_flow() -> Any:
+    return parse_workflow(textwrap.dedent("""\
+        name: streamed
+        config: {model: gpt-5-nano, stream: true, providers: {openai: {api: responses}}, retry: {max_retries: 0}}
+        steps:
+          - {id: ask, type: llm_call, prompt: hi}
+        """))
+
+
+def test_a_flat_error_event_keeps_its_code_and_message_in_the_steps_error(fake_llm, gateway) -> None:
+    created = rec.json_lines("openai_responses_error_in_stream.jsonl")[0]
+    flat = {"type": "error", "sequence_number": 2, "code": "rate_limit_exceeded", "param": None,
+            "message": "Rate limit reached for gpt-5-nano on tokens per min."}
+    body = f"event: response.created\ndata: {created}\n\nevent: error\ndata: {json.dumps(flat)}\n\n"
+    fake_llm.plan("responses", recorded(body))
+    flow = _stream_flow()
+    step = run_workflow(flow, provider=gateway(flow.config), clock=VirtualClock()).steps["ask"]
+    assert step.status == "failed"
+    assert "rate_limit_exceeded: Rate limit reached for gpt-5-nano" in step.error
+
+
+def test_a_nested_error_event_from_a_real_stream_keeps_its_code_and_message(fake_llm, gateway) -> None:
+    fake_llm.plan("responses", recorded(rec.named_events("openai_responses_error_in_stream.jsonl")))
+    flow = _stream_flow()
+    step = run_workflow(flow, provider=gateway(flow.config), clock=VirtualClock()).steps["ask"]
+    assert step.status == "failed"
+    assert "insufficient_quota: You exceeded your current quota" in step.error
