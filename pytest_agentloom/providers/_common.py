@@ -38,7 +38,8 @@ __all__ = [
 PLACEHOLDER_API_KEY = "agentloom-placeholder-key"
 """The key providers send when built for replay: never a real secret."""
 
-KNOWN_PARAMS = frozenset({"temperature", "max_tokens", "top_p", "stop", "seed", "thinking", "response_format"})
+KNOWN_PARAMS = frozenset({"temperature", "max_tokens", "top_p", "stop", "seed", "thinking", "response_format",
+                          "service_tier"})
 
 T = TypeVar("T")
 
@@ -143,6 +144,25 @@ def thinking_of(params: Mapping[str, Any], typed: Thinking | None = None) -> dic
     if isinstance(block, Mapping) and block.get("enabled"):
         return dict(block)
     return None
+
+
+def refuse_unsupported(request: LLMRequest, provider: str, *, params: tuple[str, ...] = (), prefill: bool = False,
+                       strict_tools: bool = False) -> None:
+    """Refuse, before anything is sent, a shape ``provider`` has no wire field for (docs/providers.md: Call
+    shapes): the ``params`` named, a prefill (``prefill=False``: none), strict tools (``strict_tools=False``)."""
+    refused = [name for name in params if name in request.params]
+    if request.prefill is not None and not prefill:
+        refused.append("prefill")
+    if not strict_tools and any(tool.strict for tool in request.tools):
+        refused.append("strict tools")
+    if refused:
+        raise StepError(
+            render_message(f"step '{request.step_id}': provider '{provider}' has no {' or '.join(refused)}; "
+                           "nothing was sent.",
+                           hint="remove it from the step, or send the step to a provider that has it "
+                                "(docs/providers.md: Call shapes)", inline=True),
+            code=ErrorCode.UNKNOWN_PARAMETER, retryable=False,
+        )
 
 
 def parse_arguments(call: ToolCall) -> dict[str, Any]:

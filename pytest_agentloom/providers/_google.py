@@ -30,6 +30,7 @@ from ._common import (
     named_tool_choice,
     parse_arguments,
     plain_http_client,
+    refuse_unsupported,
     required_unless_replay,
     thinking_of,
 )
@@ -62,6 +63,7 @@ class GoogleProvider:
 
     def build_body(self, request: LLMRequest) -> dict[str, Any]:
         params = check_params(request, self.name)
+        refuse_unsupported(request, self.name, params=("service_tier",))  # no prefill, no strict tools
         system = [m.content or "" for m in request.messages if m.role == "system"]
         body: dict[str, Any] = {"contents": to_gemini_contents(request.messages)}
         if system:
@@ -83,8 +85,8 @@ class GoogleProvider:
             block: dict[str, Any] = {"includeThoughts": bool(thinking.get("capture_reasoning", True))}
             if thinking.get("budget_tokens"):
                 block["thinkingBudget"] = thinking["budget_tokens"]
-            if thinking.get("level"):
-                block["thinkingLevel"] = thinking["level"]
+            if thinking.get("level") or thinking.get("effort") in ("low", "medium", "high"):
+                block["thinkingLevel"] = thinking.get("level") or thinking["effort"]
             config["thinkingConfig"] = block
         if "response_format" in params:
             config.update(gemini_response_format(params["response_format"]))

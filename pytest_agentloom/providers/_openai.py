@@ -36,6 +36,7 @@ from ._common import (
     Setting,
     check_params,
     named_tool_choice,
+    refuse_unsupported,
     required_unless_replay,
     sdk_http_client,
     thinking_of,
@@ -202,23 +203,26 @@ class OpenAIProvider:
     def build_body(self, request: LLMRequest) -> dict[str, Any]:
         """The JSON body of the request, as keyword arguments of ``chat.completions.create``."""
         params = check_params(request, self.name)
+        refuse_unsupported(request, self.name, strict_tools=True)  # no prefill: chat completions has none
         reasoning = self._reasoning_rules and is_reasoning_model(request.model)
         body: dict[str, Any] = {"model": request.model, "messages": [to_openai_message(m) for m in request.messages]}
         if "temperature" in params and not reasoning:
             body["temperature"] = params["temperature"]
         if "max_tokens" in params:
             body["max_completion_tokens" if reasoning else "max_tokens"] = params["max_tokens"]
-        for key in ("top_p", "stop", "seed", "response_format"):
+        for key in ("top_p", "stop", "seed", "response_format", "service_tier"):
             if key in params:
                 body[key] = params[key]
         thinking = thinking_of(params, request.thinking)
-        if reasoning and thinking and thinking.get("level"):
-            body["reasoning_effort"] = thinking["level"]
+        effort = thinking and (thinking.get("level") or thinking.get("effort"))
+        if reasoning and effort:
+            body["reasoning_effort"] = effort
         if request.tools:
             body["tools"] = [
                 {
                     "type": "function",
-                    "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+                    "function": {"name": t.name, "description": t.description, "parameters": t.parameters,
+                                 **({"strict": t.strict} if t.strict is not None else {})},
                 }
                 for t in request.tools
             ]

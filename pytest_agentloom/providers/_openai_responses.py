@@ -23,7 +23,7 @@ from typing import Any
 
 from .._core.types import Attachment, LLMRequest, LLMResponse, Message, ToolCall, Usage, emit_text
 from ..errors import ErrorCode, MidStreamError, ProviderError, StepError, render_message
-from ._common import named_tool_choice, thinking_of
+from ._common import named_tool_choice, refuse_unsupported, thinking_of
 
 __all__ = [
     "RESPONSES_ONLY_MODELS",
@@ -62,6 +62,7 @@ def build_responses_body(request: LLMRequest, params: Mapping[str, Any], *, reas
                          f"config.providers.{provider}.api: chat_completions", inline=True),
             code=ErrorCode.UNKNOWN_PARAMETER, retryable=False,
         )
+    refuse_unsupported(request, provider, strict_tools=True)  # no prefill: the Responses API has none
     instructions, items = to_response_input(request.messages)
     body: dict[str, Any] = {"model": request.model, "input": items, "store": False}
     if instructions:
@@ -72,14 +73,16 @@ def build_responses_body(request: LLMRequest, params: Mapping[str, Any], *, reas
         body["top_p"] = params["top_p"]
     if "max_tokens" in params:
         body["max_output_tokens"] = params["max_tokens"]
+    if "service_tier" in params:
+        body["service_tier"] = params["service_tier"]
     text_format = _text_format(params.get("response_format"))
     if text_format is not None:
         body["text"] = {"format": text_format}
     thinking = thinking_of(params, request.thinking)
     if reasoning:
         block: dict[str, Any] = {}
-        if thinking and thinking.get("level"):
-            block["effort"] = thinking["level"]
+        if thinking and (thinking.get("level") or thinking.get("effort")):
+            block["effort"] = thinking.get("level") or thinking["effort"]
         if thinking and thinking.get("capture_reasoning", True):
             block["summary"] = "auto"
         if block:
@@ -87,7 +90,7 @@ def build_responses_body(request: LLMRequest, params: Mapping[str, Any], *, reas
         body["include"] = ["reasoning.encrypted_content"]
     if request.tools:
         body["tools"] = [{"type": "function", "name": t.name, "description": t.description,
-                          "parameters": t.parameters, "strict": False} for t in request.tools]
+                          "parameters": t.parameters, "strict": bool(t.strict)} for t in request.tools]
         choice = _tool_choice(request.tool_choice)
         if choice is not None:
             body["tool_choice"] = choice

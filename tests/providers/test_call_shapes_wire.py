@@ -106,14 +106,17 @@ def test_native_output_beside_the_tools(fake_llm, gateway, route) -> None:
             assert (config["responseMimeType"], config["responseSchema"]) == ("application/json", CITY)
 
 
-def test_anthropic_gets_the_schema_in_its_system_prompt_beside_the_tools(fake_llm, gateway) -> None:
+def test_anthropic_gets_the_schema_as_output_config_format_beside_the_tools(fake_llm, gateway) -> None:
     fake_llm.plan("anthropic", tool_calls(("get_user_country", {})),
-                  text('Here it is: {"city": "Mexico City", "country": "Mexico"}'))
+                  text('{"city": "Mexico City", "country": "Mexico"}'))
     result = run(workflow("claude-sonnet-4-5", provider="anthropic"), gateway)
     assert result.ok, result.steps["ask"].error
     assert result.state["city"] == {"city": "Mexico City", "country": "Mexico"}
     first, second = (request.json for request in fake_llm.requests_for("anthropic"))
-    assert "JSON Schema" in first["system"] and first["tools"] and first["messages"][-1]["role"] == "user"
+    for body in (first, second):
+        assert body["output_config"] == {"format": {"type": "json_schema", "schema": CITY}} and body["tools"]
+        assert "system" not in body
+    assert first["messages"][-1]["role"] == "user"
     assert second["messages"][-1]["content"][0]["type"] == "tool_result"
 
 

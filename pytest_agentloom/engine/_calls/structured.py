@@ -6,9 +6,10 @@ How the shape reaches the model:
   form (``{"type": "json_schema", "json_schema": {name, schema, strict,
   description}}`` or ``{"type": "json_object"}``); each adapter translates it.
 - Anthropic (``config.provider: anthropic``, or a ``claude*`` model without a
-  provider): no native mode, so the schema goes into the system prompt and the
-  reply is prefilled with ``{`` (an assistant turn the model continues); the
-  ``{`` is put back in front of the reply's text.
+  provider): the schema goes into the system prompt and the reply is prefilled
+  with ``{`` (an assistant turn the model continues), which every Claude model
+  takes; the ``{`` is put back in front of the reply's text. A step that also has
+  tools sends the schema natively instead (:func:`prepare_with_tools`).
 
 How the reply is read: the whole text, else a fenced JSON block, else its first
 ``{...}``; then validated against the schema (or the pydantic model). An
@@ -200,11 +201,12 @@ def prepare(request: LLMRequest, shape: Shape) -> tuple[LLMRequest, bool]:
 def prepare_with_tools(request: LLMRequest, shape: Shape) -> LLMRequest:
     """The request of a tool loop whose final reply must fit ``shape`` (OpenAI's "native output").
 
-    OpenAI (both APIs), Gemini and Ollama get the shape natively beside the tools (``response_format``,
-    which each adapter maps); Anthropic gets the schema in the system prompt but no ``{`` prefill, which
-    would keep the model from calling a tool.
+    Every provider gets the shape natively beside the tools as ``response_format``, which each adapter maps
+    (chat ``response_format``, Responses ``text.format``, Anthropic ``output_config.format``, Gemini
+    ``responseSchema``, Ollama ``format``). Anthropic has no "any JSON object" mode: a ``json_object`` shape
+    goes in its system prompt, without the ``{`` prefill, which would keep the model from calling a tool.
     """
-    if not anthropic_style(request):
+    if shape.schema is not None or not anthropic_style(request):
         return request.model_copy(update={"params": {**request.params, "response_format": shape.response_format()}})
     messages = list(request.messages)
     note = shape.instructions().replace("Reply with", "When you give your final answer (no more tool calls), reply "

@@ -115,15 +115,16 @@ def step_tools(step: LLMCallStep, registry: Mapping[str, Any]) -> tuple[tuple[To
                                 "or the agentloom fixture's tools=.", inline=True),
             code="unknown_tool",
         )
-    return declared_tools(step.tools, registry)
+    return declared_tools(step.tools, registry, strict=step.strict_tools)
 
 
 def declared_tools(
-    declarations: Sequence[ToolDeclaration], registry: Mapping[str, Any]
+    declarations: Sequence[ToolDeclaration], registry: Mapping[str, Any], *, strict: bool | None = None
 ) -> tuple[tuple[ToolSpec, ...], dict[str, Tool]]:
     """Specs for the model and the reachable tools, for declarations whose names are all registered.
 
-    A declaration without ``description`` or ``parameters`` takes the registered tool's own.
+    A declaration without ``description`` or ``parameters`` takes the registered tool's own; one without
+    ``strict`` takes ``strict`` (the step's ``strict_tools``).
     """
     specs = []
     reachable: dict[str, Tool] = {}
@@ -134,6 +135,7 @@ def declared_tools(
             name=declared.name,
             description=declared.description if declared.description is not None else registered.description,
             parameters=declared.parameters if declared.parameters is not None else registered.parameters,
+            strict=declared.strict if declared.strict is not None else strict,
         ))
     return tuple(specs), reachable
 

@@ -348,17 +348,28 @@ def test_tools_and_a_response_schema_no_valid_reply_fails_without_a_retry() -> N
     assert len(provider.requests) == 2
 
 
-def test_tools_and_a_response_schema_for_claude_the_schema_is_in_the_system_prompt_without_prefill() -> None:
-    text = flow(STATUS_SCHEMA).model_dump_json()
-    workflow = parse_workflow(json.dumps({**json.loads(text), "config": {"model": "claude-sonnet-4-5",
-                                                                         "provider": "anthropic"}}))
+def claude_flow(extra: str) -> Any:
+    data = json.loads(flow(extra).model_dump_json(by_alias=True, exclude_unset=True))
+    return parse_workflow(json.dumps({**data, "config": {"model": "claude-sonnet-4-5", "provider": "anthropic"}}))
+
+
+def test_tools_and_a_response_schema_for_claude_the_schema_goes_natively() -> None:
     provider = Scripted({"ask": [tool_call("lookup", ticket_id="T-1", call_id="c1"), '{"status": "open"}']})
-    result = run(workflow, provider)
+    result = run(claude_flow(STATUS_SCHEMA), provider)
+    assert result.steps["ask"].output == {"status": "open"}
+    first = provider.requests[0].request
+    assert first.params["response_format"]["type"] == "json_schema" and first.tools
+    assert first.messages[-1].role == "user"  # no "{" prefill: it would keep the model from calling a tool
+
+
+def test_tools_and_a_json_object_shape_for_claude_asks_in_the_system_prompt_without_prefill() -> None:
+    provider = Scripted({"ask": [tool_call("lookup", ticket_id="T-1", call_id="c1"), '{"status": "open"}']})
+    result = run(claude_flow("response_schema: {type: json_object}"), provider)
     assert result.steps["ask"].output == {"status": "open"}
     first = provider.requests[0].request
     assert "response_format" not in first.params and first.tools
     assert first.messages[0].role == "system" and "final answer" in first.messages[0].content
-    assert first.messages[-1].role == "user"  # no "{" prefill: it would keep the model from calling a tool
+    assert first.messages[-1].role == "user"
 
 
 def test_a_named_tool_choice_must_be_declared() -> None:
