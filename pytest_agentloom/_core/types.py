@@ -194,7 +194,7 @@ class Thinking(_Frozen):
     @model_validator(mode="before")
     @classmethod
     def _type_enables(cls, data: Any) -> Any:
-        """``type: adaptive`` or ``type: enabled`` turns thinking on; ``enabled: false`` beside it is a contradiction."""
+        """``type: adaptive`` or ``type: enabled`` turns thinking on; ``enabled: false`` beside it contradicts it."""
         if isinstance(data, dict) and data.get("type") in ("enabled", "adaptive"):
             if data.get("enabled") is False:
                 raise ValueError(f"thinking has type: {data['type']} and enabled: false; remove one of them")

@@ -56,6 +56,10 @@ class GoogleProvider:
         self._base_url = Setting(base_url, ("GOOGLE_GEMINI_BASE_URL",), DEFAULT_BASE_URL)
         self._timeout = timeout
 
+    def _key(self) -> str:
+        """The key; a replay (sealed: nothing leaves the process) needs none."""
+        return required_unless_replay(self._api_key, self.name, "API key", PLACEHOLDER_API_KEY)
+
     def url_for(self, request: LLMRequest) -> str:
         base = (self._base_url.resolve() or DEFAULT_BASE_URL).rstrip("/")
         method = "streamGenerateContent?alt=sse" if request.stream else "generateContent"
@@ -113,7 +117,7 @@ class GoogleProvider:
         body = self.build_body(request)
         started = [False]
         with http_errors(self.name, streaming_started=started):
-            headers = {"x-goog-api-key": required_unless_replay(self._api_key, self.name, "API key", PLACEHOLDER_API_KEY)}
+            headers = {"x-goog-api-key": self._key()}
             async with plain_http_client(httpx, self._timeout) as client:
                 if not request.stream:
                     response = await client.post(self.url_for(request), json=body, headers=headers)
@@ -143,7 +147,7 @@ class GoogleProvider:
         body = {"requests": [{"model": f"models/{request.model}", "content": {"parts": [{"text": text}]}, **size}
                              for text in request.texts]}
         with http_errors(self.name):
-            headers = {"x-goog-api-key": required_unless_replay(self._api_key, self.name, "API key", PLACEHOLDER_API_KEY)}
+            headers = {"x-goog-api-key": self._key()}
             async with plain_http_client(httpx, self._timeout) as client:
                 response = await client.post(url, json=body, headers=headers)
                 if response.status_code >= 400:

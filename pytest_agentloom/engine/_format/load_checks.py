@@ -8,6 +8,8 @@ expressions on the workflow (``workflow.compiled.conditions``).
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..._core.state_paths import get_path, parse_path
 from ..._core.suggest import did_you_mean
 from ...errors import TemplateError, WorkflowError
@@ -238,27 +240,86 @@ def _check_response_schema(step: LLMCallStep, file: str) -> list[WorkflowError]:
     return problems
 
 
+#: each provider's documented thinking budgets (docs/providers.md: Reasoning): model prefix -> (least, most)
+THINKING_BUDGETS: tuple[tuple[str, str, int, int | None], ...] = (
+    ("anthropic", "", 1024, None),  # at least 1024, and below max_tokens (checked apart)
+    ("google", "gemini-2.5-pro", 128, 32768),
+    ("google", "gemini-2.5-flash-lite", 512, 24576),
+    ("google", "gemini-2.5-flash", 1, 24576),
+)
+
+
+def _thinking_provider(provider: str | None, model: str) -> str | None:
+    """Where a call of ``model`` goes, as far as the file says: ``config.provider``, else the model's name."""
+    if provider:
+        return {"gemini": "google"}.get(provider, provider)
+    if model.startswith("claude"):
+        return "anthropic"
+    return "google" if model.startswith("gemini") else None
+
+
 def check_thinking(workflow: Workflow, file: str) -> list[WorkflowError]:
-    """Reasoning: a Claude step with thinking needs a budget, and any max_tokens must leave room above it."""
+    """Reasoning, on llm_call steps and agents: each setting fits the provider the call goes to (a Claude
+    call needs a budget of at least 1024 or ``type: adaptive``; Gemini's budgets have a documented range),
+    and any max_tokens leaves room above the budget."""
     problems = []
+    places: list[tuple[str, str | None, str, Any, int | None, str]] = []  # kind, step id, field, thinking, ...
     for step in workflow.steps:
-        if not isinstance(step, LLMCallStep) or step.thinking is None or not step.thinking.enabled:
-            continue
-        model = step.model or workflow.config.model or ""
-        budget = step.thinking.budget_tokens
-        if model.startswith("claude") and budget is None:
-            problems.append(WorkflowError(
-                f"llm_call '{step.id}' enables thinking on Claude model '{model}' without 'budget_tokens'",
-                file=file, step_id=step.id, field="thinking.budget_tokens",
-                hint="Anthropic takes a reasoning budget, not a level: add budget_tokens: 4000 (at least 1024).",
-            ))
-        if budget is not None and step.max_tokens is not None and step.max_tokens <= budget:
-            problems.append(WorkflowError(
-                f"llm_call '{step.id}' has max_tokens {step.max_tokens}, which isn't above its thinking budget "
-                f"({budget}): the reply would have no room left after the reasoning",
-                file=file, step_id=step.id, field="max_tokens",
-                hint=f"raise max_tokens above {budget} (e.g. {budget + 4096}), or remove it to send budget + 4096.",
-            ))
+        if isinstance(step, LLMCallStep) and step.thinking is not None:
+            places.append(("llm_call", step.id, "thinking", step.thinking, step.max_tokens,
+                           step.model or workflow.config.model or ""))
+        elif isinstance(step, AgentStep) and step.thinking is not None and step.agent in workflow.agents:
+            agent = workflow.agents[step.agent]
+            places.append(("agent step", step.id, "thinking", step.thinking, agent.max_tokens,
+                           agent.model or workflow.config.model or ""))
+    for name, agent in workflow.agents.items():
+        if agent.thinking is not None:
+            places.append(("agent", None, f"agents.{name}.thinking", agent.thinking, agent.max_tokens,
+                           agent.model or workflow.config.model or ""))
+    for kind, step_id, field, thinking, max_tokens, model in places:
+        if thinking.enabled:
+            problems.extend(_thinking_problems(kind, step_id, field, thinking, max_tokens, model,
+                                               _thinking_provider(workflow.config.provider, model), file))
+    return problems
+
+
+def _thinking_problems(kind: str, step_id: str | None, field: str, thinking: Any, max_tokens: int | None, model: str,
+                       provider: str | None, file: str) -> list[WorkflowError]:
+    where = f"agent '{field.split('.')[1]}'" if step_id is None else f"{kind} '{step_id}'"
+    budget = thinking.budget_tokens
+    problems = []
+    if provider == "anthropic" and thinking.type == "adaptive" and budget is not None:
+        problems.append(WorkflowError(
+            f"{where} sets thinking type: adaptive and budget_tokens; adaptive thinking takes no budget",
+            file=file, step_id=step_id, field=f"{field}.budget_tokens",
+            hint="remove budget_tokens (set effort: low/medium/high/max to steer it), or use type: enabled.",
+        ))
+    elif provider == "anthropic" and budget is None and thinking.type != "adaptive":
+        problems.append(WorkflowError(
+            f"{where} enables thinking on Claude model '{model}' without 'budget_tokens'",
+            file=file, step_id=step_id, field=f"{field}.budget_tokens",
+            hint="Anthropic takes a reasoning budget, not a level: add budget_tokens: 4000 (at least 1024), "
+                 "or type: adaptive on models that have it.",
+        ))
+    if budget is not None and provider is not None:
+        for name, prefix, least, most in THINKING_BUDGETS:
+            if name == provider and model.startswith(prefix):
+                if budget < least or (most is not None and budget > most):
+                    span = f"at least {least}" if most is None else f"from {least} to {most}"
+                    problems.append(WorkflowError(
+                        f"{where} sets a thinking budget of {budget} tokens, outside what {provider} takes for "
+                        f"'{model}' ({span})",
+                        file=file, step_id=step_id, field=f"{field}.budget_tokens",
+                        hint=f"set budget_tokens {span} (docs/providers.md: Reasoning).",
+                    ))
+                break
+    if budget is not None and max_tokens is not None and max_tokens <= budget:
+        problems.append(WorkflowError(
+            f"{where} has max_tokens {max_tokens}, which isn't above its thinking budget "
+            f"({budget}): the reply would have no room left after the reasoning",
+            file=file, step_id=step_id, field="max_tokens" if field == "thinking" else f"{field[:-9]}.max_tokens",
+            hint=f"raise max_tokens above {budget} (e.g. {budget + 4096}), or remove it to send budget + 4096.",
+        ))
     return problems
 
 

@@ -251,6 +251,7 @@ def _succeed(ctx: StepContext, response: LLMResponse, attempt: int, model: str, 
 
 
 def _keeps_reasoning(step: LLMCallStep) -> bool:
-    """The reasoning text reaches the result only with thinking enabled and capture_reasoning on."""
+    """The reasoning text a provider returned reaches the result, asked for or not (DeepSeek, Groq and Ollama
+    send it unasked), unless the step's thinking sets ``capture_reasoning: false``."""
     thinking = step.thinking
-    return thinking is not None and thinking.enabled and thinking.capture_reasoning
+    return thinking is None or thinking.capture_reasoning
