@@ -267,6 +267,8 @@ class OpenAIProvider:
             model = chunk.model or model
             if chunk.usage is not None:
                 usage = _usage(chunk.usage)
+            elif (extra := _provider_usage(chunk)) is not None:
+                usage = _usage(extra)
             for choice in chunk.choices:
                 delta = choice.delta
                 if delta.content:
@@ -298,6 +300,18 @@ class OpenAIProvider:
             model=model or request.model,
             provider=self.name,
         )
+
+
+def _provider_usage(chunk: Any) -> Any:
+    """Usage a compatible server puts in its own field of a chunk when the standard one is absent: Groq's
+    ``x_groq.usage`` (read as the SDK's ``CompletionUsage``), else ``None``."""
+    extra = getattr(chunk, "x_groq", None)
+    found = extra.get("usage") if isinstance(extra, dict) else None
+    if not isinstance(found, dict):
+        return None
+    from openai.types import CompletionUsage
+
+    return CompletionUsage.model_validate({"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, **found})
 
 
 def _raise_stream_error(exc: Exception, reader: ResponsesStream, started: bool) -> None:

@@ -11,8 +11,8 @@ unchanged); ``store: false`` always, since the engine keeps the conversation its
 ``include: [reasoning.encrypted_content]`` so a tool loop can send the reasoning back.
 
 What is read: ``output_text`` parts as the text, ``refusal`` parts as the refusal, ``function_call`` items
-as tool calls, reasoning summaries as ``reasoning_content`` and reasoning items with ``encrypted_content``
-as ``thinking_blocks``. A stream is read event by event (text deltas reach the run's listener) and the
+as tool calls, reasoning summaries (else ``reasoning_text`` content parts) as ``reasoning_content`` and
+reasoning items with ``encrypted_content`` as ``thinking_blocks``. A stream is read event by event (text deltas reach the run's listener) and the
 answer is taken from ``response.completed``; a stream that ends without it is cut, and fails like one.
 """
 
@@ -169,6 +169,7 @@ def from_response(data: Mapping[str, Any], request: LLMRequest, provider: str) -
     summaries: list[str] = []
     calls: list[ToolCall] = []
     kept: list[dict[str, Any]] = []
+    thoughts: list[str] = []  # reasoning_text parts: the raw reasoning some servers (DeepSeek, vLLM) return
     for item in data.get("output") or []:
         kind = item.get("type")
         if kind == "message":
@@ -182,16 +183,25 @@ def from_response(data: Mapping[str, Any], request: LLMRequest, provider: str) -
                                   arguments=item.get("arguments") or "{}"))
         elif kind == "reasoning":
             summaries += [entry.get("text") or "" for entry in item.get("summary") or []]
+            thoughts += [part.get("text") or "" for part in item.get("content") or []
+                         if isinstance(part, Mapping) and part.get("type") == "reasoning_text"]
             if item.get("encrypted_content"):  # with store: false, only the encrypted item can go back
                 kept.append({"type": "reasoning", "id": item.get("id"), "encrypted_content": item["encrypted_content"],
                              "summary": list(item.get("summary") or [])})
     refusal = "".join(refusals) if refusals else None
     return LLMResponse(
         text="".join(texts), tool_calls=tuple(calls), usage=responses_usage(data.get("usage")),
-        reasoning_content="\n\n".join(summaries) if summaries else None, thinking_blocks=tuple(kept),
+        reasoning_content=_reasoning(summaries, thoughts), thinking_blocks=tuple(kept),
         refusal=refusal, finish_reason=_finish(data, bool(calls), refusal is not None),
         model=data.get("model") or request.model, provider=provider,
     )
+
+
+def _reasoning(summaries: list[str], thoughts: list[str]) -> str | None:
+    """The reasoning summaries (OpenAI), else the reasoning_text parts (returned whether asked for or not)."""
+    if summaries:
+        return "\n\n".join(summaries)
+    return "".join(thoughts) or None
 
 
 def _finish(data: Mapping[str, Any], calls: bool, refused: bool) -> str:

@@ -187,3 +187,162 @@ def test_a_nested_error_event_from_a_real_stream_keeps_its_code_and_message(fake
     step = run_workflow(flow, provider=gateway(flow.config), clock=VirtualClock()).steps["ask"]
     assert step.status == "failed"
     assert "insufficient_quota: You exceeded your current quota" in step.error
+
+
+# --------------------------------------------------------------------------- one request, each provider
+
+
+def _providers(fake_llm) -> dict[str, Any]:
+    from pytest_agentloom.providers import (
+        AnthropicProvider,
+        GenericOpenAIProvider,
+        GoogleProvider,
+        OllamaProvider,
+        OpenAIProvider,
+    )
+
+    return {"openai": OpenAIProvider(api_key="k", base_url=fake_llm.openai_base_url),
+            "responses": OpenAIProvider(api_key="k", base_url=fake_llm.openai_base_url, api="responses"),
+            "generic_openai": GenericOpenAIProvider(base_url=fake_llm.openai_base_url),
+            "anthropic": AnthropicProvider(api_key="k", base_url=fake_llm.url),
+            "gemini": GoogleProvider(api_key="k", base_url=fake_llm.url),
+            "ollama": OllamaProvider(host=fake_llm.url)}
+
+
+ROUTE = {"openai": "openai", "responses": "responses", "generic_openai": "openai", "anthropic": "anthropic",
+         "gemini": "gemini", "ollama": "ollama"}
+MODEL = {"openai": "gpt-4o", "responses": "gpt-4o", "generic_openai": "local", "anthropic": "claude-sonnet-4-5",
+         "gemini": "gemini-2.5-flash", "ollama": "llama3.2"}
+
+
+def _ask(name: str, *, stream: bool = False, **fields: Any) -> Any:
+    from pytest_agentloom._core.types import LLMRequest, Message
+
+    return LLMRequest(step_id="ask", model=MODEL[name], messages=(Message(role="user", content="hi"),),
+                      stream=stream, **fields)
+
+
+def _send(fake_llm, name: str, request: Any) -> tuple[Any, dict[str, Any]]:
+    import asyncio
+
+    answer = asyncio.run(_providers(fake_llm)[name].complete(request))
+    return answer, fake_llm.requests_for(ROUTE[name])[-1].json
+
+
+STOP_FIELD = {"openai": ("stop",), "generic_openai": ("stop",), "anthropic": ("stop_sequences",),
+              "gemini": ("generationConfig", "stopSequences"), "ollama": ("options", "stop")}
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+@pytest.mark.parametrize("name", sorted(STOP_FIELD))
+def test_stop_goes_out_where_the_provider_has_it(fake_llm, name, stream) -> None:
+    _, body = _send(fake_llm, name, _ask(name, stream=stream, params={"stop": ["END", "###"]}))
+    for key in STOP_FIELD[name]:
+        body = body[key]
+    assert body == ["END", "###"]
+
+
+def test_stop_over_the_responses_api_is_a_documented_error_before_sending(fake_llm) -> None:
+    from pytest_agentloom.errors import StepError
+
+    with pytest.raises(StepError, match="Responses API, which has no stop parameter") as caught:
+        _send(fake_llm, "responses", _ask("responses", params={"stop": "END"}))
+    assert caught.value.code == "unknown_parameter" and fake_llm.requests == []
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+@pytest.mark.parametrize("name", ["anthropic", "ollama"])
+def test_prefill_is_the_last_assistant_turn_and_the_text_is_as_the_provider_returns_it(fake_llm, name,
+                                                                                        stream) -> None:
+    fake_llm.plan(ROUTE[name], text(' "ok": true}'))
+    answer, body = _send(fake_llm, name, _ask(name, stream=stream, prefill='{'))
+    assert body["messages"][-1] == {"role": "assistant", "content": "{"}
+    assert answer.text == ' "ok": true}'  # the continuation only: the prefill is not put back
+
+
+@pytest.mark.parametrize("name", ["openai", "responses", "generic_openai", "gemini"])
+def test_prefill_is_refused_before_sending_where_the_provider_has_none(fake_llm, name) -> None:
+    from pytest_agentloom.errors import StepError
+
+    with pytest.raises(StepError, match="has no prefill") as caught:
+        _send(fake_llm, name, _ask(name, prefill="Sure:"))
+    assert caught.value.code == "unknown_parameter" and fake_llm.requests == []
+
+
+@pytest.mark.parametrize("name", ["openai", "responses", "anthropic"])
+def test_service_tier_goes_out(fake_llm, name) -> None:
+    _, body = _send(fake_llm, name, _ask(name, params={"service_tier": "flex"}))
+    assert body["service_tier"] == "flex"
+
+
+@pytest.mark.parametrize("name", ["gemini", "ollama"])
+def test_service_tier_is_refused_where_there_is_none(fake_llm, name) -> None:
+    from pytest_agentloom.errors import StepError
+
+    with pytest.raises(StepError, match="has no service_tier"):
+        _send(fake_llm, name, _ask(name, params={"service_tier": "flex"}))
+
+
+@pytest.mark.parametrize("name", ["openai", "responses", "anthropic"])
+def test_strict_tools_go_out_per_tool(fake_llm, name) -> None:
+    from pytest_agentloom._core.types import ToolSpec
+
+    tools = (ToolSpec(name="exact", strict=True), ToolSpec(name="loose"))
+    _, body = _send(fake_llm, name, _ask(name, tools=tools))
+    sent = [tool.get("function", tool) for tool in body["tools"]]
+    assert sent[0]["strict"] is True
+    if name == "responses":
+        assert sent[1]["strict"] is False  # the API's field is always sent, false as before
+    else:
+        assert "strict" not in sent[1]
+
+
+@pytest.mark.parametrize("name", ["gemini", "ollama"])
+def test_strict_tools_are_refused_where_there_is_no_strict_mode(fake_llm, name) -> None:
+    from pytest_agentloom._core.types import ToolSpec
+    from pytest_agentloom.errors import StepError
+
+    with pytest.raises(StepError, match="has no strict tools"):
+        _send(fake_llm, name, _ask(name, tools=(ToolSpec(name="exact", strict=True),)))
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_anthropic_adaptive_thinking_and_effort(fake_llm, stream) -> None:
+    from pytest_agentloom._core.types import Thinking
+
+    fake_llm.plan("anthropic", text("ok", reasoning="weighing it"))
+    thinking = Thinking.model_validate({"type": "adaptive", "effort": "medium"})
+    answer, body = _send(fake_llm, "anthropic", _ask("anthropic", stream=stream, thinking=thinking))
+    assert body["thinking"] == {"type": "adaptive"} and body["output_config"] == {"effort": "medium"}
+    assert body["max_tokens"] == 4096
+    assert answer.text == "ok"
+
+
+def test_effort_reaches_openai_reasoning_models_and_gemini_levels(fake_llm) -> None:
+    from pytest_agentloom._core.types import Thinking
+
+    thinking = Thinking.model_validate({"type": "adaptive", "effort": "low"})
+    _, chat = _send(fake_llm, "openai", _ask("openai", thinking=thinking).model_copy(update={"model": "o4-mini"}))
+    assert chat["reasoning_effort"] == "low"
+    _, gemini = _send(fake_llm, "gemini", _ask("gemini", thinking=thinking))
+    assert gemini["generationConfig"]["thinkingConfig"]["thinkingLevel"] == "low"
+
+
+def test_groq_usage_only_in_x_groq_is_counted_from_a_real_stream(fake_llm) -> None:
+    fake_llm.plan("openai", recorded(rec.raw("compat_groq_x_groq_usage.stream.sse.txt")))
+    answer, _ = _send(fake_llm, "generic_openai", _ask("generic_openai", stream=True))
+    assert (answer.usage.input_tokens, answer.usage.output_tokens) == (18, 439)
+    assert [(call.name, call.arguments) for call in answer.tool_calls] == [("test-tool", '{"value":"Sparkle Day"}')]
+
+
+def test_responses_reasoning_text_parts_are_kept(fake_llm) -> None:
+    body = {"id": "resp_1", "object": "response", "status": "completed", "model": "deepseek-reasoner",
+            "output": [{"type": "reasoning", "id": "rs_1", "summary": [],
+                        "content": [{"type": "reasoning_text", "text": "Two plus two "},
+                                    {"type": "reasoning_text", "text": "is four."}]},
+                       {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                        "content": [{"type": "output_text", "text": "4", "annotations": []}]}],
+            "usage": {"input_tokens": 5, "output_tokens": 7, "total_tokens": 12}}
+    fake_llm.plan("responses", recorded(json.dumps(body)))
+    answer, _ = _send(fake_llm, "responses", _ask("responses"))
+    assert (answer.text, answer.reasoning_content) == ("4", "Two plus two is four.")
