@@ -10,10 +10,11 @@ unchanged); ``store: false`` always, since the engine keeps the conversation its
 ``reasoning.effort`` from ``thinking.level``, a reasoning summary when the reasoning is captured, and
 ``include: [reasoning.encrypted_content]`` so a tool loop can send the reasoning back.
 
-What is read: ``output_text`` parts as the text, ``refusal`` parts as the refusal, ``function_call`` items
-as tool calls, reasoning summaries (else ``reasoning_text`` content parts) as ``reasoning_content`` and
-reasoning items with ``encrypted_content`` as ``thinking_blocks``. A stream is read event by event (text deltas reach the run's listener) and the
-answer is taken from ``response.completed``; a stream that ends without it is cut, and fails like one.
+What is read: ``output_text`` parts as the text, ``refusal`` parts as the refusal, ``function_call`` items as
+tool calls, reasoning summaries (else ``reasoning_text`` content parts) as ``reasoning_content`` and reasoning
+items with ``encrypted_content`` as ``thinking_blocks``. A stream is read event by event (text deltas reach
+the run's listener) and the answer is taken from ``response.completed``; a stream that ends without it is cut,
+and fails like one.
 """
 
 from __future__ import annotations
