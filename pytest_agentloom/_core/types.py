@@ -188,7 +188,7 @@ class Thinking(_Frozen):
     # Anthropic's wire names: ``type: adaptive`` (the model decides how much to think; implies enabled),
     # ``type: enabled`` (the same as enabled: true); ``effort`` is Anthropic's output_config.effort
     type: Literal["enabled", "adaptive"] | None = Field(default=None, exclude_if=lambda value: value is None)
-    effort: Literal["low", "medium", "high", "max"] | None = Field(default=None,
+    effort: Literal["low", "medium", "high", "xhigh", "max"] | None = Field(default=None,
                                                                   exclude_if=lambda value: value is None)
 
     @model_validator(mode="before")

@@ -346,3 +346,36 @@ def test_responses_reasoning_text_parts_are_kept(fake_llm) -> None:
     fake_llm.plan("responses", recorded(json.dumps(body)))
     answer, _ = _send(fake_llm, "responses", _ask("responses"))
     assert (answer.text, answer.reasoning_content) == ("4", "Two plus two is four.")
+
+
+# --------------------------------------------------------------------------- real Anthropic recordings
+
+
+@pytest.mark.parametrize("index", [0, 1], ids=["whole", "stream"])
+def test_anthropic_prefill_against_a_real_recording(fake_llm, index) -> None:
+    from pytest_agentloom._core.types import LLMRequest, Message
+
+    name = "anthropic_prefill.cassette.yaml"
+    fake_llm.plan("anthropic", recorded(rec.cassette_body(name, index)[1]))
+    request = LLMRequest(step_id="ask", model="claude-sonnet-4-0", stream=bool(index), prefill="Su nombre es",
+                         messages=(Message(role="system", content="Be concise."),
+                                   Message(role="user", content="What is the name of color #FF0000")))
+    answer, body = _send(fake_llm, "anthropic", request)
+    theirs = rec.cassette_request(name, index)
+    assert [turn["role"] for turn in body["messages"]] == [turn["role"] for turn in theirs["messages"]]
+    assert body["messages"][-1]["content"] == theirs["messages"][-1]["content"][0]["text"] == "Su nombre es"
+    assert answer.text.startswith(" **r") and not answer.text.startswith("Su nombre")  # as the provider returns it
+
+
+def test_anthropic_adaptive_thinking_against_a_real_recording(fake_llm) -> None:
+    from pytest_agentloom._core.types import LLMRequest, Message, Thinking
+
+    name = "anthropic_adaptive_thinking.cassette.yaml"
+    fake_llm.plan("anthropic", recorded(rec.cassette_body(name)[1]))
+    request = LLMRequest(step_id="ask", model="claude-opus-4-6", messages=(Message(role="user", content="What is 2+2?"),),
+                         thinking=Thinking.model_validate({"type": "adaptive"}))
+    answer, body = _send(fake_llm, "anthropic", request)
+    theirs = rec.cassette_request(name)
+    assert (body["thinking"], body["max_tokens"]) == (theirs["thinking"], theirs["max_tokens"])
+    assert answer.reasoning_content == "4" and answer.text.endswith("2 + 2 = **4**")
+    assert answer.thinking_blocks[0]["type"] == "thinking" and answer.thinking_blocks[0]["signature"]
