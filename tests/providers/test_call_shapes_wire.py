@@ -372,7 +372,8 @@ def test_anthropic_adaptive_thinking_against_a_real_recording(fake_llm) -> None:
 
     name = "anthropic_adaptive_thinking.cassette.yaml"
     fake_llm.plan("anthropic", recorded(rec.cassette_body(name)[1]))
-    request = LLMRequest(step_id="ask", model="claude-opus-4-6", messages=(Message(role="user", content="What is 2+2?"),),
+    question = (Message(role="user", content="What is 2+2?"),)
+    request = LLMRequest(step_id="ask", model="claude-opus-4-6", messages=question,
                          thinking=Thinking.model_validate({"type": "adaptive"}))
     answer, body = _send(fake_llm, "anthropic", request)
     theirs = rec.cassette_request(name)
