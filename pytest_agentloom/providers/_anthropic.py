@@ -233,8 +233,22 @@ def _output_config(params: dict[str, Any], thinking: dict[str, Any] | None) -> d
         config["effort"] = thinking["effort"]
     response_format = params.get("response_format")
     if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
-        config["format"] = {"type": "json_schema", "schema": (response_format.get("json_schema") or {}).get("schema")}
+        schema = (response_format.get("json_schema") or {}).get("schema")
+        config["format"] = {"type": "json_schema", "schema": _closed(schema)}
     return config
+
+
+def _closed(node: Any) -> Any:
+    """A copy of ``node`` whose objects all say ``additionalProperties: false`` where they say nothing, as
+    Anthropic's structured outputs require (an agent's ``output_schema`` is sent as written otherwise)."""
+    if isinstance(node, dict):
+        copy = {key: _closed(value) for key, value in node.items()}
+        if copy.get("type") == "object" and "additionalProperties" not in copy:
+            copy["additionalProperties"] = False
+        return copy
+    if isinstance(node, list):
+        return [_closed(value) for value in node]
+    return node
 
 
 def _usage(usage: Any, before: Usage | None = None) -> Usage:

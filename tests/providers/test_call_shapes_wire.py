@@ -380,3 +380,14 @@ def test_anthropic_adaptive_thinking_against_a_real_recording(fake_llm) -> None:
     assert (body["thinking"], body["max_tokens"]) == (theirs["thinking"], theirs["max_tokens"])
     assert answer.reasoning_content == "4" and answer.text.endswith("2 + 2 = **4**")
     assert answer.thinking_blocks[0]["type"] == "thinking" and answer.thinking_blocks[0]["signature"]
+
+
+def test_an_agents_output_schema_reaches_anthropic_closed_as_its_structured_outputs_require(fake_llm) -> None:
+    schema = {"type": "object", "properties": {"tags": {"type": "array", "items": {
+        "type": "object", "properties": {"name": {"type": "string"}}}}}}
+    format_ = {"type": "json_schema", "json_schema": {"name": "triager", "schema": schema, "strict": False}}
+    _, body = _send(fake_llm, "anthropic", _ask("anthropic", params={"response_format": format_}))
+    sent = body["output_config"]["format"]["schema"]
+    assert sent["additionalProperties"] is False
+    assert sent["properties"]["tags"]["items"]["additionalProperties"] is False
+    assert "additionalProperties" not in schema  # the agent's own schema is left as written
