@@ -195,6 +195,14 @@ def check_tool_calling(workflow: Workflow, file: str) -> list[WorkflowError]:
         names = [tool.name for tool in step.tools]
         if step.response_schema is not None:  # with tools too: the loop's final reply must fit it
             problems.extend(_check_response_schema(step, file))
+        if step.prefill is not None and (step.tools or step.response_schema is not None):
+            problems.append(WorkflowError(
+                f"llm_call '{step.id}' sets prefill beside {'tools' if step.tools else 'response_schema'}, "
+                "which can't share a step",
+                file=file, step_id=step.id, field="prefill",
+                hint="a prefill is the start of a plain reply: a tool loop would repeat it on every turn, and a "
+                     "structured reply brings its own (Claude) or a native format that takes none.",
+            ))
         for index, name in enumerate(names):
             if name in names[:index]:
                 problems.append(WorkflowError(

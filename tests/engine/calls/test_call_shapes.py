@@ -82,3 +82,10 @@ def test_gemini_thinking_budgets_have_their_documented_range() -> None:
 def test_adaptive_thinking_needs_no_budget_and_reaches_the_request() -> None:
     [request] = sent(flow("thinking: {type: adaptive, effort: max}"))
     assert (request.thinking.enabled, request.thinking.type, request.thinking.effort) == (True, "adaptive", "max")
+
+
+@pytest.mark.parametrize("other", ["tools: [{name: lookup}]", "response_schema: {type: json_object}"])
+def test_a_prefill_beside_tools_or_a_response_schema_is_a_load_error(other) -> None:
+    with pytest.raises(WorkflowError) as caught:
+        flow(f"prefill: '{{'\n{other}")
+    assert (caught.value.step_id, caught.value.field) == ("ask", "prefill")
