@@ -391,3 +391,32 @@ def test_an_agents_output_schema_reaches_anthropic_closed_as_its_structured_outp
     assert sent["additionalProperties"] is False
     assert sent["properties"]["tags"]["items"]["additionalProperties"] is False
     assert "additionalProperties" not in schema  # the agent's own schema is left as written
+
+
+# --------------------------------------------------------------------------- an agent that thinks
+
+
+def test_a_claude_agent_thinks_on_every_turn_and_sends_its_thinking_back(fake_llm, gateway) -> None:
+    from tests.servers.fake_llm import FakeToolCall, Planned
+
+    flow = parse_workflow(textwrap.dedent("""\
+        name: thinker
+        config: {model: claude-sonnet-4-5}
+        agents:
+          finder:
+            tools: [get_user_country]
+            thinking: {enabled: true, budget_tokens: 2048}
+        steps:
+          - {id: find, type: agent, agent: finder, prompt: "Where is the user?", output: where}
+        """))
+    fake_llm.plan("anthropic", Planned(tool_calls=(FakeToolCall("get_user_country", {}),), reasoning="look it up"),
+                  text("Mexico", reasoning="the tool said so"))
+    result = run_workflow(flow, provider=gateway(flow.config), tools=[get_user_country], clock=VirtualClock())
+    assert result.ok, result.steps["find"].error
+    assert result.state["where"] == "Mexico"
+    first, second = (request.json for request in fake_llm.requests_for("anthropic"))
+    assert first["thinking"] == second["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert first["max_tokens"] == second["max_tokens"] == 4096 + 2048
+    turn = second["messages"][1]
+    assert turn["role"] == "assistant" and turn["content"][0]["type"] == "thinking"
+    assert turn["content"][0]["thinking"] == "look it up" and turn["content"][0]["signature"]
