@@ -23,6 +23,7 @@ from .model import AgentStep, LLMCallStep, NamedToolChoice, RouterStep, Workflow
 __all__ = [
     "check_agent_conversations",
     "check_agents",
+    "check_call_shapes",
     "check_llm_calls",
     "check_shared_conversations",
     "check_thinking",
@@ -329,6 +330,46 @@ def _thinking_problems(kind: str, step_id: str | None, field: str, thinking: Any
             hint=f"raise max_tokens above {budget} (e.g. {budget + 4096}), or remove it to send budget + 4096.",
         ))
     return problems
+
+
+#: the llm_call fields a provider has no wire form for (docs/providers.md: Call shapes); the adapters refuse
+#: them too, before sending, for a call whose provider the file does not say
+_NO_WIRE_FORM: dict[str, tuple[str, ...]] = {
+    "responses": ("stop", "prefill"), "openai": ("prefill",), "generic_openai": ("prefill",),
+    "google": ("prefill", "service_tier", "strict_tools"), "ollama": ("service_tier", "strict_tools"),
+}
+
+
+def check_call_shapes(workflow: Workflow, file: str) -> list[WorkflowError]:
+    """An llm_call field the step's provider has no wire form for, when the file says the provider."""
+    problems = []
+    for step in workflow.steps:
+        if not isinstance(step, LLMCallStep):
+            continue
+        wire = _wire_of(workflow, step.model or workflow.config.model or "")
+        for name in _NO_WIRE_FORM.get(wire or "", ()):
+            if getattr(step, name) not in (None, False) or (name == "strict_tools" and any(
+                    tool.strict for tool in step.tools)):
+                where = "OpenAI's Responses API" if wire == "responses" else f"provider '{wire}'"
+                problems.append(WorkflowError(
+                    f"llm_call '{step.id}' sets {name}, which {where} has no field for",
+                    file=file, step_id=step.id, field=name,
+                    hint="remove it, or send the step to a provider that has it (docs/providers.md: Call shapes)"
+                         + (", e.g. config.providers.openai.api: chat_completions." if wire == "responses" else "."),
+                ))
+    return problems
+
+
+def _wire_of(workflow: Workflow, model: str) -> str | None:
+    """The provider (``responses`` for OpenAI's Responses API) a call goes to, as far as the file says."""
+    provider = _thinking_provider(workflow.config.provider, model)
+    if provider is None and model.startswith(("gpt-", "chatgpt-", "o1", "o3", "o4")):
+        provider = "openai"
+    if provider in ("openai", "generic_openai"):
+        settings = next((value for name, value in workflow.config.providers.items() if name == provider), None)
+        if settings is not None and settings.api == "responses":
+            return "responses"
+    return provider
 
 
 def check_agents(workflow: Workflow, file: str) -> list[WorkflowError]:

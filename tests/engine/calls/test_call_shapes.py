@@ -89,3 +89,22 @@ def test_a_prefill_beside_tools_or_a_response_schema_is_a_load_error(other) -> N
     with pytest.raises(WorkflowError) as caught:
         flow(f"prefill: '{{'\n{other}")
     assert (caught.value.step_id, caught.value.field) == ("ask", "prefill")
+
+
+@pytest.mark.parametrize(("config", "field"), [
+    ("{model: gpt-5, providers: {openai: {api: responses}}}", "stop: [END]"),
+    ("{model: gpt-4o}", "prefill: 'Sure'"),
+    ("{model: gemini-2.5-flash}", "service_tier: flex"),
+    ("{model: llama3.2, provider: ollama}", "strict_tools: true"),
+], ids=["stop-responses", "prefill-openai", "tier-gemini", "strict-ollama"])
+def test_a_field_the_files_provider_has_no_wire_form_for_is_a_load_error(config, field) -> None:
+    text = textwrap.dedent(f"""\
+        name: shapes
+        config: {config}
+        steps:
+          - {{id: ask, type: llm_call, prompt: hi, {field}}}
+        """)
+    with pytest.raises(WorkflowError) as caught:
+        parse_workflow(text)
+    assert (caught.value.step_id, caught.value.field) == ("ask", field.split(":")[0])
+    assert "has no field for" in str(caught.value)
