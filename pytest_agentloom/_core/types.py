@@ -13,7 +13,7 @@ from base64 import b64encode as _b64encode
 from collections.abc import Callable
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import AttachmentRefused, render_message
 
@@ -134,6 +134,7 @@ class ToolSpec(_Frozen):
     name: str
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    strict: bool | None = Field(default=None, exclude_if=lambda value: value is None)  # None: the API's default
 
 
 class Usage(_Frozen):
@@ -184,6 +185,21 @@ class Thinking(_Frozen):
     budget_tokens: int | None = Field(default=None, gt=0)
     level: Literal["low", "medium", "high"] | None = None
     capture_reasoning: bool = True
+    # Anthropic's wire names: ``type: adaptive`` (the model decides how much to think; implies enabled),
+    # ``type: enabled`` (the same as enabled: true); ``effort`` is Anthropic's output_config.effort
+    type: Literal["enabled", "adaptive"] | None = Field(default=None, exclude_if=lambda value: value is None)
+    effort: Literal["low", "medium", "high", "xhigh", "max"] | None = Field(default=None,
+                                                                  exclude_if=lambda value: value is None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _type_enables(cls, data: Any) -> Any:
+        """``type: adaptive`` or ``type: enabled`` turns thinking on; ``enabled: false`` beside it contradicts it."""
+        if isinstance(data, dict) and data.get("type") in ("enabled", "adaptive"):
+            if data.get("enabled") is False:
+                raise ValueError(f"thinking has type: {data['type']} and enabled: false; remove one of them")
+            data = {**data, "enabled": True}
+        return data
 
 
 class LLMRequest(_Frozen):
@@ -204,6 +220,8 @@ class LLMRequest(_Frozen):
     provider: str | None = None
     attempt: int = 1
     turn: int = 1
+    # an assistant turn the reply continues (docs/workflow-format.md: llm_call); providers without one refuse it
+    prefill: str | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 class LLMResponse(_Frozen):

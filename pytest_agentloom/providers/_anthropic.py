@@ -2,7 +2,9 @@
 
 ``max_tokens`` is required by the API: 4096 when the step sets none, plus the
 thinking budget when there is one (docs/providers.md: Reasoning). System turns become ``system``;
-tool results become ``tool_result`` blocks of one user turn.
+tool results become ``tool_result`` blocks of one user turn. Thinking is ``{type: enabled, budget_tokens}``
+or ``{type: adaptive}``; ``effort`` and a json_schema ``response_format`` go in ``output_config``; a prefill is
+the last (assistant) turn, which the reply continues.
 """
 
 from __future__ import annotations
@@ -15,12 +17,15 @@ from typing import TYPE_CHECKING, Any
 from .._core.arguments import check_provider_settings
 from .._core.types import Attachment, LLMRequest, LLMResponse, Message, ToolCall, Usage, emit_text, refuse_attachments
 from ._common import (
+    PLACEHOLDER_API_KEY,
     LoopLocal,
     Setting,
     check_params,
     dump_arguments,
     named_tool_choice,
     parse_arguments,
+    refuse_unsupported,
+    required_unless_replay,
     sdk_http_client,
     speaker_prefixed,
     thinking_of,
@@ -72,7 +77,7 @@ class AnthropicProvider:
         from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
 
         return AsyncAnthropic(
-            api_key=self._api_key.require(self.name, "API key"),
+            api_key=required_unless_replay(self._api_key, self.name, "API key", PLACEHOLDER_API_KEY),
             base_url=self._base_url.resolve(),
             max_retries=0,
             timeout=self._timeout,
@@ -96,7 +101,10 @@ class AnthropicProvider:
     def build_body(self, request: LLMRequest) -> dict[str, Any]:
         """The JSON body of the request, as keyword arguments of ``messages.create``."""
         params = check_params(request, self.name)
+        refuse_unsupported(request, self.name, prefill=True, strict_tools=True)
         system, messages = to_anthropic_messages(request.messages)
+        if request.prefill is not None:  # the reply continues this turn; its text comes back without it
+            messages.append({"role": "assistant", "content": request.prefill})
         thinking = thinking_of(params, request.thinking)
         budget = int(thinking.get("budget_tokens") or 0) if thinking else 0
         body: dict[str, Any] = {
@@ -106,19 +114,23 @@ class AnthropicProvider:
         }
         if system:
             body["system"] = system
-        # response_format has no Anthropic counterpart: structured output puts the schema in the system prompt,
-        # which the step does before the request reaches a provider.
-        for key in ("temperature", "top_p"):
+        for key in ("temperature", "top_p", "service_tier"):
             if key in params:
                 body[key] = params[key]
         if "stop" in params:
             stop = params["stop"]
             body["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
-        if thinking and budget:
+        if thinking and thinking.get("type") == "adaptive":
+            body["thinking"] = {"type": "adaptive"}
+        elif thinking and budget:
             body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        output_config = _output_config(params, thinking)
+        if output_config:
+            body["output_config"] = output_config
         if request.tools:
             body["tools"] = [
-                {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in request.tools
+                {"name": t.name, "description": t.description, "input_schema": t.parameters,
+                 **({"strict": t.strict} if t.strict is not None else {})} for t in request.tools
             ]
             choice = anthropic_tool_choice(request.tool_choice)
             if choice is not None:
@@ -210,6 +222,33 @@ class AnthropicProvider:
             model=model or request.model,
             provider=self.name,
         )
+
+
+def _output_config(params: dict[str, Any], thinking: dict[str, Any] | None) -> dict[str, Any]:
+    """Anthropic's ``output_config``: ``effort`` from the thinking settings, ``format`` from a ``json_schema``
+    ``response_format`` (sent by a step with tools and a response_schema; a plain structured step asks in
+    the system prompt instead, see :mod:`pytest_agentloom.engine._calls.structured`)."""
+    config: dict[str, Any] = {}
+    if thinking and thinking.get("effort"):
+        config["effort"] = thinking["effort"]
+    response_format = params.get("response_format")
+    if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
+        schema = (response_format.get("json_schema") or {}).get("schema")
+        config["format"] = {"type": "json_schema", "schema": _closed(schema)}
+    return config
+
+
+def _closed(node: Any) -> Any:
+    """A copy of ``node`` whose objects all say ``additionalProperties: false`` where they say nothing, as
+    Anthropic's structured outputs require (an agent's ``output_schema`` is sent as written otherwise)."""
+    if isinstance(node, dict):
+        copy = {key: _closed(value) for key, value in node.items()}
+        if copy.get("type") == "object" and "additionalProperties" not in copy:
+            copy["additionalProperties"] = False
+        return copy
+    if isinstance(node, list):
+        return [_closed(value) for value in node]
+    return node
 
 
 def _usage(usage: Any, before: Usage | None = None) -> Usage:

@@ -28,6 +28,7 @@ __all__ = [
     "named_tool_choice",
     "parse_arguments",
     "plain_http_client",
+    "required_unless_replay",
     "sdk_http_client",
     "shared_ssl_context",
     "speaker_prefixed",
@@ -37,7 +38,8 @@ __all__ = [
 PLACEHOLDER_API_KEY = "agentloom-placeholder-key"
 """The key providers send when built for replay: never a real secret."""
 
-KNOWN_PARAMS = frozenset({"temperature", "max_tokens", "top_p", "stop", "seed", "thinking", "response_format"})
+KNOWN_PARAMS = frozenset({"temperature", "max_tokens", "top_p", "stop", "seed", "thinking", "response_format",
+                          "service_tier"})
 
 T = TypeVar("T")
 
@@ -100,6 +102,21 @@ class LoopLocal(Generic[T]):
         return self._value
 
 
+def required_unless_replay(setting: Setting, provider: str, what: str, replay_value: str) -> str:
+    """The setting's value; during a replay (:func:`~pytest_agentloom._core.offline.sealed`) a missing one is
+    ``replay_value``, since the client is on the offline transport and nothing it sends leaves the process.
+
+    So a cassette replays with no key and no base URL set (a CI job without secrets), whatever
+    the recording was made with: the replay matches on the request's path and body, not its host.
+    """
+    value = setting.resolve()
+    if value:
+        return value
+    if sealed():
+        return replay_value
+    return setting.require(provider, what)
+
+
 def check_params(request: LLMRequest, provider: str) -> dict[str, Any]:
     """The request's params, refusing names no adapter knows (so a typo never passes silently)."""
     unknown = sorted(set(request.params) - KNOWN_PARAMS)
@@ -127,6 +144,25 @@ def thinking_of(params: Mapping[str, Any], typed: Thinking | None = None) -> dic
     if isinstance(block, Mapping) and block.get("enabled"):
         return dict(block)
     return None
+
+
+def refuse_unsupported(request: LLMRequest, provider: str, *, params: tuple[str, ...] = (), prefill: bool = False,
+                       strict_tools: bool = False) -> None:
+    """Refuse, before anything is sent, a shape ``provider`` has no wire field for (docs/providers.md: Call
+    shapes): the ``params`` named, a prefill (``prefill=False``: none), strict tools (``strict_tools=False``)."""
+    refused = [name for name in params if name in request.params]
+    if request.prefill is not None and not prefill:
+        refused.append("prefill")
+    if not strict_tools and any(tool.strict for tool in request.tools):
+        refused.append("strict tools")
+    if refused:
+        raise StepError(
+            render_message(f"step '{request.step_id}': provider '{provider}' has no {' or '.join(refused)}; "
+                           "nothing was sent.",
+                           hint="remove it from the step, or send the step to a provider that has it "
+                                "(docs/providers.md: Call shapes)", inline=True),
+            code=ErrorCode.UNKNOWN_PARAMETER, retryable=False,
+        )
 
 
 def parse_arguments(call: ToolCall) -> dict[str, Any]:

@@ -7,16 +7,21 @@ optional, as local servers rarely check one.
 
 from __future__ import annotations
 
-from ._common import PLACEHOLDER_API_KEY
+from ._common import PLACEHOLDER_API_KEY, required_unless_replay
 from ._openai import OpenAIProvider
 
-__all__ = ["GenericOpenAIProvider"]
+__all__ = ["REPLAY_BASE_URL", "GenericOpenAIProvider"]
+
+REPLAY_BASE_URL = "http://generic-openai.replay.invalid/v1"
+"""The base URL of a replay that sets none: the cassette is matched on the path (``/v1/...``), never the host,
+and the offline transport sends nothing anywhere."""
 
 
 class GenericOpenAIProvider(OpenAIProvider):
     """Base URL: constructor, else ``AGENTLOOM_GENERIC_OPENAI_BASE_URL``.
 
-    Key: constructor, else ``AGENTLOOM_GENERIC_OPENAI_API_KEY``, else a placeholder.
+    Key: constructor, else ``AGENTLOOM_GENERIC_OPENAI_API_KEY``, else a placeholder. A replay needs neither
+    (:data:`REPLAY_BASE_URL`).
     """
 
     name = "generic_openai"
@@ -25,5 +30,8 @@ class GenericOpenAIProvider(OpenAIProvider):
     _reasoning_rules = False
 
     def _resolve_key(self) -> str:
-        self._base_url.require(self.name, "base URL")
+        self._resolve_base_url()  # the missing base URL is the error a live call gives first
         return self._api_key.resolve() or PLACEHOLDER_API_KEY
+
+    def _resolve_base_url(self) -> str:
+        return required_unless_replay(self._base_url, self.name, "base URL", REPLAY_BASE_URL)

@@ -23,12 +23,15 @@ from .._core.types import (
     refuse_attachments,
 )
 from ._common import (
+    PLACEHOLDER_API_KEY,
     Setting,
     check_params,
     dump_arguments,
     named_tool_choice,
     parse_arguments,
     plain_http_client,
+    refuse_unsupported,
+    required_unless_replay,
     thinking_of,
 )
 from ._http import HTTPStatusFailure, http_errors, iter_sse_data
@@ -53,6 +56,10 @@ class GoogleProvider:
         self._base_url = Setting(base_url, ("GOOGLE_GEMINI_BASE_URL",), DEFAULT_BASE_URL)
         self._timeout = timeout
 
+    def _key(self) -> str:
+        """The key; a replay (sealed: nothing leaves the process) needs none."""
+        return required_unless_replay(self._api_key, self.name, "API key", PLACEHOLDER_API_KEY)
+
     def url_for(self, request: LLMRequest) -> str:
         base = (self._base_url.resolve() or DEFAULT_BASE_URL).rstrip("/")
         method = "streamGenerateContent?alt=sse" if request.stream else "generateContent"
@@ -60,6 +67,7 @@ class GoogleProvider:
 
     def build_body(self, request: LLMRequest) -> dict[str, Any]:
         params = check_params(request, self.name)
+        refuse_unsupported(request, self.name, params=("service_tier",))  # no prefill, no strict tools
         system = [m.content or "" for m in request.messages if m.role == "system"]
         body: dict[str, Any] = {"contents": to_gemini_contents(request.messages)}
         if system:
@@ -81,8 +89,8 @@ class GoogleProvider:
             block: dict[str, Any] = {"includeThoughts": bool(thinking.get("capture_reasoning", True))}
             if thinking.get("budget_tokens"):
                 block["thinkingBudget"] = thinking["budget_tokens"]
-            if thinking.get("level"):
-                block["thinkingLevel"] = thinking["level"]
+            if thinking.get("level") or thinking.get("effort") in ("low", "medium", "high"):
+                block["thinkingLevel"] = thinking.get("level") or thinking["effort"]
             config["thinkingConfig"] = block
         if "response_format" in params:
             config.update(gemini_response_format(params["response_format"]))
@@ -109,7 +117,7 @@ class GoogleProvider:
         body = self.build_body(request)
         started = [False]
         with http_errors(self.name, streaming_started=started):
-            headers = {"x-goog-api-key": self._api_key.require(self.name, "API key")}
+            headers = {"x-goog-api-key": self._key()}
             async with plain_http_client(httpx, self._timeout) as client:
                 if not request.stream:
                     response = await client.post(self.url_for(request), json=body, headers=headers)
@@ -139,7 +147,7 @@ class GoogleProvider:
         body = {"requests": [{"model": f"models/{request.model}", "content": {"parts": [{"text": text}]}, **size}
                              for text in request.texts]}
         with http_errors(self.name):
-            headers = {"x-goog-api-key": self._api_key.require(self.name, "API key")}
+            headers = {"x-goog-api-key": self._key()}
             async with plain_http_client(httpx, self._timeout) as client:
                 response = await client.post(url, json=body, headers=headers)
                 if response.status_code >= 400:

@@ -28,6 +28,7 @@ from ._common import (
     dump_arguments,
     parse_arguments,
     plain_http_client,
+    refuse_unsupported,
     speaker_prefixed,
     thinking_of,
 )
@@ -54,11 +55,11 @@ class OllamaProvider:
 
     def build_body(self, request: LLMRequest) -> dict[str, Any]:
         params = check_params(request, self.name)
-        body: dict[str, Any] = {
-            "model": request.model,
-            "messages": [_to_ollama(message, request.messages) for message in request.messages],
-            "stream": request.stream,
-        }
+        refuse_unsupported(request, self.name, params=("service_tier",), prefill=True)  # no strict tools
+        messages = [_to_ollama(message, request.messages) for message in request.messages]
+        if request.prefill is not None:  # Ollama continues a last assistant turn; the reply comes back without it
+            messages.append({"role": "assistant", "content": request.prefill})
+        body: dict[str, Any] = {"model": request.model, "messages": messages, "stream": request.stream}
         options: dict[str, Any] = {}
         if "temperature" in params:
             options["temperature"] = params["temperature"]

@@ -30,7 +30,17 @@ from .._core.types import (
     refuse_attachments,
 )
 from ..errors import ProviderError
-from ._common import LoopLocal, Setting, check_params, named_tool_choice, sdk_http_client, thinking_of
+from ._common import (
+    PLACEHOLDER_API_KEY,
+    LoopLocal,
+    Setting,
+    check_params,
+    named_tool_choice,
+    refuse_unsupported,
+    required_unless_replay,
+    sdk_http_client,
+    thinking_of,
+)
 from ._openai_responses import ResponsesStream, build_responses_body, from_response, responses_only
 from ._sdk_errors import translate_sdk_errors
 
@@ -69,6 +79,9 @@ def _status_message(exc: Any) -> str:
     body = exc.body if isinstance(exc.body, dict) else {}
     detail = body.get("message") or exc.message
     kind = body.get("type") or body.get("code")
+    code = body.get("code")
+    if code and kind and code != kind:  # e.g. a stream's error event: type server_error, code rate_limit_exceeded
+        kind = f"{kind} ({code})"
     return f"{kind}: {detail}" if kind else str(detail)
 
 
@@ -110,14 +123,17 @@ class OpenAIProvider:
 
         return AsyncOpenAI(
             api_key=self._resolve_key(),
-            base_url=self._base_url.resolve(),
+            base_url=self._resolve_base_url(),
             max_retries=0,
             timeout=self._timeout,
             http_client=sdk_http_client(DefaultAsyncHttpxClient, self._timeout),
         )
 
     def _resolve_key(self) -> str:
-        return self._api_key.require(self.name, "API key")
+        return required_unless_replay(self._api_key, self.name, "API key", PLACEHOLDER_API_KEY)
+
+    def _resolve_base_url(self) -> str | None:
+        return self._base_url.resolve()  # None: the SDK's own default
 
     def api_for(self, model: str) -> str:
         """The API a call to ``model`` goes over: the setting, or for ``auto`` what the model needs."""
@@ -152,9 +168,13 @@ class OpenAIProvider:
                 answer = await client.responses.create(**body)
                 return from_response(answer.model_dump(mode="json"), request, self.name)
             reader = ResponsesStream(request, self.name)
-            async for event in await client.responses.create(**body, stream=True):
-                started[0] = True
-                reader.feed(event.model_dump(mode="json"))
+            try:
+                async for event in await client.responses.create(**body, stream=True):
+                    started[0] = True
+                    reader.feed(event.model_dump(mode="json"))
+            except Exception as exc:
+                _raise_stream_error(exc, reader, started[0])
+                raise
         return reader.result()
 
     def build_responses_body(self, request: LLMRequest) -> dict[str, Any]:
@@ -183,23 +203,26 @@ class OpenAIProvider:
     def build_body(self, request: LLMRequest) -> dict[str, Any]:
         """The JSON body of the request, as keyword arguments of ``chat.completions.create``."""
         params = check_params(request, self.name)
+        refuse_unsupported(request, self.name, strict_tools=True)  # no prefill: chat completions has none
         reasoning = self._reasoning_rules and is_reasoning_model(request.model)
         body: dict[str, Any] = {"model": request.model, "messages": [to_openai_message(m) for m in request.messages]}
         if "temperature" in params and not reasoning:
             body["temperature"] = params["temperature"]
         if "max_tokens" in params:
             body["max_completion_tokens" if reasoning else "max_tokens"] = params["max_tokens"]
-        for key in ("top_p", "stop", "seed", "response_format"):
+        for key in ("top_p", "stop", "seed", "response_format", "service_tier"):
             if key in params:
                 body[key] = params[key]
         thinking = thinking_of(params, request.thinking)
-        if reasoning and thinking and thinking.get("level"):
-            body["reasoning_effort"] = thinking["level"]
+        effort = thinking and (thinking.get("level") or thinking.get("effort"))
+        if reasoning and effort:
+            body["reasoning_effort"] = effort
         if request.tools:
             body["tools"] = [
                 {
                     "type": "function",
-                    "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+                    "function": {"name": t.name, "description": t.description, "parameters": t.parameters,
+                                 **({"strict": t.strict} if t.strict is not None else {})},
                 }
                 for t in request.tools
             ]
@@ -244,6 +267,8 @@ class OpenAIProvider:
             model = chunk.model or model
             if chunk.usage is not None:
                 usage = _usage(chunk.usage)
+            elif (extra := _provider_usage(chunk)) is not None:
+                usage = _usage(extra)
             for choice in chunk.choices:
                 delta = choice.delta
                 if delta.content:
@@ -275,6 +300,29 @@ class OpenAIProvider:
             model=model or request.model,
             provider=self.name,
         )
+
+
+def _provider_usage(chunk: Any) -> Any:
+    """Usage a compatible server puts in its own field of a chunk when the standard one is absent: Groq's
+    ``x_groq.usage`` (read as the SDK's ``CompletionUsage``), else ``None``."""
+    extra = getattr(chunk, "x_groq", None)
+    found = extra.get("usage") if isinstance(extra, dict) else None
+    if not isinstance(found, dict):
+        return None
+    from openai.types import CompletionUsage
+
+    return CompletionUsage.model_validate({"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, **found})
+
+
+def _raise_stream_error(exc: Exception, reader: ResponsesStream, started: bool) -> None:
+    """An ``error`` event the SDK raised itself (nested under ``error``, as ``openai.APIError`` with that
+    object as ``body``) is read as the stream reader reads a flat one: its code and message are kept."""
+    import openai
+
+    body = getattr(exc, "body", None)
+    if started and isinstance(exc, openai.APIError) and not isinstance(exc, openai.APIStatusError) \
+            and isinstance(body, dict):
+        reader.feed({"type": "error", "error": body})  # raises MidStreamError
 
 
 def _usage(usage: Any) -> Usage:

@@ -10,10 +10,11 @@ unchanged); ``store: false`` always, since the engine keeps the conversation its
 ``reasoning.effort`` from ``thinking.level``, a reasoning summary when the reasoning is captured, and
 ``include: [reasoning.encrypted_content]`` so a tool loop can send the reasoning back.
 
-What is read: ``output_text`` parts as the text, ``refusal`` parts as the refusal, ``function_call`` items
-as tool calls, reasoning summaries as ``reasoning_content`` and reasoning items with ``encrypted_content``
-as ``thinking_blocks``. A stream is read event by event (text deltas reach the run's listener) and the
-answer is taken from ``response.completed``; a stream that ends without it is cut, and fails like one.
+What is read: ``output_text`` parts as the text, ``refusal`` parts as the refusal, ``function_call`` items as
+tool calls, reasoning summaries (else ``reasoning_text`` content parts) as ``reasoning_content`` and reasoning
+items with ``encrypted_content`` as ``thinking_blocks``. A stream is read event by event (text deltas reach
+the run's listener) and the answer is taken from ``response.completed``; a stream that ends without it is cut,
+and fails like one.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 
 from .._core.types import Attachment, LLMRequest, LLMResponse, Message, ToolCall, Usage, emit_text
 from ..errors import ErrorCode, MidStreamError, ProviderError, StepError, render_message
-from ._common import named_tool_choice, thinking_of
+from ._common import named_tool_choice, refuse_unsupported, thinking_of
 
 __all__ = [
     "RESPONSES_ONLY_MODELS",
@@ -31,6 +32,7 @@ __all__ = [
     "build_responses_body",
     "from_response",
     "responses_only",
+    "stream_error_text",
 ]
 
 RESPONSES_ONLY_MODELS = ("o1-pro", "o3-pro", "o3-deep-research", "o4-mini-deep-research", "gpt-5-pro",
@@ -61,6 +63,7 @@ def build_responses_body(request: LLMRequest, params: Mapping[str, Any], *, reas
                          f"config.providers.{provider}.api: chat_completions", inline=True),
             code=ErrorCode.UNKNOWN_PARAMETER, retryable=False,
         )
+    refuse_unsupported(request, provider, strict_tools=True)  # no prefill: the Responses API has none
     instructions, items = to_response_input(request.messages)
     body: dict[str, Any] = {"model": request.model, "input": items, "store": False}
     if instructions:
@@ -71,14 +74,16 @@ def build_responses_body(request: LLMRequest, params: Mapping[str, Any], *, reas
         body["top_p"] = params["top_p"]
     if "max_tokens" in params:
         body["max_output_tokens"] = params["max_tokens"]
+    if "service_tier" in params:
+        body["service_tier"] = params["service_tier"]
     text_format = _text_format(params.get("response_format"))
     if text_format is not None:
         body["text"] = {"format": text_format}
     thinking = thinking_of(params, request.thinking)
     if reasoning:
         block: dict[str, Any] = {}
-        if thinking and thinking.get("level"):
-            block["effort"] = thinking["level"]
+        if thinking and (thinking.get("level") or thinking.get("effort")):
+            block["effort"] = thinking.get("level") or thinking["effort"]
         if thinking and thinking.get("capture_reasoning", True):
             block["summary"] = "auto"
         if block:
@@ -86,7 +91,7 @@ def build_responses_body(request: LLMRequest, params: Mapping[str, Any], *, reas
         body["include"] = ["reasoning.encrypted_content"]
     if request.tools:
         body["tools"] = [{"type": "function", "name": t.name, "description": t.description,
-                          "parameters": t.parameters, "strict": False} for t in request.tools]
+                          "parameters": t.parameters, "strict": bool(t.strict)} for t in request.tools]
         choice = _tool_choice(request.tool_choice)
         if choice is not None:
             body["tool_choice"] = choice
@@ -165,6 +170,7 @@ def from_response(data: Mapping[str, Any], request: LLMRequest, provider: str) -
     summaries: list[str] = []
     calls: list[ToolCall] = []
     kept: list[dict[str, Any]] = []
+    thoughts: list[str] = []  # reasoning_text parts: the raw reasoning some servers (DeepSeek, vLLM) return
     for item in data.get("output") or []:
         kind = item.get("type")
         if kind == "message":
@@ -178,16 +184,25 @@ def from_response(data: Mapping[str, Any], request: LLMRequest, provider: str) -
                                   arguments=item.get("arguments") or "{}"))
         elif kind == "reasoning":
             summaries += [entry.get("text") or "" for entry in item.get("summary") or []]
+            thoughts += [part.get("text") or "" for part in item.get("content") or []
+                         if isinstance(part, Mapping) and part.get("type") == "reasoning_text"]
             if item.get("encrypted_content"):  # with store: false, only the encrypted item can go back
                 kept.append({"type": "reasoning", "id": item.get("id"), "encrypted_content": item["encrypted_content"],
                              "summary": list(item.get("summary") or [])})
     refusal = "".join(refusals) if refusals else None
     return LLMResponse(
         text="".join(texts), tool_calls=tuple(calls), usage=responses_usage(data.get("usage")),
-        reasoning_content="\n\n".join(summaries) if summaries else None, thinking_blocks=tuple(kept),
+        reasoning_content=_reasoning(summaries, thoughts), thinking_blocks=tuple(kept),
         refusal=refusal, finish_reason=_finish(data, bool(calls), refusal is not None),
         model=data.get("model") or request.model, provider=provider,
     )
+
+
+def _reasoning(summaries: list[str], thoughts: list[str]) -> str | None:
+    """The reasoning summaries (OpenAI), else the reasoning_text parts (returned whether asked for or not)."""
+    if summaries:
+        return "\n\n".join(summaries)
+    return "".join(thoughts) or None
 
 
 def _finish(data: Mapping[str, Any], calls: bool, refused: bool) -> str:
@@ -213,12 +228,23 @@ def responses_usage(usage: Mapping[str, Any] | None) -> Usage:
                  cache_write_tokens=inputs.get("cache_write_tokens") or 0)
 
 
+def stream_error_text(event: Mapping[str, Any]) -> str:
+    """``code: message`` of a stream's ``error`` event, flat or with the fields nested under ``error``."""
+    inner = event.get("error")
+    fields = inner if isinstance(inner, Mapping) else event
+    code = fields.get("code") or (fields.get("type") if fields is inner else None)
+    message = fields.get("message") or "the provider sent an error event without a message"
+    return f"{code}: {message}" if code else str(message)
+
+
 class ResponsesStream:
     """Reads the ``response.*`` events of one streamed call, in order, into an :class:`LLMResponse`.
 
     Text deltas go to the run's listener as they come. The answer is the Response ``response.completed``
     (or ``response.incomplete``) carries; items seen done before it fill in an answer whose ``output`` is
-    empty. ``response.failed`` raises; an ``error`` event is raised by the SDK itself.
+    empty. ``response.failed`` raises, and so does an ``error`` event, flat (``{"type": "error", "code", "message"}``,
+    as documented) or nested under ``error`` (as a recorded stream has it; the SDK raises that one first),
+    with the event's code and message.
     """
 
     def __init__(self, request: LLMRequest, provider: str) -> None:
@@ -235,6 +261,9 @@ class ResponsesStream:
             self.items[int(event.get("output_index") or 0)] = dict(event.get("item") or {})
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             self.final = dict(event.get("response") or {})
+        elif kind == "error":  # the documented shape is flat; the SDK raises a nested one itself
+            raise MidStreamError(f"{self.provider}: the stream failed: {stream_error_text(event)}",
+                                 provider=self.provider)
 
     def result(self) -> LLMResponse:
         if self.final is None:  # the connection closed cleanly, but the answer never came: a cut stream

@@ -663,7 +663,7 @@ class _Reply:
 def _asks_for_reasoning(route: str, payload: dict[str, Any]) -> bool:
     """Whether the request turned on what makes this API return reasoning text."""
     if route == "anthropic":
-        return (payload.get("thinking") or {}).get("type") == "enabled"
+        return (payload.get("thinking") or {}).get("type") in ("enabled", "adaptive")
     if route == "gemini":
         return bool(((payload.get("generationConfig") or {}).get("thinkingConfig") or {}).get("includeThoughts"))
     if route == "ollama":

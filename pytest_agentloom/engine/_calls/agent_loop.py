@@ -244,7 +244,9 @@ class AgentLoop:
                 if done is not None:
                     return done
             else:
-                self.snapshot.messages.append(Message(role="assistant", content=text or None, tool_calls=tuple(calls)))
+                blocks = response.thinking_blocks if request.thinking is not None else ()  # Anthropic wants them
+                self.snapshot.messages.append(Message(role="assistant", content=text or None, tool_calls=tuple(calls),
+                                                      thinking_blocks=blocks))
                 outcome = await self._calls(calls)
                 if outcome is not None:
                     return outcome
@@ -253,15 +255,23 @@ class AgentLoop:
                 return stopped
 
     def _request(self) -> LLMRequest:
+        """The next call: the agent's settings, its thinking (the step's, else the agent's) on every turn, and
+        an ``output_schema`` sent natively (``response_format``, mapped by each adapter) beside the tools."""
         params: dict[str, Any] = {}
         if self.agent.max_tokens is not None:
             params["max_tokens"] = self.agent.max_tokens
         if self.agent.temperature is not None:
             params["temperature"] = self.agent.temperature
+        if self.agent.output_schema is not None:
+            name = re.sub(r"[^A-Za-z0-9_-]", "_", self.step.agent)[:64] or "output"
+            params["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": name, "schema": dict(self.agent.output_schema), "strict": False}}
+        thinking = self.step.thinking if self.step.thinking is not None else self.agent.thinking
         return LLMRequest(
             step_id=self.step.id, model=self.model, messages=tuple(self.snapshot.messages), params=params,
             tools=self.specs, tool_choice="auto" if self.specs else None, stream=False,
             provider=self.ctx.workflow.config.provider, turn=self.snapshot.steps + 1,
+            thinking=thinking if thinking is not None and thinking.enabled else None,
         )
 
     def _over_budget(self, request: LLMRequest) -> str | None:

@@ -6,9 +6,10 @@ How the shape reaches the model:
   form (``{"type": "json_schema", "json_schema": {name, schema, strict,
   description}}`` or ``{"type": "json_object"}``); each adapter translates it.
 - Anthropic (``config.provider: anthropic``, or a ``claude*`` model without a
-  provider): no native mode, so the schema goes into the system prompt and the
-  reply is prefilled with ``{`` (an assistant turn the model continues); the
-  ``{`` is put back in front of the reply's text.
+  provider): the schema goes into the system prompt and the reply is prefilled
+  with ``{`` (an assistant turn the model continues), which every Claude model
+  takes; the ``{`` is put back in front of the reply's text. A step that also has
+  tools sends the schema natively instead (:func:`prepare_with_tools`).
 
 How the reply is read: the whole text, else a fenced JSON block, else its first
 ``{...}``; then validated against the schema (or the pydantic model). An
@@ -39,7 +40,8 @@ from .._format.model import LLMCallStep, ResponseSchema
 from .._outcome.pricing import cost_of
 from .._outcome.step_context import StepContext, StepOutcome
 
-__all__ = ["Shape", "extract_json", "resolve_shape", "run_structured"]
+__all__ = ["Shape", "extract_json", "no_valid_reply", "prepare_with_tools", "read_reply", "resolve_shape",
+           "run_structured"]
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
@@ -196,6 +198,45 @@ def prepare(request: LLMRequest, shape: Shape) -> tuple[LLMRequest, bool]:
     return request.model_copy(update={"messages": tuple(messages)}), True
 
 
+def prepare_with_tools(request: LLMRequest, shape: Shape) -> LLMRequest:
+    """The request of a tool loop whose final reply must fit ``shape`` (OpenAI's "native output").
+
+    Every provider gets the shape natively beside the tools as ``response_format``, which each adapter maps
+    (chat ``response_format``, Responses ``text.format``, Anthropic ``output_config.format``, Gemini
+    ``responseSchema``, Ollama ``format``). Anthropic has no "any JSON object" mode: a ``json_object`` shape
+    goes in its system prompt, without the ``{`` prefill, which would keep the model from calling a tool.
+    """
+    if shape.schema is not None or not anthropic_style(request):
+        return request.model_copy(update={"params": {**request.params, "response_format": shape.response_format()}})
+    messages = list(request.messages)
+    note = shape.instructions().replace("Reply with", "When you give your final answer (no more tool calls), reply "
+                                        "with", 1)
+    if messages and messages[0].role == "system":
+        messages[0] = Message(role="system", content=f"{messages[0].content}\n\n{note}")
+    else:
+        messages.insert(0, Message(role="system", content=note))
+    return request.model_copy(update={"messages": tuple(messages)})
+
+
+def read_reply(shape: Shape, text: str) -> tuple[Any, str | None]:
+    """The reply's value, checked against ``shape``, or ``None`` and the problem to send back."""
+    value, problem = extract_json(text)
+    if problem is not None:
+        return None, problem
+    return shape.check(value)
+
+
+def no_valid_reply(step_id: str, calls: int, problem: str) -> StepError:
+    """The step's failure when no reply fit the shape after its re-asks (never retried)."""
+    return StepError(
+        render_message(
+            f"llm_call '{step_id}': no valid structured reply after {calls} call{'s' if calls != 1 else ''} "
+            f"(last problem: {problem}).",
+            hint="loosen response_schema, improve the prompt, or raise "
+                 "retry.max_retries for more re-asks.", inline=True), code="invalid_output", retryable=False,
+    )
+
+
 async def run_structured(
     step: LLMCallStep, ctx: StepContext, request: LLMRequest, shape: Shape, *, attempt: int, reasks: int,
     call_model: Callable[[LLMRequest], Awaitable[LLMResponse]],
@@ -213,10 +254,7 @@ async def run_structured(
         ctx.usage = ctx.usage + response.usage
         ctx.cost_usd += cost or 0.0
         raw = ("{" + response.text) if prefilled and not response.text.lstrip().startswith("{") else response.text
-        value, problem_or_none = extract_json(raw)
-        parsed = None
-        if problem_or_none is None:
-            parsed, problem_or_none = shape.check(value)
+        parsed, problem_or_none = read_reply(shape, raw)
         ctx.event(
             "provider_call", attempt, turn=turn, model=model, provider=response.provider,
             input_tokens=response.usage.input_tokens, output_tokens=response.usage.output_tokens,
@@ -240,11 +278,4 @@ async def run_structured(
         ]
         if prefilled:
             messages.append(Message(role="assistant", content="{"))
-    calls = reasks + 1
-    raise StepError(
-        render_message(
-            f"llm_call '{step.id}': no valid structured reply after {calls} call{'s' if calls != 1 else ''} "
-            f"(last problem: {problem}).",
-            hint="loosen response_schema, improve the prompt, or raise "
-                 "retry.max_retries for more re-asks.", inline=True), code="invalid_output", retryable=False,
-    )
+    raise no_valid_reply(step.id, reasks + 1, problem)

@@ -22,7 +22,7 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..._core.plain import to_plain
 from ..._core.types import LLMRequest, LLMResponse, Message, ToolCall, ToolSpec
@@ -31,6 +31,9 @@ from ...tools._registry import Tool, as_tool
 from .._format.model import LLMCallStep, NamedToolChoice, ToolDeclaration
 from .._outcome.pricing import cost_of
 from .._outcome.step_context import StepContext, StepOutcome
+
+if TYPE_CHECKING:
+    from .structured import Shape
 
 __all__ = [
     "ToolRun",
@@ -112,15 +115,16 @@ def step_tools(step: LLMCallStep, registry: Mapping[str, Any]) -> tuple[tuple[To
                                 "or the agentloom fixture's tools=.", inline=True),
             code="unknown_tool",
         )
-    return declared_tools(step.tools, registry)
+    return declared_tools(step.tools, registry, strict=step.strict_tools)
 
 
 def declared_tools(
-    declarations: Sequence[ToolDeclaration], registry: Mapping[str, Any]
+    declarations: Sequence[ToolDeclaration], registry: Mapping[str, Any], *, strict: bool | None = None
 ) -> tuple[tuple[ToolSpec, ...], dict[str, Tool]]:
     """Specs for the model and the reachable tools, for declarations whose names are all registered.
 
-    A declaration without ``description`` or ``parameters`` takes the registered tool's own.
+    A declaration without ``description`` or ``parameters`` takes the registered tool's own; one without
+    ``strict`` takes ``strict`` (the step's ``strict_tools``).
     """
     specs = []
     reachable: dict[str, Tool] = {}
@@ -131,6 +135,7 @@ def declared_tools(
             name=declared.name,
             description=declared.description if declared.description is not None else registered.description,
             parameters=declared.parameters if declared.parameters is not None else registered.parameters,
+            strict=declared.strict if declared.strict is not None else strict,
         ))
     return tuple(specs), reachable
 
@@ -150,14 +155,27 @@ async def run_tool_loop(
     *,
     attempt: int,
     call_model: Callable[[LLMRequest], Awaitable[LLMResponse]],
+    shape: Shape | None = None,
+    reasks: int = 0,
 ) -> StepOutcome:
-    """One attempt of the loop; a retry of the step calls this again from the start."""
+    """One attempt of the loop; a retry of the step calls this again from the start.
+
+    With ``shape`` (the step's ``response_schema``) the final reply is parsed and checked: one that does
+    not fit goes back to the model with the problem, up to ``reasks`` times (each one more call, tools
+    still offered), as a structured step without tools re-asks.
+    """
+    if shape is not None:
+        from .structured import prepare_with_tools
+
+        request = prepare_with_tools(request, shape)
     messages = list(request.messages)
     first_choice = wire_tool_choice(step.tool_choice)
     later_choice = "none" if first_choice == "none" else "auto"
     offered = ", ".join(reachable) or "none"
     text, finish, model, provider = "", None, request.model, None
-    for turn in range(1, step.max_tool_iterations + 1):
+    limit, asked, turn = step.max_tool_iterations, 0, 0
+    while turn < limit:
+        turn += 1
         turn_request = request.model_copy(update={
             "messages": tuple(messages), "tool_choice": first_choice if turn == 1 else later_choice,
             "turn": turn, "attempt": attempt, "stream": False,
@@ -167,35 +185,63 @@ async def run_tool_loop(
         provider = response.provider
         text, finish = response.text, response.finish_reason
         calls = response.tool_calls if first_choice != "none" else ()
-        _count(ctx, response, model, attempt, turn, calls)
+        checked = _checked(shape, text) if shape is not None and not calls else None
+        _count(ctx, response, model, attempt, turn, calls, checked)
+        if checked is not None and checked[1] is not None and asked < reasks:  # re-ask, tools still offered
+            asked, limit = asked + 1, limit + 1
+            messages += [Message(role="assistant", content=text),
+                         Message(role="user", content=f"That reply is not valid: {checked[1]}. "
+                                                      "Reply again with only the JSON.")]
+            continue
         if not calls:
             break
-        if turn == step.max_tool_iterations:
+        if turn == limit:
             finish = "max_tool_iterations" if text.strip() else "max_tool_iterations_no_answer"
             ctx.event("tool_calls_skipped", attempt, turn=turn, tools=[call.name for call in calls],
                       reason=finish)
             break
-        runs = await asyncio.gather(*(
-            execute_call(call, reachable, unknown_message=(
-                f"unknown tool '{call.name}': this step offers {offered}"))
-            for call in calls
-        ))
-        messages.append(Message(role="assistant", content=text or None, tool_calls=tuple(calls),
-                                thinking_blocks=response.thinking_blocks))  # Anthropic wants them back
-        for run in runs:  # results go back in the order of the calls, whichever finished first
-            ctx.event("tool_call", attempt, turn=turn, call_id=run.call.id, tool=run.call.name,
-                      args=run.arguments if run.arguments is not None else run.call.arguments, ok=run.ok,
-                      **({} if run.ok else {"code": run.code, "error": run.content}))
-            messages.append(Message(role="tool", content=run.content, tool_call_id=run.call.id, name=run.call.name))
+        await _run_calls(ctx, reachable, response, calls, messages, attempt=attempt, turn=turn, offered=offered)
+    value: Any = text
+    if shape is not None:
+        value, problem = checked if checked is not None else _checked(shape, text)
+        if problem is not None:
+            from .structured import no_valid_reply
+
+            raise no_valid_reply(step.id, turn, problem)
     return StepOutcome(
-        value=text, attempts=attempt, finish_reason=finish, usage=ctx.usage, cost_usd=round(ctx.cost_usd, 10),
-        model=model, provider=provider, reasoning_content=response.reasoning_content,  # the last reply's
+        value=value, raw=text if shape is not None else None, attempts=attempt, finish_reason=finish,
+        usage=ctx.usage, cost_usd=round(ctx.cost_usd, 10), model=model, provider=provider,
+        reasoning_content=response.reasoning_content,  # the last reply's
     )
 
 
+def _checked(shape: Shape, text: str) -> tuple[Any, str | None]:
+    from .structured import read_reply
+
+    return read_reply(shape, text)
+
+
+async def _run_calls(ctx: StepContext, reachable: Mapping[str, Tool], response: LLMResponse,
+                     calls: Sequence[ToolCall], messages: list[Message], *, attempt: int, turn: int,
+                     offered: str) -> None:
+    """Run one reply's calls at once; their results join ``messages`` in the order of the calls."""
+    runs = await asyncio.gather(*(
+        execute_call(call, reachable, unknown_message=f"unknown tool '{call.name}': this step offers {offered}")
+        for call in calls
+    ))
+    messages.append(Message(role="assistant", content=response.text or None, tool_calls=tuple(calls),
+                            thinking_blocks=response.thinking_blocks))  # Anthropic wants them back
+    for run in runs:  # results go back in the order of the calls, whichever finished first
+        ctx.event("tool_call", attempt, turn=turn, call_id=run.call.id, tool=run.call.name,
+                  args=run.arguments if run.arguments is not None else run.call.arguments, ok=run.ok,
+                  **({} if run.ok else {"code": run.code, "error": run.content}))
+        messages.append(Message(role="tool", content=run.content, tool_call_id=run.call.id, name=run.call.name))
+
+
 def _count(ctx: StepContext, response: LLMResponse, model: str, attempt: int, turn: int,
-           calls: Sequence[ToolCall]) -> None:
-    """Add one call's tokens and cost to the step's totals, and trace it."""
+           calls: Sequence[ToolCall], checked: tuple[Any, str | None] | None = None) -> None:
+    """Add one call's tokens and cost to the step's totals, and trace it (a final reply checked against the
+    step's ``response_schema`` says whether it was ``valid``, and if not, the ``problem``)."""
     cost = response.cost if response.cost is not None else cost_of(model, response.usage)
     ctx.usage = ctx.usage + response.usage
     ctx.cost_usd += cost or 0.0
@@ -205,4 +251,5 @@ def _count(ctx: StepContext, response: LLMResponse, model: str, attempt: int, tu
         reasoning_tokens=response.usage.reasoning_tokens, **response.usage.cache_counts(),
         finish_reason=response.finish_reason,
         cost_usd=cost or 0.0, priced=cost is not None, tool_calls=[call.name for call in calls],
+        **({} if checked is None else {"valid": checked[1] is None, **({"problem": checked[1]} if checked[1] else {})}),
     )

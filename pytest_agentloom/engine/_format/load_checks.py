@@ -8,6 +8,8 @@ expressions on the workflow (``workflow.compiled.conditions``).
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..._core.state_paths import get_path, parse_path
 from ..._core.suggest import did_you_mean
 from ...errors import TemplateError, WorkflowError
@@ -21,6 +23,7 @@ from .model import AgentStep, LLMCallStep, NamedToolChoice, RouterStep, Workflow
 __all__ = [
     "check_agent_conversations",
     "check_agents",
+    "check_call_shapes",
     "check_llm_calls",
     "check_shared_conversations",
     "check_thinking",
@@ -185,21 +188,22 @@ def _other_branches(workflow: Workflow, graph: dict[str, list[str]], first: str,
 
 
 def check_tool_calling(workflow: Workflow, file: str) -> list[WorkflowError]:
-    """Tools and ``response_schema`` can't share a step; a named tool_choice must be a declared tool."""
+    """A ``response_schema`` is well formed (with or without tools); a named tool_choice must be a declared tool."""
     problems = []
     for step in workflow.steps:
         if not isinstance(step, LLMCallStep):
             continue
         names = [tool.name for tool in step.tools]
-        if step.response_schema is not None and step.tools:
-            problems.append(WorkflowError(
-                f"llm_call '{step.id}' has both 'tools' and 'response_schema', which can't share a step",
-                file=file, step_id=step.id, field="response_schema",
-                hint="split it into two steps (one with tools, one with response_schema), or use an agent "
-                     "with an output_schema.",
-            ))
-        elif step.response_schema is not None:
+        if step.response_schema is not None:  # with tools too: the loop's final reply must fit it
             problems.extend(_check_response_schema(step, file))
+        if step.prefill is not None and (step.tools or step.response_schema is not None):
+            problems.append(WorkflowError(
+                f"llm_call '{step.id}' sets prefill beside {'tools' if step.tools else 'response_schema'}, "
+                "which can't share a step",
+                file=file, step_id=step.id, field="prefill",
+                hint="a prefill is the start of a plain reply: a tool loop would repeat it on every turn, and a "
+                     "structured reply brings its own (Claude) or a native format that takes none.",
+            ))
         for index, name in enumerate(names):
             if name in names[:index]:
                 problems.append(WorkflowError(
@@ -245,28 +249,127 @@ def _check_response_schema(step: LLMCallStep, file: str) -> list[WorkflowError]:
     return problems
 
 
+#: each provider's documented thinking budgets (docs/providers.md: Reasoning): model prefix -> (least, most)
+THINKING_BUDGETS: tuple[tuple[str, str, int, int | None], ...] = (
+    ("anthropic", "", 1024, None),  # at least 1024, and below max_tokens (checked apart)
+    ("google", "gemini-2.5-pro", 128, 32768),
+    ("google", "gemini-2.5-flash-lite", 512, 24576),
+    ("google", "gemini-2.5-flash", 1, 24576),
+)
+
+
+def _thinking_provider(provider: str | None, model: str) -> str | None:
+    """Where a call of ``model`` goes, as far as the file says: ``config.provider``, else the model's name."""
+    if provider:
+        return {"gemini": "google"}.get(provider, provider)
+    if model.startswith("claude"):
+        return "anthropic"
+    return "google" if model.startswith("gemini") else None
+
+
 def check_thinking(workflow: Workflow, file: str) -> list[WorkflowError]:
-    """Reasoning: a Claude step with thinking needs a budget, and any max_tokens must leave room above it."""
+    """Reasoning, on llm_call steps and agents: each setting fits the provider the call goes to (a Claude
+    call needs a budget of at least 1024 or ``type: adaptive``; Gemini's budgets have a documented range),
+    and any max_tokens leaves room above the budget."""
+    problems = []
+    places: list[tuple[str, str | None, str, Any, int | None, str]] = []  # kind, step id, field, thinking, ...
+    for step in workflow.steps:
+        if isinstance(step, LLMCallStep) and step.thinking is not None:
+            places.append(("llm_call", step.id, "thinking", step.thinking, step.max_tokens,
+                           step.model or workflow.config.model or ""))
+        elif isinstance(step, AgentStep) and step.thinking is not None and step.agent in workflow.agents:
+            agent = workflow.agents[step.agent]
+            places.append(("agent step", step.id, "thinking", step.thinking, agent.max_tokens,
+                           agent.model or workflow.config.model or ""))
+    for name, agent in workflow.agents.items():
+        if agent.thinking is not None:
+            places.append(("agent", None, f"agents.{name}.thinking", agent.thinking, agent.max_tokens,
+                           agent.model or workflow.config.model or ""))
+    for kind, step_id, field, thinking, max_tokens, model in places:
+        if thinking.enabled:
+            problems.extend(_thinking_problems(kind, step_id, field, thinking, max_tokens, model,
+                                               _thinking_provider(workflow.config.provider, model), file))
+    return problems
+
+
+def _thinking_problems(kind: str, step_id: str | None, field: str, thinking: Any, max_tokens: int | None, model: str,
+                       provider: str | None, file: str) -> list[WorkflowError]:
+    where = f"agent '{field.split('.')[1]}'" if step_id is None else f"{kind} '{step_id}'"
+    budget = thinking.budget_tokens
+    problems = []
+    if provider == "anthropic" and thinking.type == "adaptive" and budget is not None:
+        problems.append(WorkflowError(
+            f"{where} sets thinking type: adaptive and budget_tokens; adaptive thinking takes no budget",
+            file=file, step_id=step_id, field=f"{field}.budget_tokens",
+            hint="remove budget_tokens (set effort: low/medium/high/max to steer it), or use type: enabled.",
+        ))
+    elif provider == "anthropic" and budget is None and thinking.type != "adaptive":
+        problems.append(WorkflowError(
+            f"{where} enables thinking on Claude model '{model}' without 'budget_tokens'",
+            file=file, step_id=step_id, field=f"{field}.budget_tokens",
+            hint="Anthropic takes a reasoning budget, not a level: add budget_tokens: 4000 (at least 1024), "
+                 "or type: adaptive on models that have it.",
+        ))
+    if budget is not None and provider is not None:
+        for name, prefix, least, most in THINKING_BUDGETS:
+            if name == provider and model.startswith(prefix):
+                if budget < least or (most is not None and budget > most):
+                    span = f"at least {least}" if most is None else f"from {least} to {most}"
+                    problems.append(WorkflowError(
+                        f"{where} sets a thinking budget of {budget} tokens, outside what {provider} takes for "
+                        f"'{model}' ({span})",
+                        file=file, step_id=step_id, field=f"{field}.budget_tokens",
+                        hint=f"set budget_tokens {span} (docs/providers.md: Reasoning).",
+                    ))
+                break
+    if budget is not None and max_tokens is not None and max_tokens <= budget:
+        problems.append(WorkflowError(
+            f"{where} has max_tokens {max_tokens}, which isn't above its thinking budget "
+            f"({budget}): the reply would have no room left after the reasoning",
+            file=file, step_id=step_id, field="max_tokens" if field == "thinking" else f"{field[:-9]}.max_tokens",
+            hint=f"raise max_tokens above {budget} (e.g. {budget + 4096}), or remove it to send budget + 4096.",
+        ))
+    return problems
+
+
+#: the llm_call fields a provider has no wire form for (docs/providers.md: Call shapes); the adapters refuse
+#: them too, before sending, for a call whose provider the file does not say
+_NO_WIRE_FORM: dict[str, tuple[str, ...]] = {
+    "responses": ("stop", "prefill"), "openai": ("prefill",), "generic_openai": ("prefill",),
+    "google": ("prefill", "service_tier", "strict_tools"), "ollama": ("service_tier", "strict_tools"),
+}
+
+
+def check_call_shapes(workflow: Workflow, file: str) -> list[WorkflowError]:
+    """An llm_call field the step's provider has no wire form for, when the file says the provider."""
     problems = []
     for step in workflow.steps:
-        if not isinstance(step, LLMCallStep) or step.thinking is None or not step.thinking.enabled:
+        if not isinstance(step, LLMCallStep):
             continue
-        model = step.model or workflow.config.model or ""
-        budget = step.thinking.budget_tokens
-        if model.startswith("claude") and budget is None:
-            problems.append(WorkflowError(
-                f"llm_call '{step.id}' enables thinking on Claude model '{model}' without 'budget_tokens'",
-                file=file, step_id=step.id, field="thinking.budget_tokens",
-                hint="Anthropic takes a reasoning budget, not a level: add budget_tokens: 4000 (at least 1024).",
-            ))
-        if budget is not None and step.max_tokens is not None and step.max_tokens <= budget:
-            problems.append(WorkflowError(
-                f"llm_call '{step.id}' has max_tokens {step.max_tokens}, which isn't above its thinking budget "
-                f"({budget}): the reply would have no room left after the reasoning",
-                file=file, step_id=step.id, field="max_tokens",
-                hint=f"raise max_tokens above {budget} (e.g. {budget + 4096}), or remove it to send budget + 4096.",
-            ))
+        wire = _wire_of(workflow, step.model or workflow.config.model or "")
+        for name in _NO_WIRE_FORM.get(wire or "", ()):
+            if getattr(step, name) not in (None, False) or (name == "strict_tools" and any(
+                    tool.strict for tool in step.tools)):
+                where = "OpenAI's Responses API" if wire == "responses" else f"provider '{wire}'"
+                problems.append(WorkflowError(
+                    f"llm_call '{step.id}' sets {name}, which {where} has no field for",
+                    file=file, step_id=step.id, field=name,
+                    hint="remove it, or send the step to a provider that has it (docs/providers.md: Call shapes)"
+                         + (", e.g. config.providers.openai.api: chat_completions." if wire == "responses" else "."),
+                ))
     return problems
+
+
+def _wire_of(workflow: Workflow, model: str) -> str | None:
+    """The provider (``responses`` for OpenAI's Responses API) a call goes to, as far as the file says."""
+    provider = _thinking_provider(workflow.config.provider, model)
+    if provider is None and model.startswith(("gpt-", "chatgpt-", "o1", "o3", "o4")):
+        provider = "openai"
+    if provider in ("openai", "generic_openai"):
+        settings = next((value for name, value in workflow.config.providers.items() if name == provider), None)
+        if settings is not None and settings.api == "responses":
+            return "responses"
+    return provider
 
 
 def check_agents(workflow: Workflow, file: str) -> list[WorkflowError]:

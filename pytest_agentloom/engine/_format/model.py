@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from ..._core.readonly import ReadOnlyDict, read_only
 from ..._core.types import Thinking
@@ -209,6 +209,7 @@ class ToolDeclaration(_Strict):
     name: str = Field(min_length=1)
     description: str | None = None
     parameters: dict[str, Any] | None = None
+    strict: bool | None = None  # the provider's strict tool mode (docs/providers.md); the step's strict_tools else
 
 
 class NamedToolChoice(_Strict):
@@ -276,6 +277,19 @@ class LLMCallStep(_StepBase):
     thinking: Thinking | None = None  # docs/providers.md: Reasoning; each adapter translates it
     attachments: list[AttachmentSpec] = Field(default_factory=list)  # docs/running-workflows.md: Attachments
     on_refusal: Literal["fail", "output"] = "fail"  # docs/providers.md: Refusals; 'output' keeps the refusal text
+    # docs/workflow-format.md, llm_call: sent where the provider has them, refused (before sending) where not
+    stop: str | list[str] | None = Field(default=None, validation_alias=AliasChoices("stop", "stop_sequences"))
+    prefill: str | None = Field(default=None, min_length=1)  # the assistant turn the reply continues
+    service_tier: str | None = Field(default=None, min_length=1)
+    strict_tools: bool | None = None  # every tool's strict mode, unless the tool sets its own
+
+    @field_validator("stop")
+    @classmethod
+    def _stop_sequences(cls, value: str | list[str] | None) -> str | list[str] | None:
+        sequences = [value] if isinstance(value, str) else value or []
+        if any(not sequence for sequence in sequences):
+            raise ValueError("a stop sequence cannot be empty")
+        return value
 
 
 class ToolStep(_StepBase):
@@ -315,6 +329,7 @@ class AgentStep(_StepBase):
     agent: str
     prompt: str
     conversation: str | None = None  # the agent takes its turn in this conversation, as speaker by its name
+    thinking: Thinking | None = None  # every turn of the loop; the agent's own thinking when unset
 
 
 class AgentDefinition(_Strict):
@@ -343,6 +358,7 @@ class AgentDefinition(_Strict):
     temperature: float | None = None
     on_budget: Literal["fail", "succeed"] = "fail"
     require_evidence: bool = False
+    thinking: Thinking | None = None  # docs/providers.md: Reasoning; sent on every turn, as llm_call sends it
 
     def tool_names(self) -> list[str]:
         return [tool if isinstance(tool, str) else tool.name for tool in self.tools]

@@ -123,11 +123,11 @@ def _attempt_call(step: LLMCallStep, ctx: StepContext, request: LLMRequest,
 
         specs, reachable = step_tools(step, ctx.tools)
         tool_request = request.model_copy(update={"tools": specs, "stream": False})
-        if step.response_schema is not None:
-            resolve_shape(step)  # checked all the same, as a step without tools checks it
+        final_shape = resolve_shape(step) if step.response_schema is not None else None  # the final reply's
 
         def tool_loop(attempt: int) -> Awaitable[Answer]:
-            return run_tool_loop(step, ctx, tool_request, reachable, attempt=attempt, call_model=call_model)
+            return run_tool_loop(step, ctx, tool_request, reachable, attempt=attempt, call_model=call_model,
+                                 shape=final_shape, reasks=policy.max_retries)
         return tool_loop
     shape = resolve_shape(step)
     reasks = 0 if request.stream else policy.max_retries
@@ -182,17 +182,18 @@ def _build_request(step: LLMCallStep, ctx: StepContext, model: str,
         messages = (user,) if system is None else (system, user)
     config = ctx.workflow.config
     stream = step.stream if step.stream is not None else config.stream
-    if step.temperature is None and step.max_tokens is None and (step.thinking is None or not step.thinking.enabled):
+    if (step.temperature is None and step.max_tokens is None and (step.thinking is None or not step.thinking.enabled)
+            and step.stop is None and step.service_tier is None and step.prefill is None):
         # the usual step: the fields left out are their defaults (no params, no thinking), validated for less
         return LLMRequest(step_id=step.id, model=model, messages=messages, stream=stream, provider=config.provider)
     params: dict[str, object] = {}
-    if step.temperature is not None:
-        params["temperature"] = step.temperature
-    if step.max_tokens is not None:
-        params["max_tokens"] = step.max_tokens
+    for name in ("temperature", "max_tokens", "stop", "service_tier"):
+        value = getattr(step, name)
+        if value is not None:
+            params[name] = value
     thinking = step.thinking if step.thinking is not None and step.thinking.enabled else None
     return LLMRequest(step_id=step.id, model=model, messages=messages, params=params, stream=stream,
-                      thinking=thinking, provider=config.provider)
+                      thinking=thinking, provider=config.provider, prefill=step.prefill)
 
 
 async def _attach(step: LLMCallStep, ctx: StepContext, request: LLMRequest) -> LLMRequest:
@@ -250,6 +251,7 @@ def _succeed(ctx: StepContext, response: LLMResponse, attempt: int, model: str, 
 
 
 def _keeps_reasoning(step: LLMCallStep) -> bool:
-    """The reasoning text reaches the result only with thinking enabled and capture_reasoning on."""
+    """The reasoning text a provider returned reaches the result, asked for or not (DeepSeek, Groq and Ollama
+    send it unasked), unless the step's thinking sets ``capture_reasoning: false``."""
     thinking = step.thinking
-    return thinking is not None and thinking.enabled and thinking.capture_reasoning
+    return thinking is None or thinking.capture_reasoning

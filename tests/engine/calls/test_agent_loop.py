@@ -192,6 +192,29 @@ def test_output_schema_parses_the_final_answer() -> None:
     assert result.steps["triage"].finish_reason == "done"
 
 
+def test_output_schema_goes_natively_beside_the_tools_on_every_turn() -> None:
+    schema = {"type": "object", "properties": {"category": {"type": "string"}}, "required": ["category"]}
+    script = Scripted({"triage": [tool_call("get_ticket", ticket_id="T-1"), '{"category": "billing"}']})
+    result = run(script, workflow=flow(f"output_schema: {json.dumps(schema)}"))
+    assert result.state["triage"] == {"category": "billing"}
+    for sent in script.requests:
+        assert sent.request.params["response_format"] == {
+            "type": "json_schema", "json_schema": {"name": "triager", "schema": schema, "strict": False}}
+        assert sent.request.tools
+
+
+def test_thinking_on_an_agent_goes_out_on_every_turn_and_the_step_wins() -> None:
+    script = Scripted({"triage": [tool_call("get_ticket", ticket_id="T-1"), "done"]})
+    run(script, workflow=flow("thinking: {enabled: true, level: high}"))
+    assert [sent.request.thinking.level for sent in script.requests] == ["high", "high"]
+    text = flow("thinking: {enabled: true, level: high}").model_dump(mode="json", by_alias=True, exclude_unset=True)
+    text["steps"][0]["thinking"] = {"type": "adaptive", "effort": "low"}
+    script = Scripted({"triage": ["done"]})
+    run(script, workflow=parse_workflow(json.dumps(text)))
+    [sent] = script.requests
+    assert (sent.request.thinking.type, sent.request.thinking.effort) == ("adaptive", "low")
+
+
 # -- budgets ----------------------------------------------------------------------------------------------------
 
 

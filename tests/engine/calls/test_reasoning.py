@@ -90,17 +90,31 @@ def test_a_malformed_thinking_block_fails_at_load(thinking):
     assert "thinking" in str(load_error(plan_step(thinking, model="o3")))
 
 
-def test_agents_do_not_take_a_thinking_block():
+def test_agents_take_a_thinking_block_and_its_budget_is_checked():
     text = """\
         name: agents
         agents:
           helper:
             model: claude-sonnet-4-5
-            thinking: {enabled: true, budget_tokens: 2000}
+            thinking: {enabled: true, budget_tokens: %d}
         steps:
           - {id: go, type: agent, agent: helper, prompt: hi}
         """
-    assert "thinking" in str(load_error(text))
+    assert flow(text % 2000).agents["helper"].thinking.budget_tokens == 2000
+    error = load_error(text % 100)
+    assert error.field == "agents.helper.thinking.budget_tokens" and "at least 1024" in str(error)
+
+
+def test_reasoning_text_returned_unasked_is_kept():
+    workflow = flow("""\
+        name: unasked
+        config: {model: deepseek-reasoner, provider: generic_openai}
+        steps:
+          - {id: plan, type: llm_call, prompt: "Plan."}
+        """)
+    provider = Scripted({"plan": reply("ok", reasoning="I thought about it")})
+    result = run_workflow(workflow, provider=provider, clock=VirtualClock())
+    assert result.steps["plan"].reasoning_content == "I thought about it"
 
 
 # --------------------------------------------------------------------------- what reaches the provider

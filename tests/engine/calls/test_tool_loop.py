@@ -303,11 +303,73 @@ def test_same_inputs_same_trace() -> None:
 # -- load-time rules ----------------------------------------------------------------------------------------
 
 
-def test_tools_and_response_schema_cannot_share_a_step() -> None:
-    with pytest.raises(WorkflowError) as info:
-        flow("response_schema: {type: json_object}")
-    assert info.value.headline == "llm_call 'ask' has both 'tools' and 'response_schema', which can't share a step"
-    assert info.value.field == "response_schema"
+STATUS_SCHEMA = """\
+response_schema:
+  type: json_schema
+  name: status
+  schema: {type: object, properties: {status: {type: string}}, required: [status]}
+"""
+
+
+def test_tools_and_a_response_schema_the_loop_runs_and_the_final_reply_is_parsed() -> None:
+    provider = Scripted({"ask": [tool_call("lookup", ticket_id="T-1", call_id="c1"), '{"status": "open"}']})
+    result = run(flow(STATUS_SCHEMA), provider)
+    step = result.steps["ask"]
+    assert (result.status, step.output, result.state["answer"]) == ("success", {"status": "open"}, {"status": "open"})
+    first, second = (call.request for call in provider.requests)
+    assert first.tools and second.tools  # the tools stay offered while the shape is asked for
+    wanted = {"name": "status", "strict": True, "schema": {"type": "object", "properties": {"status": {
+        "type": "string"}}, "required": ["status"], "additionalProperties": False}}
+    assert first.params["response_format"] == second.params["response_format"] == {
+        "type": "json_schema", "json_schema": wanted}
+    events = result.trace.events("provider_call")
+    assert [event.data.get("valid") for event in events] == [None, True]
+    assert [event.data["tool_calls"] for event in events] == [["lookup"], []]
+
+
+def test_tools_and_a_response_schema_an_invalid_final_reply_is_asked_again() -> None:
+    provider = Scripted({"ask": [tool_call("lookup", ticket_id="T-1", call_id="c1"), "It is open.",
+                                 '{"status": "open"}']})
+    result = run(flow(STATUS_SCHEMA), provider)
+    assert result.steps["ask"].output == {"status": "open"}
+    third = provider.requests[2].request
+    assert third.tools and third.messages[-1].content.startswith("That reply is not valid: the reply holds no JSON")
+    events = result.trace.events("provider_call")
+    assert [event.data.get("valid") for event in events] == [None, False, True]
+    assert "problem" in events[1].data
+
+
+def test_tools_and_a_response_schema_no_valid_reply_fails_without_a_retry() -> None:
+    provider = Scripted({"ask": ["no", "still no"]})
+    result = run(flow(STATUS_SCHEMA + "retry: {max_retries: 1}\n"), provider)
+    step = result.steps["ask"]
+    assert (result.status, step.error_code, step.attempts) == ("failed", "invalid_output", 1)
+    assert "no valid structured reply after 2 calls" in step.error
+    assert len(provider.requests) == 2
+
+
+def claude_flow(extra: str) -> Any:
+    data = json.loads(flow(extra).model_dump_json(by_alias=True, exclude_unset=True))
+    return parse_workflow(json.dumps({**data, "config": {"model": "claude-sonnet-4-5", "provider": "anthropic"}}))
+
+
+def test_tools_and_a_response_schema_for_claude_the_schema_goes_natively() -> None:
+    provider = Scripted({"ask": [tool_call("lookup", ticket_id="T-1", call_id="c1"), '{"status": "open"}']})
+    result = run(claude_flow(STATUS_SCHEMA), provider)
+    assert result.steps["ask"].output == {"status": "open"}
+    first = provider.requests[0].request
+    assert first.params["response_format"]["type"] == "json_schema" and first.tools
+    assert first.messages[-1].role == "user"  # no "{" prefill: it would keep the model from calling a tool
+
+
+def test_tools_and_a_json_object_shape_for_claude_asks_in_the_system_prompt_without_prefill() -> None:
+    provider = Scripted({"ask": [tool_call("lookup", ticket_id="T-1", call_id="c1"), '{"status": "open"}']})
+    result = run(claude_flow("response_schema: {type: json_object}"), provider)
+    assert result.steps["ask"].output == {"status": "open"}
+    first = provider.requests[0].request
+    assert "response_format" not in first.params and first.tools
+    assert first.messages[0].role == "system" and "final answer" in first.messages[0].content
+    assert first.messages[-1].role == "user"
 
 
 def test_a_named_tool_choice_must_be_declared() -> None:
