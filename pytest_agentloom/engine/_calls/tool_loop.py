@@ -22,7 +22,7 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..._core.plain import to_plain
 from ..._core.types import LLMRequest, LLMResponse, Message, ToolCall, ToolSpec
@@ -31,9 +31,7 @@ from ...tools._registry import Tool, as_tool
 from .._format.model import LLMCallStep, NamedToolChoice, ToolDeclaration
 from .._outcome.pricing import cost_of
 from .._outcome.step_context import StepContext, StepOutcome
-
-if TYPE_CHECKING:
-    from .structured import Shape
+from .structured import Shape, no_valid_reply, prepare_with_tools, read_reply
 
 __all__ = [
     "ToolRun",
@@ -165,8 +163,6 @@ async def run_tool_loop(
     still offered), as a structured step without tools re-asks.
     """
     if shape is not None:
-        from .structured import prepare_with_tools
-
         request = prepare_with_tools(request, shape)
     messages = list(request.messages)
     first_choice = wire_tool_choice(step.tool_choice)
@@ -185,7 +181,7 @@ async def run_tool_loop(
         provider = response.provider
         text, finish = response.text, response.finish_reason
         calls = response.tool_calls if first_choice != "none" else ()
-        checked = _checked(shape, text) if shape is not None and not calls else None
+        checked = read_reply(shape, text) if shape is not None and not calls else None
         _count(ctx, response, model, attempt, turn, calls, checked)
         if checked is not None and checked[1] is not None and asked < reasks:  # re-ask, tools still offered
             asked, limit = asked + 1, limit + 1
@@ -203,22 +199,14 @@ async def run_tool_loop(
         await _run_calls(ctx, reachable, response, calls, messages, attempt=attempt, turn=turn, offered=offered)
     value: Any = text
     if shape is not None:
-        value, problem = checked if checked is not None else _checked(shape, text)
+        value, problem = checked if checked is not None else read_reply(shape, text)
         if problem is not None:
-            from .structured import no_valid_reply
-
             raise no_valid_reply(step.id, turn, problem)
     return StepOutcome(
         value=value, raw=text if shape is not None else None, attempts=attempt, finish_reason=finish,
         usage=ctx.usage, cost_usd=round(ctx.cost_usd, 10), model=model, provider=provider,
         reasoning_content=response.reasoning_content,  # the last reply's
     )
-
-
-def _checked(shape: Shape, text: str) -> tuple[Any, str | None]:
-    from .structured import read_reply
-
-    return read_reply(shape, text)
 
 
 async def _run_calls(ctx: StepContext, reachable: Mapping[str, Tool], response: LLMResponse,

@@ -169,6 +169,10 @@ class _Watched:
             text_listener.reset(token)
 
 
+#: the step's fields sent as the request's ``params`` when set
+_PARAMS = ("temperature", "max_tokens", "stop", "service_tier")
+
+
 def _build_request(step: LLMCallStep, ctx: StepContext, model: str,
                    conversation: tuple[Message, ...] | None = None) -> LLMRequest:
     if conversation is not None:
@@ -182,16 +186,11 @@ def _build_request(step: LLMCallStep, ctx: StepContext, model: str,
         messages = (user,) if system is None else (system, user)
     config = ctx.workflow.config
     stream = step.stream if step.stream is not None else config.stream
-    if (step.temperature is None and step.max_tokens is None and (step.thinking is None or not step.thinking.enabled)
-            and step.stop is None and step.service_tier is None and step.prefill is None):
+    params = {name: getattr(step, name) for name in _PARAMS if getattr(step, name) is not None}
+    thinking = step.thinking if step.thinking is not None and step.thinking.enabled else None
+    if not params and thinking is None and step.prefill is None:
         # the usual step: the fields left out are their defaults (no params, no thinking), validated for less
         return LLMRequest(step_id=step.id, model=model, messages=messages, stream=stream, provider=config.provider)
-    params: dict[str, object] = {}
-    for name in ("temperature", "max_tokens", "stop", "service_tier"):
-        value = getattr(step, name)
-        if value is not None:
-            params[name] = value
-    thinking = step.thinking if step.thinking is not None and step.thinking.enabled else None
     return LLMRequest(step_id=step.id, model=model, messages=messages, params=params, stream=stream,
                       thinking=thinking, provider=config.provider, prefill=step.prefill)
 
