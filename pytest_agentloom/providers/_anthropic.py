@@ -91,9 +91,9 @@ class AnthropicProvider:
         with anthropic_errors(self.name, streaming_started=started):
             client = self._client.get()
             if request.stream:
-                stream = await client.messages.create(**body, stream=True)
+                stream = await client.messages.create(**_sdk_arguments(body), stream=True)
                 return await self._assemble(stream, request, started)
-            message = await client.messages.create(**body)
+            message = await client.messages.create(**_sdk_arguments(body))
         return self._from_message(message, request)
 
     # -- request
@@ -222,6 +222,19 @@ class AnthropicProvider:
             model=model or request.model,
             provider=self.name,
         )
+
+
+#: body fields that SDKs older than the API's have no keyword for (anthropic 0.48, our floor, has neither)
+_EXTRA_BODY_FIELDS = ("output_config", "service_tier")
+
+
+def _sdk_arguments(body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` as ``messages.create`` keywords: the fields of :data:`_EXTRA_BODY_FIELDS` go in the SDK's public
+    ``extra_body`` (merged into the JSON as it is), so every supported SDK version sends the same request."""
+    extra = {key: body[key] for key in _EXTRA_BODY_FIELDS if key in body}
+    if not extra:
+        return body
+    return {**{key: value for key, value in body.items() if key not in extra}, "extra_body": extra}
 
 
 def _output_config(params: dict[str, Any], thinking: dict[str, Any] | None) -> dict[str, Any]:

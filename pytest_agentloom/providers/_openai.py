@@ -171,7 +171,7 @@ class OpenAIProvider:
             try:
                 async for event in await client.responses.create(**body, stream=True):
                     started[0] = True
-                    reader.feed(event.model_dump(mode="json"))
+                    reader.feed(_event_data(event.model_dump(mode="json")))
             except Exception as exc:
                 _raise_stream_error(exc, reader, started[0])
                 raise
@@ -312,6 +312,16 @@ def _provider_usage(chunk: Any) -> Any:
     from openai.types import CompletionUsage
 
     return CompletionUsage.model_validate({"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, **found})
+
+
+def _event_data(event: dict[str, Any]) -> dict[str, Any]:
+    """The event as the API sent it. Older SDKs (openai 1.81, our floor, among them) hand an event whose SSE name
+    does not start with
+    ``response.`` (the flat ``error`` event) over wrapped, as ``{"data": ..., "event": name}``."""
+    data = event.get("data")
+    if event.get("type") is None and isinstance(data, dict) and isinstance(event.get("event"), str):
+        return {"type": event["event"], **data}
+    return event
 
 
 def _raise_stream_error(exc: Exception, reader: ResponsesStream, started: bool) -> None:
