@@ -46,7 +46,6 @@ UPSTREAM_UNSUPPORTED = {
     "jitter": "backoffs here are exact, so a run repeats; remove 'jitter' (the waits stay "
               "backoff_seconds * backoff_multiplier ** n).",
     "strict_outputs": "no version of upstream agentloom gives it a meaning (0.4 ignores it); remove it.",
-    "allow_internal_webhook_targets": "write 'allow_internal_targets: true' under config.sandbox.",
     "seed": "the mock provider here is deterministic without a seed; remove it.",
 }
 

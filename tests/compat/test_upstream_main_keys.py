@@ -1,0 +1,122 @@
+"""The keys of upstream agentloom's main branch, with the meaning docs/compatibility.md gives them.
+
+``config.on_step_failure``, ``config.strict_outputs``, ``subworkflow.isolated_state`` and
+``sandbox.allow_internal_webhook_targets``. Webhooks go to a real HTTP server on 127.0.0.1;
+refusals never open a connection.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_agentloom import Scripted, VirtualClock, error, run_workflow
+from pytest_agentloom.engine._format.lint import findings
+from pytest_agentloom.engine._format.loader import parse_workflow
+from pytest_agentloom.errors import WorkflowError
+
+
+def run(workflow: Any, **options: Any):
+    options.setdefault("clock", VirtualClock())
+    return run_workflow(workflow, runs_dir=False, **options)
+
+
+# -- sandbox.allow_internal_webhook_targets ----------------------------------------------------------------------
+
+
+class _Hook(BaseHTTPRequestHandler):
+    received: list[str]
+
+    def do_POST(self) -> None:
+        self.received.append(self.rfile.read(int(self.headers.get("Content-Length", 0))).decode())
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def hook_server() -> Iterator[tuple[int, list[str]]]:
+    received: list[str] = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), type("Hook", (_Hook,), {"received": received}))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1], received
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def gate_flow(url: str, sandbox: str) -> Any:
+    return parse_workflow(
+        f"name: hooks\nconfig: {{sandbox: {{{sandbox}}}}}\n"
+        f"steps:\n  - {{id: gate, type: approval_gate, message: ship?, notify: {{url: '{url}'}}}}\n")
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "[::ffff:127.0.0.1]"])
+def test_the_webhook_opt_in_reaches_a_loopback_server(hook_server, host):
+    port, received = hook_server
+    result = run(gate_flow(f"http://{host}:{port}/hook", "allow_internal_webhook_targets: true"))
+    assert result.status.value == "paused", result.steps["gate"].error
+    assert len(received) == 1
+    assert result.trace.events("webhook")[0].data["status"] == 204
+
+
+def test_without_the_opt_in_the_same_server_is_refused(hook_server):
+    port, received = hook_server
+    result = run(gate_flow(f"http://127.0.0.1:{port}/hook", "enabled: true"))
+    assert result.steps["gate"].error_code == "webhook_refused"
+    assert "allow_internal_webhook_targets: true" in result.steps["gate"].error
+    assert received == []
+
+
+@pytest.mark.parametrize("url", [
+    "http://169.254.169.254/latest/meta-data/",  # AWS, Google Cloud, Azure, ...: link-local
+    "http://169.254.170.2/v2/credentials",  # ECS task credentials: link-local
+    "http://[fe80::1]/hook",
+    "http://[::ffff:169.254.169.254]/latest/meta-data/",
+    "http://100.100.100.200/latest/meta-data/",  # Alibaba Cloud, inside carrier-grade NAT
+    "http://[fd00:ec2::254]/latest/meta-data/",  # AWS over IPv6, inside unique local
+    "http://0.0.0.0:9/hook",
+    "http://224.0.0.1/hook",
+])
+def test_the_webhook_opt_in_never_opens_metadata_or_link_local_addresses(url):
+    result = run(gate_flow(url, "allow_internal_webhook_targets: true"))
+    error = result.steps["gate"].error
+    assert result.steps["gate"].error_code == "webhook_refused"
+    assert "allow_internal_webhook_targets does not open" in error
+
+
+def test_a_name_resolving_to_a_metadata_address_is_refused_at_connect_time(hook_server, monkeypatch):
+    from pytest_agentloom._core import addresses as addresses_module
+    from pytest_agentloom.engine._steps import approval_gate as gate_module
+
+    async def private(host, port):
+        return ["10.0.0.5"]
+
+    async def metadata(host, port):
+        return ["169.254.169.254"]
+
+    monkeypatch.setattr(gate_module, "resolve_host", private)  # the check sees a private address
+    monkeypatch.setattr(addresses_module, "resolve_host", metadata)  # the connection, a moment later
+    port, received = hook_server
+    result = run(gate_flow(f"http://hooks.internal:{port}/hook", "allow_internal_webhook_targets: true"))
+    assert result.steps["gate"].error_code == "webhook_refused"
+    assert "169.254.169.254" in result.steps["gate"].error and received == []
+
+
+def test_the_webhook_opt_in_does_not_open_http_request(hook_server):
+    port, _ = hook_server
+    flow = parse_workflow(
+        "name: fetch\nconfig: {sandbox: {allow_network: true, allow_internal_webhook_targets: true}}\n"
+        f"steps:\n  - {{id: get, type: tool, tool_name: http_request, tool_args: {{url: 'http://127.0.0.1:{port}/'}}}}\n")
+    result = run(flow)
+    assert result.status.value == "failed"
+    assert result.steps["get"].error_code == "sandbox_refused"
