@@ -120,3 +120,54 @@ def test_the_webhook_opt_in_does_not_open_http_request(hook_server):
     result = run(flow)
     assert result.status.value == "failed"
     assert result.steps["get"].error_code == "sandbox_refused"
+
+
+# -- subworkflow.isolated_state ----------------------------------------------------------------------------------
+
+ISOLATED = """\
+name: parent
+config: {{model: m}}
+state: {{topic: tides, private_notes: keep out}}
+steps:
+  - id: nested
+    type: subworkflow
+    {isolated}
+    input: {{subject: "{{state.topic}}"}}
+    {child}
+    output: child_result
+"""
+INLINE_CHILD = ("workflow_inline: {name: classifier, config: {model: m}, state: {threshold: 0.75}, "
+                "steps: [{id: classify, type: llm_call, prompt: 'Classify {state.subject}', output: label}]}")
+
+
+@pytest.mark.parametrize(("isolated", "sees_parent"), [("isolated_state: true", False),
+                                                        ("isolated_state: false", True), ("", True)])
+def test_isolated_state_starts_an_inline_child_from_its_own_state_and_input(isolated, sees_parent):
+    flow = parse_workflow(ISOLATED.format(isolated=isolated, child=INLINE_CHILD))
+    result = run(flow, provider=Scripted({"nested/classify": "calm"}))
+    child_state = result.state["child_result"]
+    assert child_state["label"] == "calm" and child_state["subject"] == "tides" and child_state["threshold"] == 0.75
+    assert ("private_notes" in child_state) is sees_parent
+    assert ("topic" in child_state) is sees_parent
+
+
+def test_isolated_state_false_makes_a_workflow_file_child_inherit(tmp_path):
+    (tmp_path / "child.yaml").write_text(
+        "name: child\nconfig: {model: m}\nsteps: [{id: classify, type: llm_call, prompt: 'Classify {state.subject}', output: label}]\n")
+    for isolated, sees_parent in (("", False), ("isolated_state: false", True), ("isolated_state: true", False)):
+        (tmp_path / "flow.yaml").write_text(ISOLATED.format(isolated=isolated, child="workflow: child.yaml"))
+        result = run(tmp_path / "flow.yaml", provider=Scripted({"nested/classify": "calm"}))
+        assert ("private_notes" in result.state["child_result"]) is sees_parent, isolated
+
+
+def test_isolated_state_with_return_keys_hands_back_only_those():
+    flow = parse_workflow(ISOLATED.format(isolated="isolated_state: true\n    return_keys: [label]",
+                                          child=INLINE_CHILD))
+    assert run(flow, provider=Scripted({"nested/classify": "calm"})).state["child_result"] == {"label": "calm"}
+
+
+def test_validate_warns_about_a_parent_key_an_isolated_child_reads():
+    child = INLINE_CHILD.replace("Classify {state.subject}", "Classify {state.private_notes}")
+    found = findings(parse_workflow(ISOLATED.format(isolated="isolated_state: true", child=child)))
+    assert [(f.step_id, "private_notes" in f.message) for f in found] == [("nested/classify", True)]
+    assert findings(parse_workflow(ISOLATED.format(isolated="isolated_state: false", child=child))) == []

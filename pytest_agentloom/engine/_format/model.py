@@ -395,6 +395,8 @@ class SubworkflowStep(_StepBase):
     (a file) and ``workflow_inline`` (the child written in place). A child given
     by either starts from a copy of the parent's whole state (its own ``state:``
     only fills keys the parent lacks). Exactly one of the three keys is given.
+    Upstream's ``isolated_state`` says it outright: ``true`` starts the child from
+    its own ``state:`` and ``input`` only, ``false`` from the parent's state too.
     """
 
     type: Literal["subworkflow"]
@@ -403,6 +405,7 @@ class SubworkflowStep(_StepBase):
     workflow_inline: dict[str, Any] | None = None
     input: dict[str, Any] = Field(default_factory=dict)
     return_keys: list[str] | None = None
+    isolated_state: bool | None = None  # upstream's; unset: isolated for 'workflow', inherited for upstream's keys
 
     @model_validator(mode="after")
     def _one_child(self) -> "SubworkflowStep":
@@ -416,7 +419,10 @@ class SubworkflowStep(_StepBase):
 
     @property
     def inherits_state(self) -> bool:
-        """Upstream's keys: the child starts from the parent's state, as upstream agentloom does."""
+        """Whether the child starts from the parent's state: ``isolated_state`` when given, else for upstream's keys
+        (``workflow_path``, ``workflow_inline``), as upstream agentloom does."""
+        if self.isolated_state is not None:
+            return not self.isolated_state
         return self.workflow is None
 
     @property

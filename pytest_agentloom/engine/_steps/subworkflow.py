@@ -8,7 +8,8 @@ The child file is loaded and checked with the parent, by the loader
   ``input`` laid over its top-level keys (rendered like ``tool_args``). A child
   given by upstream's keys (``workflow_path``, ``workflow_inline``) starts, as
   upstream's does, from a copy of the parent's whole state laid over its own
-  ``state:``, then ``input``.
+  ``state:``, then ``input``. Upstream's ``isolated_state`` decides it outright
+  (``true``: the child's ``state:`` and ``input`` only; ``false``: the parent's too).
 - It runs with the parent's provider, tools and the step's clock. Its model
   requests carry the step id ``<parent step>/<child step>``, so a scripted
   reply for the child's ``search`` step under the parent's ``research`` step is
@@ -78,7 +79,7 @@ async def run_subworkflow(step: SubworkflowStep, ctx: StepContext) -> StepOutcom
     child = _with_limits(child_workflow(ctx.workflow, step), step, ctx)
     inputs = render_args(step.input, ctx.state, on_missing=ctx.missing_key, where="input")
     initial = {**copy.deepcopy(child.state), **inputs}
-    if step.inherits_state:  # upstream's keys: the child starts from the parent's whole state
+    if step.inherits_state:  # upstream's keys or isolated_state: false: from the parent's whole state
         initial = {**copy.deepcopy(child.state), **copy.deepcopy(dict(ctx.state)), **inputs}
     provider = _PrefixedProvider(ctx.provider, step.id) if ctx.provider is not None else None
     finished = await ctx.run.run_child(child, initial, step_id=step.id, clock=ctx.clock, provider=provider)
