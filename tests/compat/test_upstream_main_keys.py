@@ -10,7 +10,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -153,7 +152,8 @@ def test_isolated_state_starts_an_inline_child_from_its_own_state_and_input(isol
 
 def test_isolated_state_false_makes_a_workflow_file_child_inherit(tmp_path):
     (tmp_path / "child.yaml").write_text(
-        "name: child\nconfig: {model: m}\nsteps: [{id: classify, type: llm_call, prompt: 'Classify {state.subject}', output: label}]\n")
+        "name: child\nconfig: {model: m}\n"
+        "steps: [{id: classify, type: llm_call, prompt: 'Classify {state.subject}', output: label}]\n")
     for isolated, sees_parent in (("", False), ("isolated_state: false", True), ("isolated_state: true", False)):
         (tmp_path / "flow.yaml").write_text(ISOLATED.format(isolated=isolated, child="workflow: child.yaml"))
         result = run(tmp_path / "flow.yaml", provider=Scripted({"nested/classify": "calm"}))
@@ -171,3 +171,122 @@ def test_validate_warns_about_a_parent_key_an_isolated_child_reads():
     found = findings(parse_workflow(ISOLATED.format(isolated="isolated_state: true", child=child)))
     assert [(f.step_id, "private_notes" in f.message) for f in found] == [("nested/classify", True)]
     assert findings(parse_workflow(ISOLATED.format(isolated="isolated_state: false", child=child))) == []
+
+
+# -- config.strict_outputs ----------------------------------------------------------------------------------------
+
+CLASH = """\
+name: clash
+config: {{model: m{strict}}}
+steps:
+  - {{id: tone, type: llm_call, prompt: a, output: label}}
+  - {{id: topic, type: llm_call, prompt: b, output: label}}
+  - {{id: refine, type: llm_call, prompt: c, output: label, depends_on: [tone, topic]}}
+"""
+
+
+def test_strict_outputs_refuses_two_side_by_side_steps_writing_one_output():
+    with pytest.raises(WorkflowError) as caught:
+        parse_workflow(CLASH.format(strict=", strict_outputs: true"))
+    assert caught.value.step_id == "topic" and caught.value.field == "output"
+    assert "steps 'tone' and 'topic' both write output 'label'" in str(caught.value)
+    assert "depends_on: [tone]" in str(caught.value)
+
+
+def test_without_strict_outputs_validate_warns_and_the_run_keeps_the_later_write():
+    flow = parse_workflow(CLASH.format(strict=""))
+    warned = [(f.severity, f.step_id, f.field) for f in findings(flow)]
+    assert warned == [("warning", "topic", "output")]  # refine overwrites both on purpose: no warning
+    result = run(flow.with_config(strict_outputs=False), provider=Scripted({"tone": "calm", "topic": "tides",
+                                                                            "refine": "final"}))
+    assert result.state["label"] == "final"
+    alone = parse_workflow(CLASH.format(strict="").replace(
+        "  - {id: refine, type: llm_call, prompt: c, output: label, depends_on: [tone, topic]}\n", ""))
+    assert run(alone, provider=Scripted({"tone": "calm", "topic": "tides"})).state["label"] == "tides"
+
+
+def test_a_chain_of_overwrites_and_exclusive_router_branches_are_not_clashes():
+    chain = "\n".join(f"  - {{id: s{n}, type: llm_call, prompt: p, output: out"
+                      f"{', depends_on: [s' + str(n - 1) + ']' if n else ''}}}" for n in range(300))
+    parse_workflow(f"name: chain\nconfig: {{model: m, strict_outputs: true}}\nsteps:\n{chain}\n")
+    routed = parse_workflow(
+        "name: routed\nconfig: {model: m, strict_outputs: true}\nstate: {kind: q}\nsteps:\n"
+        "  - {id: route, type: router, conditions: [{expression: \"kind == 'q'\", target: answer}], "
+        "default: general}\n"
+        "  - {id: answer, type: llm_call, prompt: a, output: response}\n"
+        "  - {id: general, type: llm_call, prompt: b, output: response}\n")
+    assert findings(routed) == []
+
+
+def test_strict_outputs_is_checked_in_an_inline_child_too():
+    with pytest.raises(WorkflowError, match="both write output 'x'"):
+        parse_workflow(
+            "name: p\nconfig: {model: m}\nsteps:\n  - id: sub\n    type: subworkflow\n    workflow_inline:\n"
+            "      name: c\n      config: {model: m, strict_outputs: true}\n"
+            "      steps: [{id: a, type: llm_call, prompt: a, output: x},\n"
+            "              {id: b, type: llm_call, prompt: b, output: x}]\n")
+
+
+# -- config.on_step_failure ---------------------------------------------------------------------------------------
+
+BRANCHES = """\
+name: branches
+config: {{model: m{mode}}}
+steps:
+  - {{id: fetch, type: llm_call, prompt: fetch, output: page}}
+  - {{id: summarize, type: llm_call, prompt: "sum {{state.page}}", output: summary, depends_on: [fetch]}}
+  - {{id: publish, type: llm_call, prompt: "pub {{state.summary}}", output: post, depends_on: [summarize]}}
+  - {{id: weather, type: llm_call, prompt: weather, output: forecast}}
+  - {{id: digest, type: llm_call, prompt: "digest {{state.forecast}}", output: digest, depends_on: [weather]}}
+"""
+REPLIES = {"fetch": error(400, "bad request"), "summarize": "s", "publish": "p", "weather": "sunny", "digest": "d"}
+
+
+def statuses(result) -> dict[str, tuple[str, str | None]]:
+    return {sid: (step.status.value, step.error_code) for sid, step in result.steps.items()}
+
+
+def test_by_default_a_failed_step_stops_the_run_after_its_layer():
+    result = run(parse_workflow(BRANCHES.format(mode="")), provider=Scripted(dict(REPLIES)))
+    assert statuses(result) == {
+        "fetch": ("failed", "provider_error"), "summarize": ("skipped", "dependency_failed"),
+        "publish": ("skipped", "dependency_failed"), "weather": ("success", None), "digest": ("skipped", "run_failed"),
+    }
+
+
+def test_skip_downstream_skips_only_what_depends_on_the_failed_step():
+    result = run(parse_workflow(BRANCHES.format(mode=", on_step_failure: skip_downstream")),
+                 provider=Scripted(dict(REPLIES)))
+    assert statuses(result) == {
+        "fetch": ("failed", "provider_error"), "summarize": ("skipped", "dependency_failed"),
+        "publish": ("skipped", "dependency_failed"), "weather": ("success", None), "digest": ("success", None),
+    }
+    assert result.steps["publish"].error == "depends on failed step 'fetch'"  # the nearest failed ancestor
+    assert result.status.value == "failed" and result.failed_step == "fetch"
+    assert result.state["digest"] == "d"
+
+
+def test_continue_runs_the_dependents_against_the_state_as_it_is():
+    result = run(parse_workflow(BRANCHES.format(mode=", on_step_failure: continue")),
+                 provider=Scripted(dict(REPLIES)))
+    assert {sid: status for sid, (status, _) in statuses(result).items()} == {
+        "fetch": "failed", "summarize": "success", "publish": "success", "weather": "success", "digest": "success"}
+    assert result.status.value == "failed" and result.failed_step == "fetch" and result.reason.value == "step_failed"
+    assert "page" not in result.state and result.state["post"] == "p"
+
+
+def test_under_continue_a_failed_router_chooses_none_of_its_targets():
+    flow = parse_workflow(
+        "name: r\nconfig: {model: m, on_step_failure: continue}\nsteps:\n"
+        "  - {id: route, type: router, conditions: [{expression: \"state.missing.deep == 1\", target: a}]}\n"
+        "  - {id: a, type: llm_call, prompt: a}\n  - {id: b, type: llm_call, prompt: b}\n")
+    result = run(flow, provider=Scripted({"a": "x", "b": "y"}))
+    assert statuses(result)["route"][0] == "failed"
+    assert statuses(result)["a"] == ("skipped", "not_chosen") and statuses(result)["b"] == ("success", None)
+
+
+def test_an_unknown_on_step_failure_value_names_the_values():
+    with pytest.raises(WorkflowError) as caught:
+        parse_workflow(BRANCHES.format(mode=", on_step_failure: ignore"))
+    assert caught.value.field == "config.on_step_failure"
+    assert "'stop', 'skip_downstream' or 'continue'" in str(caught.value)

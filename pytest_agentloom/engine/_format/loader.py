@@ -37,6 +37,7 @@ from .model import (
     ToolStep,
     Workflow,
 )
+from .output_clashes import check_parallel_outputs
 
 __all__ = ["load_children", "load_workflow", "load_workflow_read", "parse_data", "parse_workflow", "validate_workflow"]
 
@@ -45,7 +46,6 @@ __all__ = ["load_children", "load_workflow", "load_workflow_read", "parse_data",
 UPSTREAM_UNSUPPORTED = {
     "jitter": "backoffs here are exact, so a run repeats; remove 'jitter' (the waits stay "
               "backoff_seconds * backoff_multiplier ** n).",
-    "strict_outputs": "no version of upstream agentloom gives it a meaning (0.4 ignores it); remove it.",
     "seed": "the mock provider here is deterministic without a seed; remove it.",
 }
 
@@ -120,6 +120,8 @@ def validate_workflow(workflow: Workflow, *, file: str = "<workflow>") -> None:
     problems = [*check_ids(workflow, file), *check_references(workflow, file)]
     if not problems:
         problems.extend(check_cycles(workflow, file))
+    if not problems:  # the graph is sound: which steps may run side by side is known
+        problems.extend(check_parallel_outputs(workflow, file))
     problems.extend(checks.check_llm_calls(workflow, file))
     problems.extend(checks.check_tool_calling(workflow, file))
     problems.extend(checks.check_shared_conversations(workflow, file))

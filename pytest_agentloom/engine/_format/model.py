@@ -164,6 +164,11 @@ class WorkflowConfig(_Strict):
     default_response: str | None = None  # the reply when the file has none for a call (else the step fails)
     latency_model: Literal["constant", "normal", "replay"] = "constant"
     latency_ms: float = Field(default=0.0, ge=0)
+    #: upstream's: two steps that may run side by side writing one output are a load error (.output_clashes)
+    strict_outputs: bool = False
+    #: what a failed step does to the rest of the run (engine._run.loop): ``stop`` it after the step's layer,
+    #: or, as upstream's two values, ``skip_downstream`` (skip only what depends on it) or ``continue`` (run it all)
+    on_step_failure: Literal["stop", "skip_downstream", "continue"] = "stop"
 
     @model_validator(mode="after")
     def _upstream_retry_count(self) -> "WorkflowConfig":

@@ -12,7 +12,12 @@ A run goes like this (:meth:`Run.execute`):
 4. Apply the writes and merge the events in the order the steps appear in the
    file, so neither depends on which coroutine finished first.
 5. A failed step stops the run after its layer; the remaining steps are
-   skipped with an error naming the failure.
+   skipped with an error naming the failure. ``config.on_step_failure`` (upstream's
+   key) may say otherwise: ``skip_downstream`` skips only the steps that depend on
+   a failed step, each naming its nearest failed ancestor, and runs the rest;
+   ``continue`` runs every step, its dependents against the state as it is (a
+   router that failed chooses none of its targets). The run's status is
+   ``failed`` either way, ``failed_step`` the first step that failed.
 
 What a run leaves behind is not its business: it calls its :class:`RunHooks`
 after each layer and at the end. :class:`~.._persist.redacted_writes.Persistence` (checkpoints,
@@ -185,6 +190,7 @@ class Run:
         self.status = RunStatus.SUCCESS
         self.reason = TerminationReason.COMPLETED
         self.failed_step: str | None = None
+        self._below_failure: dict[str, tuple[int, str]] = {}  # skip_downstream: skipped step -> nearest failure
         self.paused_step: str | None = None
         self.pending_approval: PendingApproval | None = None  # the pause a resumed run starts at, then this run's
         self.approval_decision: str | None = None
@@ -262,8 +268,8 @@ class Run:
             layer_number += 1
             self.event("layer_start", layer=layer_number, steps=layer)
             await self._run_layer(layer)
-            if self.failed_step:
-                self.paused_step = None
+            if self.failed_step and (config.on_step_failure == "stop" or self.paused_step):
+                self.paused_step = None  # a failed run does not wait for a decision
                 self._skip_rest_after_failure()
                 break
             self.hooks.after_layer(self)
@@ -282,6 +288,9 @@ class Run:
         """A resumed run: the finished steps, the elapsed time and the pause are the checkpoint's."""
         for result in copy.deepcopy(resume.results).values():
             self._record(result)
+            if result.status is StepStatus.FAILED and self.failed_step is None:  # on_step_failure went on past it
+                self.failed_step = result.step_id
+                self.status, self.reason = RunStatus.FAILED, TerminationReason.STEP_FAILED
         self.start = self.clock.now() - resume.elapsed
         self.pending_approval = resume.pending
         self.approval_decision = resume.decision
@@ -301,6 +310,8 @@ class Run:
         while (step_id := self.ready.pop()) is not None:
             if step_id in self.results:
                 continue  # skipped early: a router passed it over, or the run stopped
+            if self.failed_step and self._skip_below_failure(step_id):
+                continue
             if step_id in self.routers_of and self._skip_if_unchosen(step_id):
                 continue
             if self._all_skipped(self.graph[step_id]):
@@ -310,6 +321,25 @@ class Run:
         if len(layer) > 1:
             layer.sort(key=self.ready.position.__getitem__)
         return layer
+
+    def _skip_below_failure(self, step_id: str) -> bool:
+        """``on_step_failure: skip_downstream``: skip a step below a failed one, naming the nearest failure.
+
+        The nearest is what :func:`~.skips.nearest_failed` finds (fewest steps away, then the earliest-listed
+        dependency), worked out from the dependencies' own answers, so a long chain costs one look per step.
+        """
+        if self.workflow.config.on_step_failure != "skip_downstream":
+            return False
+        nearest: tuple[int, str] | None = None
+        for dep in self.graph[step_id]:
+            found = (0, dep) if self.results[dep].status is StepStatus.FAILED else self._below_failure.get(dep)
+            if found is not None and (nearest is None or found[0] + 1 < nearest[0]):
+                nearest = (found[0] + 1, found[1])
+        if nearest is None:
+            return False
+        self._below_failure[step_id] = nearest
+        self._skip(step_id, f"depends on failed step '{nearest[1]}'", "dependency_failed")
+        return True
 
     def _all_skipped(self, deps: list[str]) -> bool:
         """Whether the step has dependencies and every one of them was skipped (most often the first is not)."""
@@ -342,7 +372,8 @@ class Run:
         return False
 
     def _stop(self, status: RunStatus, reason: TerminationReason, why: str, code: str) -> None:
-        self.status, self.reason = status, reason
+        if self.failed_step is None:  # a step that failed before (on_step_failure went on) stays the run's reason
+            self.status, self.reason = status, reason
         for step_id in self.order:
             if step_id not in self.results:
                 self._skip(step_id, f"run stopped: {why}", code)
@@ -370,8 +401,10 @@ class Run:
     def _skip_if_unchosen(self, step_id: str) -> bool:
         """Skip a router target once every router that may choose it has finished and none that ran did.
 
-        A step chosen by any router runs, whatever the other routers chose. Routers that were
-        skipped (or failed) choose nothing; if none of a target's routers ran, the usual skip rules apply.
+        A step chosen by any router runs, whatever the other routers chose. A router that failed
+        passes its targets over (a run goes on past a failure only under ``on_step_failure: continue``);
+        routers that were skipped choose nothing, and if none of a target's routers ran, the usual skip
+        rules apply.
         """
         passed_over = []
         for router_id in self.routers_of.get(step_id, ()):
@@ -382,6 +415,8 @@ class Run:
                 if result.output == step_id:
                     return False
                 passed_over.append(f"router '{router_id}' (it chose '{result.output}')")
+            elif result.status is StepStatus.FAILED:  # on_step_failure: continue; a failed router chose nothing
+                passed_over.append(f"router '{router_id}' (it failed)")
         if not passed_over:
             return False
         self._skip(step_id, "not chosen by " + " or ".join(passed_over), "not_chosen")
