@@ -29,8 +29,6 @@ from .graph import check_cycles, check_ids, check_references
 from .model import (
     FUTURE_STEP_TYPES,
     STEP_TYPES,
-    AgentStep,
-    ApprovalGateStep,
     Condition,
     RouterStep,
     SubworkflowStep,
@@ -143,9 +141,9 @@ def load_children(workflow: Workflow, file: str) -> list[WorkflowError]:
     """Load the child file of every ``subworkflow`` step into ``workflow.compiled.children``.
 
     Returns the problems instead of raising: a missing or invalid child, files that
-    include each other (named as the chain of files), a child that could pause for
-    approval (a paused child could not be resumed from the parent's checkpoint), and a
-    ``retry`` on the step (the child's own steps retry by their own policies).
+    include each other (named as the chain of files), and a ``retry`` on the step (the
+    child's own steps retry by their own policies). A child may pause for approval: the
+    parent pauses with it (:mod:`.._steps.subworkflow`).
     """
     steps = [step for step in workflow.steps if isinstance(step, SubworkflowStep)]
     if not steps:
@@ -173,18 +171,6 @@ def _load_child(workflow: Workflow, step: SubworkflowStep, chain: tuple[Path, ..
         child = _inline_child(workflow, step, file, problems)
     else:
         child = _file_child(workflow, step, chain, file, problems)
-    if child is None:
-        return None
-    pausing = [s.id for s in child.steps if isinstance(s, ApprovalGateStep)]
-    pausing += [s.id for s in child.steps if isinstance(s, AgentStep)
-                and s.agent in child.agents and child.agents[s.agent].approval_required]
-    if pausing:
-        problems.append(WorkflowError(
-            f"Subworkflow '{step.child_name}' could pause for approval (step {', '.join(map(repr, pausing))}); "
-            "a subworkflow cannot pause", file=file, step_id=step.id, field=_child_field(step),
-            hint="move the approval gate into the parent workflow, before or after this step.",
-        ))
-        return None
     return child
 
 

@@ -73,7 +73,9 @@ from .._outcome.step_context import (
 )
 from .._outcome.trace import Trace
 from .checkpoint_snapshot import CheckpointSnapshot
+from .child_pause import child_resume_point, saved_child
 from .dispatch import STEP_RUNNERS, load_runners
+from .resume_point import ResumePoint
 from .skips import nearest_failed
 from .slots import StepSlots
 
@@ -116,19 +118,6 @@ class ChildHooks:
 
     def finish(self, run: Run, result: WorkflowResult) -> WorkflowResult:
         return result
-
-
-@dataclass
-class ResumePoint:
-    """What a resumed run starts from: the finished steps, the pause, the decision, the time already spent."""
-
-    checkpoint: dict[str, Any]
-    results: dict[str, StepResult]
-    pending: PendingApproval | None
-    decision: str | None
-    resumes: int
-    elapsed: float
-    warnings: list[str]
 
 
 @dataclass(frozen=True)
@@ -226,12 +215,29 @@ class Run:
         return Awaiting(pending, self.approval_decision)
 
     async def run_child(self, workflow: Workflow, state: dict[str, Any], *, step_id: str, clock: Clock,
-                        provider: Provider | None) -> ChildRun:
+                        provider: Provider | None, paused: Mapping[str, Any] | None = None,
+                        decision: str | None = None) -> ChildRun:
         redactor = child_redactor(self.redactor, workflow)
+        resume = None
+        if paused is not None:  # the child paused before: it goes on from there (engine._run.child_pause)
+            resume, state = child_resume_point(paused, workflow, decision)
         child = Run(workflow, state, provider=provider, tools=dict(self.tools), clock=clock,
-                    run_id=f"{self.run_id}/{step_id}", hooks=ChildHooks(redactor, self.hooks.wall_time))
+                    run_id=f"{self.run_id}/{step_id}", hooks=ChildHooks(redactor, self.hooks.wall_time),
+                    resume=resume)
         result = await child.execute()
-        return ChildRun(result, child.start, redactor)
+        saved = saved_child(child.checkpoint_snapshot(), redactor) if result.status is RunStatus.PAUSED else None
+        return ChildRun(result, child.start, redactor, saved)
+
+    def paused_path(self) -> str | None:
+        """The step the run waits at, a gate inside a subworkflow named by its path (``review/approve``)."""
+        if self.paused_step is None:
+            return None
+        pending = self.pending_approval
+        detail = pending.detail if pending is not None and pending.step_id == self.paused_step else None
+        inner = detail.get("subworkflow") if detail is not None else None
+        if isinstance(inner, Mapping) and isinstance(inner.get("paused_step"), str):
+            return f"{self.paused_step}/{inner['paused_step']}"
+        return self.paused_step
 
     def checkpoint_snapshot(self) -> CheckpointSnapshot:
         """The run as a checkpoint saves it: the one place the checkpoint format reads the run's attributes."""
@@ -241,7 +247,7 @@ class Run:
             pending = earlier  # a gate still waiting keeps the time it started waiting
         return CheckpointSnapshot(
             run_id=self.run_id, reason=self.reason.value, failed_step=self.failed_step,
-            paused_step=self.paused_step, pending_approval=pending if self.paused_step else None,
+            paused_step=self.paused_path(), pending_approval=pending if self.paused_step else None,
             steps=MappingProxyType({sid: self.results[sid] for sid in self.order if sid in self.results}),
             elapsed_seconds=self.now(), resumes=self.resume.resumes if self.resume else 0,
             workflow=self.workflow, state=MappingProxyType(self.state),
@@ -280,7 +286,7 @@ class Run:
             workflow=self.workflow.name, run_id=self.run_id, status=self.status, reason=self.reason,
             state=self.state,  # the run is over: nothing writes to it any more
             steps={sid: self.results[sid] for sid in self.order if sid in self.results},
-            trace=self.trace, failed_step=self.failed_step, paused_step=self.paused_step,
+            trace=self.trace, failed_step=self.failed_step, paused_step=self.paused_path(),
         )
         return self.hooks.finish(self, result)
 
