@@ -143,11 +143,12 @@ class RunServices(Protocol):
 
     async def run_child(self, workflow: Workflow, state: dict[str, Any], *, step_id: str, clock: Clock,
                         provider: Provider | None, paused: Mapping[str, Any] | None = None,
-                        decision: str | None = None) -> ChildRun:
+                        decision: str | None = None, inherited: Mapping[str, Any] | None = None) -> ChildRun:
         """Run ``workflow`` as a child of this run (a subworkflow step): no files, its own redactor.
 
         ``paused`` (a :attr:`ChildRun.paused` saved at an earlier pause) resumes the child from there with
-        ``decision`` instead of starting it from ``state``.
+        ``decision`` instead of starting it from ``state``; ``inherited`` is the parent's state when the
+        child started from it (redacted keys the parent has again are put back in the child).
         """
         ...
 

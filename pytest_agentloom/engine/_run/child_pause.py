@@ -19,6 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..._core.plain import to_plain
+from ..._redaction.policy import POLICY
 from ..._redaction.redactor import Redactor
 from .._format.model import Workflow
 from .._format.reads import redacted_reads
@@ -48,15 +49,21 @@ def saved_child(snapshot: CheckpointSnapshot, redactor: Redactor) -> dict[str, A
     })
 
 
-def child_resume_point(saved: Mapping[str, Any], workflow: Workflow,
-                       decision: str | None) -> tuple[ResumePoint, dict[str, Any]]:
+def child_resume_point(saved: Mapping[str, Any], workflow: Workflow, decision: str | None,
+                       inherited: Mapping[str, Any] | None = None) -> tuple[ResumePoint, dict[str, Any]]:
     """The resume point and state of a child run from :func:`saved_child` (its types checked with the checkpoint).
 
-    A redacted key that a step still to run reads is named in the child's ``run_resume`` event, as a
+    ``inherited`` is the parent's state, for a child that started from it: a top-level key the child
+    holds as a redaction marker takes the parent's value when the parent has a real one (a resume's
+    ``state=`` put it back), so ``agentloom resume --state api_key=...`` reaches the child too. A
+    redacted key that a step still to run reads is named in the child's ``run_resume`` event, as a
     top-level resume names it.
     """
     completed = list(saved.get("completed_steps") or [])
     state = copy.deepcopy(dict(saved.get("state") or {}))
+    for key, value in (inherited or {}).items():
+        if _is_marker(state.get(key)) and not _is_marker(value):
+            state[key] = copy.deepcopy(value)
     remaining = [step.id for step in workflow.steps if step.id not in completed]
     warnings = [f"step '{step_id}' reads state key '{key}', which the checkpoint holds redacted"
                 for step_id, key in redacted_reads(workflow, state, remaining)]
@@ -68,3 +75,7 @@ def child_resume_point(saved: Mapping[str, Any], workflow: Workflow,
         warnings=warnings,
     )
     return point, state
+
+
+def _is_marker(value: Any) -> bool:
+    return isinstance(value, str) and POLICY.is_marker(value)

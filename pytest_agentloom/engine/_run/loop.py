@@ -216,11 +216,11 @@ class Run:
 
     async def run_child(self, workflow: Workflow, state: dict[str, Any], *, step_id: str, clock: Clock,
                         provider: Provider | None, paused: Mapping[str, Any] | None = None,
-                        decision: str | None = None) -> ChildRun:
+                        decision: str | None = None, inherited: Mapping[str, Any] | None = None) -> ChildRun:
         redactor = child_redactor(self.redactor, workflow)
         resume = None
         if paused is not None:  # the child paused before: it goes on from there (engine._run.child_pause)
-            resume, state = child_resume_point(paused, workflow, decision)
+            resume, state = child_resume_point(paused, workflow, decision, inherited)
         child = Run(workflow, state, provider=provider, tools=dict(self.tools), clock=clock,
                     run_id=f"{self.run_id}/{step_id}", hooks=ChildHooks(redactor, self.hooks.wall_time),
                     resume=resume)

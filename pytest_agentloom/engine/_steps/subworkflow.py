@@ -92,7 +92,8 @@ async def run_subworkflow(step: SubworkflowStep, ctx: StepContext) -> StepOutcom
             initial = {**copy.deepcopy(child.state), **copy.deepcopy(dict(ctx.state)), **inputs}
     provider = _PrefixedProvider(ctx.provider, step.id) if ctx.provider is not None else None
     finished = await ctx.run.run_child(child, initial, step_id=step.id, clock=ctx.clock, provider=provider,
-                                       paused=paused, decision=awaiting.decision if awaiting else None)
+                                       paused=paused, decision=awaiting.decision if awaiting else None,
+                                       inherited=ctx.state if step.inherits_state else None)
     _merge_trace(step, ctx, finished)
     usage, cost = _spend(finished.result)
     ctx.usage, ctx.cost_usd, ctx.attempts = usage, cost, 1

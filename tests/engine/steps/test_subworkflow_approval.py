@@ -195,3 +195,22 @@ def test_the_fixture_resumes_a_run_paused_inside_a_subworkflow(agentloom):
     ended.assert_steps("review", "review/approve", "review/record", "ship")  # what the resume ran
     assert ended.state["shipped"] == "shipped" and tools.calls == ["prepare", "draft", "record", "ship"]
     agentloom.assert_no_secrets(CANARY)
+
+
+def test_a_redacted_key_put_back_on_resume_reaches_a_child_that_inherited_it(tmp_path):
+    review = tmp_path / "nested_review.yaml"
+    review.write_text((HERE / "approval" / "nested_review.yaml").read_text().replace(
+        'tool_args: {decision: "{state.decision}"}', 'tool_args: {decision: "{state.decision} {state.api_key}"}'))
+    flow = tmp_path / "nested_release.yaml"
+    flow.write_text(FLOW.read_text())
+    seen: list[str] = []
+    tools = Tools()
+    tools["record"] = lambda decision: seen.append(decision) or "recorded"
+    paused = run(tmp_path, tools, flow=flow)
+    marked = resume(paused, tmp_path, tools, decision="approved", state={})
+    assert seen[-1].startswith("approved <REDACTED:sha256=")  # the checkpoint never held the key
+    paused_again = run(tmp_path, tools, flow=flow)
+    put_back = resume(paused_again, tmp_path, tools, decision="approved", state={"api_key": CANARY})
+    assert seen[-1] == f"approved {CANARY}"
+    assert marked.status.value == put_back.status.value == "success"
+    assert CANARY not in paused_again.checkpoint_path.read_text()
