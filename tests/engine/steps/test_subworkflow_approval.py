@@ -214,3 +214,37 @@ def test_a_redacted_key_put_back_on_resume_reaches_a_child_that_inherited_it(tmp
     assert seen[-1] == f"approved {CANARY}"
     assert marked.status.value == put_back.status.value == "success"
     assert CANARY not in paused_again.checkpoint_path.read_text()
+
+
+AGENT_IN_CHILD = """\
+name: outreach
+config: {model: gpt-4o-mini}
+steps:
+  - id: contact
+    type: subworkflow
+    workflow_inline:
+      name: mailer
+      config: {model: gpt-4o-mini}
+      agents:
+        writer: {instructions: "Write to the customer.", tools: [send_email], approval_required: [send_email]}
+      steps:
+        - {id: write, type: agent, agent: writer, prompt: "Email the customer.", output: sent}
+    output: contact
+"""
+
+
+def test_an_agent_awaiting_approval_in_a_child_pauses_the_parent_and_resumes_its_call(tmp_path):
+    from pytest_agentloom import Scripted, tool_call
+    from pytest_agentloom.engine._format.loader import parse_workflow
+
+    outbox: list[str] = []
+    tools = {"send_email": lambda to, body: outbox.append(to) or "sent"}
+    call = tool_call("send_email", to="customer@example.org", body="Hello.")
+    workflow = parse_workflow(AGENT_IN_CHILD)
+    paused = run_workflow(workflow, provider=Scripted({"contact/write": [call]}), tools=tools, clock=VirtualClock(),
+                          runs_dir=False, checkpoint_dir=tmp_path)
+    assert paused.status.value == "paused" and paused.paused_step == "contact/write" and outbox == []
+    ended = resume_workflow(paused, decision="approved", provider=Scripted({"contact/write": "Done."}), tools=tools,
+                            clock=VirtualClock(), runs_dir=False)
+    assert ended.status.value == "success", {sid: s.error for sid, s in ended.steps.items()}
+    assert outbox == ["customer@example.org"] and ended.state["contact"]["sent"] == "Done."
