@@ -98,6 +98,9 @@ class SandboxConfig(BaseModel):
     shell_env: list[str] = Field(default_factory=list)
     #: approval-gate webhooks (and other engine HTTP) may reach private, loopback and link-local addresses
     allow_internal_targets: bool = False
+    #: upstream's: approval-gate webhooks only may reach loopback and private networks (never link-local
+    #: or a cloud metadata address: :func:`pytest_agentloom._core.addresses.is_local_network_address`)
+    allow_internal_webhook_targets: bool = False
     #: upstream's: the URL schemes http_request may use (only http and https exist here)
     allowed_schemes: list[Scheme] = Field(default_factory=lambda: list(_SCHEMES))
     #: upstream's: programs that can run other programs (sh, python, env, ...) run only when also listed here

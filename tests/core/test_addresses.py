@@ -133,3 +133,29 @@ def test_a_body_cut_short_is_httpxs_remote_protocol_error() -> None:
     with pytest.raises(httpx.RemoteProtocolError) as info:
         _fetch(port, ["127.0.0.1"])
     assert type(info.value.__cause__).__module__.startswith("httpcore")
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1", "127.9.9.9", "10.1.2.3", "172.16.5.4", "192.168.0.1", "100.64.0.1",
+                                     "::1", "fc00::1", "fd12:3456::1", "::ffff:10.0.0.1", "[::1]"])
+def test_the_webhook_opt_in_opens_loopback_and_private_networks(address: str) -> None:
+    from pytest_agentloom._core.addresses import is_local_network_address, refused_address
+
+    assert is_local_network_address(address)
+    assert refused_address(address) and not refused_address(address, local_ok=True)
+
+
+@pytest.mark.parametrize("address", ["169.254.169.254", "169.254.170.2", "fe80::1", "100.100.100.200",
+                                     "fd00:ec2::254", "fd00:ec2::23", "::ffff:169.254.169.254", "64:ff9b::a9fe:a9fe",
+                                     "64:ff9b:1::7f00:1", "0.0.0.0", "::", "224.0.0.1", "ff02::1", "192.0.2.1",
+                                     "240.0.0.1", "255.255.255.255"])
+def test_the_webhook_opt_in_never_opens_link_local_metadata_or_special_addresses(address: str) -> None:
+    from pytest_agentloom._core.addresses import is_local_network_address, refused_address
+
+    assert not is_local_network_address(address)
+    assert refused_address(address, local_ok=True)
+
+
+def test_public_addresses_are_never_refused() -> None:
+    from pytest_agentloom._core.addresses import refused_address
+
+    assert not refused_address("8.8.8.8") and not refused_address("8.8.8.8", local_ok=True)

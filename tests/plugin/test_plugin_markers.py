@@ -34,7 +34,7 @@ def test_unknown_marker_keyword_errors_listing_the_allowed_ones(triage: pytest.P
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines([
         "*@pytest.mark.agentloom got an unexpected keyword 'budget' on test_bad.py::test_bad.",
-        "*allowed keywords: before_record_response, budget_usd, *model, provider, *snapshot_dir, *snapshot_requests, "
+        "*allowed keywords: before_record_response, budget_usd, *model, *provider, *snapshot_dir, *snapshot_requests, "
         "state, *tools, workflow",
         "*How to fix: did you mean 'budget_usd'? use agentloom(workflow=None, *, tools=None,*",
     ])

@@ -24,7 +24,7 @@ from .._format.model import Workflow
 from .._format.reads import redacted_reads
 from .._format.redaction_patterns import redactor_for
 from .._outcome.held_records import HeldRecords
-from .._outcome.result import StepResult, StepStatus, WorkflowResult
+from .._outcome.result import WorkflowResult
 from .._outcome.step_context import PendingApproval
 from .._persist.checkpoints import (
     RESUMABLE,
@@ -35,7 +35,8 @@ from .._persist.checkpoints import (
     workflow_hash,
 )
 from .._persist.redacted_writes import Persistence
-from .._run.loop import ResumePoint, Run
+from .._run.loop import Run
+from .._run.resume_point import ResumePoint, saved_results
 from .options import ResumeOptions, RunOptions, check_options, prepare
 from .sync import run_sync
 
@@ -197,11 +198,7 @@ def _resume_point(checkpoint: dict[str, Any], workflow: Workflow, decision: str 
                 hint="start a new run.")
         )
     completed = set(checkpoint.get("completed_steps") or [])
-    results = {}
-    for step_id, data in (checkpoint.get("steps") or {}).items():
-        if step_id in completed:
-            known = {key: value for key, value in data.items() if key in StepResult.__dataclass_fields__}
-            results[step_id] = StepResult(**{**known, "status": StepStatus(data["status"])})
+    results = saved_results(checkpoint.get("steps") or {}, completed)
     initial = {**copy.deepcopy(checkpoint.get("state") or {}), **copy.deepcopy(dict(state or {}))}
     remaining = [step.id for step in workflow.steps if step.id not in completed]
     warnings = list(notes)

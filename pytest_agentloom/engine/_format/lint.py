@@ -6,8 +6,9 @@ silently misbehave when run.
   silently uses ``gpt-4o-mini``). A model given at run time (``--model``) counts.
 - **warnings** (printed; ``validate`` still exits 0): a template or ``tool_args`` path whose first
   key is neither in ``state:`` nor written by any step's ``output`` (it would render empty, or fail
-  with ``missing_state_key``), and a router without ``default`` (when no condition holds, the step
-  fails with ``router_no_match``).
+  with ``missing_state_key``), a router without ``default`` (when no condition holds, the step
+  fails with ``router_no_match``), and two steps that may run side by side writing one ``output``
+  (:mod:`.output_clashes`; a load error under ``config.strict_outputs``).
 
 Child workflows are checked too, their findings named ``<step>/<child step>``.
 """
@@ -21,6 +22,7 @@ from typing import Any
 from ...errors import render_message
 from .._evaluate.templates import template_fields
 from .model import AgentStep, EmbedStep, LLMCallStep, RouterStep, SubworkflowStep, ToolStep, Workflow
+from .output_clashes import parallel_outputs
 
 __all__ = ["Finding", "findings"]
 
@@ -46,7 +48,7 @@ def findings(workflow: Workflow, *, model: str | None = None, inherited: frozens
              prefix: str = "") -> list[Finding]:
     """Every finding for ``workflow``; ``model`` is a run-time ``--model``; ``inherited`` keys a parent passes."""
     found = [*_no_model(workflow, model, prefix), *_unknown_keys(workflow, inherited, prefix),
-             *_routers_without_default(workflow, prefix)]
+             *_routers_without_default(workflow, prefix), *_parallel_outputs(workflow, prefix)]
     for step in workflow.steps:
         child = workflow.compiled.children.get(step.id)
         if isinstance(step, SubworkflowStep) and child is not None:
@@ -145,3 +147,9 @@ def _routers_without_default(workflow: Workflow, prefix: str) -> list[Finding]:
         if isinstance(step, RouterStep) and step.default is None
         and not any(condition.expression.strip() in ("True", "true") for condition in step.conditions)
     ]
+
+
+def _parallel_outputs(workflow: Workflow, prefix: str) -> list[Finding]:
+    return [Finding("warning", prefix + clash.second, "output", clash.message,
+                    clash.hint.removesuffix(".") + " (config.strict_outputs: true makes this a load error)")
+            for clash in parallel_outputs(workflow)]

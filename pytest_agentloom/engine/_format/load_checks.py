@@ -29,6 +29,7 @@ __all__ = [
     "check_thinking",
     "check_tool_calling",
     "compile_routers",
+    "other_branches",
     "template_problem",
 ]
 
@@ -154,7 +155,7 @@ def check_shared_conversations(workflow: Workflow, file: str) -> list[WorkflowEr
     for key, steps in users.items():
         for index, second in enumerate(steps):
             for first in steps[:index]:  # one problem per step: its first clash (not one per pair)
-                if depth[first.id] != depth[second.id] or _other_branches(workflow, graph, first.id, second.id):
+                if depth[first.id] != depth[second.id] or other_branches(workflow, graph, first.id, second.id):
                     continue
                 problems.append(WorkflowError(
                     f"steps '{first.id}' and '{second.id}' run in the same layer on the conversation "
@@ -166,7 +167,7 @@ def check_shared_conversations(workflow: Workflow, file: str) -> list[WorkflowEr
     return problems
 
 
-def _other_branches(workflow: Workflow, graph: dict[str, list[str]], first: str, second: str) -> bool:
+def other_branches(workflow: Workflow, graph: dict[str, list[str]], first: str, second: str) -> bool:
     """Whether one router has two different targets, one leading to each step (only one branch runs)."""
     def ancestors(step_id: str) -> set[str]:
         seen, todo = {step_id}, [step_id]

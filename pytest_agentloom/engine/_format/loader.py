@@ -29,14 +29,13 @@ from .graph import check_cycles, check_ids, check_references
 from .model import (
     FUTURE_STEP_TYPES,
     STEP_TYPES,
-    AgentStep,
-    ApprovalGateStep,
     Condition,
     RouterStep,
     SubworkflowStep,
     ToolStep,
     Workflow,
 )
+from .output_clashes import check_parallel_outputs
 
 __all__ = ["load_children", "load_workflow", "load_workflow_read", "parse_data", "parse_workflow", "validate_workflow"]
 
@@ -45,8 +44,6 @@ __all__ = ["load_children", "load_workflow", "load_workflow_read", "parse_data",
 UPSTREAM_UNSUPPORTED = {
     "jitter": "backoffs here are exact, so a run repeats; remove 'jitter' (the waits stay "
               "backoff_seconds * backoff_multiplier ** n).",
-    "strict_outputs": "no version of upstream agentloom gives it a meaning (0.4 ignores it); remove it.",
-    "allow_internal_webhook_targets": "write 'allow_internal_targets: true' under config.sandbox.",
     "seed": "the mock provider here is deterministic without a seed; remove it.",
 }
 
@@ -121,6 +118,8 @@ def validate_workflow(workflow: Workflow, *, file: str = "<workflow>") -> None:
     problems = [*check_ids(workflow, file), *check_references(workflow, file)]
     if not problems:
         problems.extend(check_cycles(workflow, file))
+    if not problems:  # the graph is sound: which steps may run side by side is known
+        problems.extend(check_parallel_outputs(workflow, file))
     problems.extend(checks.check_llm_calls(workflow, file))
     problems.extend(checks.check_tool_calling(workflow, file))
     problems.extend(checks.check_shared_conversations(workflow, file))
@@ -142,9 +141,9 @@ def load_children(workflow: Workflow, file: str) -> list[WorkflowError]:
     """Load the child file of every ``subworkflow`` step into ``workflow.compiled.children``.
 
     Returns the problems instead of raising: a missing or invalid child, files that
-    include each other (named as the chain of files), a child that could pause for
-    approval (a paused child could not be resumed from the parent's checkpoint), and a
-    ``retry`` on the step (the child's own steps retry by their own policies).
+    include each other (named as the chain of files), and a ``retry`` on the step (the
+    child's own steps retry by their own policies). A child may pause for approval: the
+    parent pauses with it (:mod:`.._steps.subworkflow`).
     """
     steps = [step for step in workflow.steps if isinstance(step, SubworkflowStep)]
     if not steps:
@@ -172,18 +171,6 @@ def _load_child(workflow: Workflow, step: SubworkflowStep, chain: tuple[Path, ..
         child = _inline_child(workflow, step, file, problems)
     else:
         child = _file_child(workflow, step, chain, file, problems)
-    if child is None:
-        return None
-    pausing = [s.id for s in child.steps if isinstance(s, ApprovalGateStep)]
-    pausing += [s.id for s in child.steps if isinstance(s, AgentStep)
-                and s.agent in child.agents and child.agents[s.agent].approval_required]
-    if pausing:
-        problems.append(WorkflowError(
-            f"Subworkflow '{step.child_name}' could pause for approval (step {', '.join(map(repr, pausing))}); "
-            "a subworkflow cannot pause", file=file, step_id=step.id, field=_child_field(step),
-            hint="move the approval gate into the parent workflow, before or after this step.",
-        ))
-        return None
     return child
 
 

@@ -164,6 +164,11 @@ class WorkflowConfig(_Strict):
     default_response: str | None = None  # the reply when the file has none for a call (else the step fails)
     latency_model: Literal["constant", "normal", "replay"] = "constant"
     latency_ms: float = Field(default=0.0, ge=0)
+    #: upstream's: two steps that may run side by side writing one output are a load error (.output_clashes)
+    strict_outputs: bool = False
+    #: what a failed step does to the rest of the run (engine._run.loop): ``stop`` it after the step's layer,
+    #: or, as upstream's two values, ``skip_downstream`` (skip only what depends on it) or ``continue`` (run it all)
+    on_step_failure: Literal["stop", "skip_downstream", "continue"] = "stop"
 
     @model_validator(mode="after")
     def _upstream_retry_count(self) -> "WorkflowConfig":
@@ -395,6 +400,8 @@ class SubworkflowStep(_StepBase):
     (a file) and ``workflow_inline`` (the child written in place). A child given
     by either starts from a copy of the parent's whole state (its own ``state:``
     only fills keys the parent lacks). Exactly one of the three keys is given.
+    Upstream's ``isolated_state`` says it outright: ``true`` starts the child from
+    its own ``state:`` and ``input`` only, ``false`` from the parent's state too.
     """
 
     type: Literal["subworkflow"]
@@ -403,6 +410,7 @@ class SubworkflowStep(_StepBase):
     workflow_inline: dict[str, Any] | None = None
     input: dict[str, Any] = Field(default_factory=dict)
     return_keys: list[str] | None = None
+    isolated_state: bool | None = None  # upstream's; unset: isolated for 'workflow', inherited for upstream's keys
 
     @model_validator(mode="after")
     def _one_child(self) -> "SubworkflowStep":
@@ -416,7 +424,10 @@ class SubworkflowStep(_StepBase):
 
     @property
     def inherits_state(self) -> bool:
-        """Upstream's keys: the child starts from the parent's state, as upstream agentloom does."""
+        """Whether the child starts from the parent's state: ``isolated_state`` when given, else for upstream's keys
+        (``workflow_path``, ``workflow_inline``), as upstream agentloom does."""
+        if self.isolated_state is not None:
+            return not self.isolated_state
         return self.workflow is None
 
     @property

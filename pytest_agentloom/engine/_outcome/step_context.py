@@ -104,11 +104,16 @@ class Awaiting:
 
 @dataclass(frozen=True)
 class ChildRun:
-    """A finished child run: its result (unredacted), its start on the clock, and the redactor it used."""
+    """A finished child run: its result (unredacted), its start on the clock, and the redactor it used.
+
+    ``paused`` is what the parent's checkpoint keeps of a child paused at an approval gate (plain,
+    redacted data: :func:`~.._run.child_pause.saved_child`), for the parent step's pause ``detail``.
+    """
 
     result: WorkflowResult
     started: float
     redactor: Redactor
+    paused: dict[str, Any] | None = None
 
 
 class RunServices(Protocol):
@@ -137,8 +142,14 @@ class RunServices(Protocol):
         ...
 
     async def run_child(self, workflow: Workflow, state: dict[str, Any], *, step_id: str, clock: Clock,
-                        provider: Provider | None) -> ChildRun:
-        """Run ``workflow`` as a child of this run (a subworkflow step): no files, its own redactor."""
+                        provider: Provider | None, paused: Mapping[str, Any] | None = None,
+                        decision: str | None = None, inherited: Mapping[str, Any] | None = None) -> ChildRun:
+        """Run ``workflow`` as a child of this run (a subworkflow step): no files, its own redactor.
+
+        ``paused`` (a :attr:`ChildRun.paused` saved at an earlier pause) resumes the child from there with
+        ``decision`` instead of starting it from ``state``; ``inherited`` is the parent's state when the
+        child started from it (redacted keys the parent has again are put back in the child).
+        """
         ...
 
 

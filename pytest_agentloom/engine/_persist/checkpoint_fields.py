@@ -6,7 +6,9 @@ is listed here with the types it may hold, and :func:`field_problems` names ever
 something else by its path (``state.steps``, ``steps.lookup.attempts``, ``completed_steps[0]``), so a
 tampered value is a :class:`~pytest_agentloom.errors.CheckpointError` (exit code 8), never a
 ``TypeError`` deep in the run. What the engine never interprets is free: the state's own keys, a step's
-``output``, the saved definition's insides (it is never run), an agent's saved loop (``detail``).
+``output``, the saved definition's insides (it is never run), an agent's saved loop (``detail``). A
+subworkflow's child paused inside the run (``pending_approval.detail.subworkflow``) is read like a
+checkpoint of its own, so its fields are checked the same way, at every depth.
 """
 
 from __future__ import annotations
@@ -96,19 +98,45 @@ STEP_RESULT: dict[str, Field] = {
 """A saved :class:`~.._outcome.result.StepResult`: every field but ``output`` (a step's output may be anything)."""
 
 
+CHILD: dict[str, Field] = {
+    "paused_step": OPTIONAL_TEXT, "pending_approval": OPTIONAL_MAPPING,
+    "completed_steps": (_or_null(_list), "a list of step ids or null", False),
+    "elapsed_seconds": (_or_null(_number), "a finite number or null", False),
+    "resumes": (_or_null(_whole), "a whole number (0 or more) or null", False),
+    "state": OPTIONAL_MAPPING, "steps": OPTIONAL_MAPPING,
+}
+"""A paused subworkflow's child, as :func:`~.._run.child_pause.saved_child` keeps it in its parent's pause."""
+
+
 def field_problems(data: Mapping[str, Any]) -> list[str]:
     """What is wrong with the fields of the checkpoint ``data``, each naming the field's path; empty if nothing."""
     problems = _table(data, TOP, "")
     if problems:
         return problems  # the parts below assume the top level has its types
     problems += _table(data["workflow"], WORKFLOW, "workflow.")
-    if data.get("pending_approval") is not None:
-        problems += _table(data["pending_approval"], PENDING, "pending_approval.")
+    return problems + _run_problems(data, "")
+
+
+def _run_problems(data: Mapping[str, Any], prefix: str) -> list[str]:
+    """The fields a run is resumed from (the checkpoint's, or a paused child's under ``prefix``)."""
+    problems = []
+    pending = data.get("pending_approval")
+    if pending is not None:
+        where = f"{prefix}pending_approval."
+        problems += _table(pending, PENDING, where)
+        child = pending["detail"].get("subworkflow") if isinstance(pending.get("detail"), dict) else None
+        if child is not None:
+            inner = f"{where}detail.subworkflow"
+            if not isinstance(child, dict):
+                problems.append(_problem(inner, "a mapping (a paused subworkflow)", child))
+            else:
+                child_problems = _table(child, CHILD, inner + ".")
+                problems += child_problems or _run_problems(child, inner + ".")
     for index, step_id in enumerate(data.get("completed_steps") or []):
         if not isinstance(step_id, str):
-            problems.append(_problem(f"completed_steps[{index}]", "a step id (text)", step_id))
-    problems += _step_results(data.get("steps") or {})
-    problems += _state_steps(data.get("state") or {})
+            problems.append(_problem(f"{prefix}completed_steps[{index}]", "a step id (text)", step_id))
+    problems += _step_results(data.get("steps") or {}, prefix)
+    problems += _state_steps(data.get("state") or {}, prefix)
     return problems
 
 
@@ -123,10 +151,10 @@ def _table(data: Mapping[str, Any], fields: Mapping[str, Field], prefix: str) ->
     return problems
 
 
-def _step_results(steps: Mapping[str, Any]) -> list[str]:
+def _step_results(steps: Mapping[str, Any], prefix: str = "") -> list[str]:
     problems = []
     for step_id, result in steps.items():
-        where = f"steps.{step_id}"
+        where = f"{prefix}steps.{step_id}"
         if not isinstance(result, dict):
             problems.append(_problem(where, "a mapping (a step's result)", result))
             continue
@@ -137,14 +165,14 @@ def _step_results(steps: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def _state_steps(state: Mapping[str, Any]) -> list[str]:
+def _state_steps(state: Mapping[str, Any], prefix: str = "") -> list[str]:
     """``state.steps`` is the engine's own record of each step's output and status: a mapping of mappings."""
     if "steps" not in state:
         return []
     steps = state["steps"]
     if not isinstance(steps, dict):
-        return [_problem("state.steps", "a mapping of step ids to their output and status", steps)]
-    return [_problem(f"state.steps.{step_id}", "a mapping (the step's output and status)", entry)
+        return [_problem(f"{prefix}state.steps", "a mapping of step ids to their output and status", steps)]
+    return [_problem(f"{prefix}state.steps.{step_id}", "a mapping (the step's output and status)", entry)
             for step_id, entry in steps.items() if not isinstance(entry, dict)]
 
 

@@ -12,7 +12,12 @@ A run goes like this (:meth:`Run.execute`):
 4. Apply the writes and merge the events in the order the steps appear in the
    file, so neither depends on which coroutine finished first.
 5. A failed step stops the run after its layer; the remaining steps are
-   skipped with an error naming the failure.
+   skipped with an error naming the failure. ``config.on_step_failure`` (upstream's
+   key) may say otherwise: ``skip_downstream`` skips only the steps that depend on
+   a failed step, each naming its nearest failed ancestor, and runs the rest;
+   ``continue`` runs every step, its dependents against the state as it is (a
+   router that failed chooses none of its targets). The run's status is
+   ``failed`` either way, ``failed_step`` the first step that failed.
 
 What a run leaves behind is not its business: it calls its :class:`RunHooks`
 after each layer and at the end. :class:`~.._persist.redacted_writes.Persistence` (checkpoints,
@@ -68,7 +73,9 @@ from .._outcome.step_context import (
 )
 from .._outcome.trace import Trace
 from .checkpoint_snapshot import CheckpointSnapshot
+from .child_pause import child_resume_point, saved_child
 from .dispatch import STEP_RUNNERS, load_runners
+from .resume_point import ResumePoint
 from .skips import nearest_failed
 from .slots import StepSlots
 
@@ -111,19 +118,6 @@ class ChildHooks:
 
     def finish(self, run: Run, result: WorkflowResult) -> WorkflowResult:
         return result
-
-
-@dataclass
-class ResumePoint:
-    """What a resumed run starts from: the finished steps, the pause, the decision, the time already spent."""
-
-    checkpoint: dict[str, Any]
-    results: dict[str, StepResult]
-    pending: PendingApproval | None
-    decision: str | None
-    resumes: int
-    elapsed: float
-    warnings: list[str]
 
 
 @dataclass(frozen=True)
@@ -185,6 +179,7 @@ class Run:
         self.status = RunStatus.SUCCESS
         self.reason = TerminationReason.COMPLETED
         self.failed_step: str | None = None
+        self._below_failure: dict[str, tuple[int, str]] = {}  # skip_downstream: skipped step -> nearest failure
         self.paused_step: str | None = None
         self.pending_approval: PendingApproval | None = None  # the pause a resumed run starts at, then this run's
         self.approval_decision: str | None = None
@@ -220,12 +215,29 @@ class Run:
         return Awaiting(pending, self.approval_decision)
 
     async def run_child(self, workflow: Workflow, state: dict[str, Any], *, step_id: str, clock: Clock,
-                        provider: Provider | None) -> ChildRun:
+                        provider: Provider | None, paused: Mapping[str, Any] | None = None,
+                        decision: str | None = None, inherited: Mapping[str, Any] | None = None) -> ChildRun:
         redactor = child_redactor(self.redactor, workflow)
+        resume = None
+        if paused is not None:  # the child paused before: it goes on from there (engine._run.child_pause)
+            resume, state = child_resume_point(paused, workflow, decision, inherited)
         child = Run(workflow, state, provider=provider, tools=dict(self.tools), clock=clock,
-                    run_id=f"{self.run_id}/{step_id}", hooks=ChildHooks(redactor, self.hooks.wall_time))
+                    run_id=f"{self.run_id}/{step_id}", hooks=ChildHooks(redactor, self.hooks.wall_time),
+                    resume=resume)
         result = await child.execute()
-        return ChildRun(result, child.start, redactor)
+        saved = saved_child(child.checkpoint_snapshot(), redactor) if result.status is RunStatus.PAUSED else None
+        return ChildRun(result, child.start, redactor, saved)
+
+    def paused_path(self) -> str | None:
+        """The step the run waits at, a gate inside a subworkflow named by its path (``review/approve``)."""
+        if self.paused_step is None:
+            return None
+        pending = self.pending_approval
+        detail = pending.detail if pending is not None and pending.step_id == self.paused_step else None
+        inner = detail.get("subworkflow") if detail is not None else None
+        if isinstance(inner, Mapping) and isinstance(inner.get("paused_step"), str):
+            return f"{self.paused_step}/{inner['paused_step']}"
+        return self.paused_step
 
     def checkpoint_snapshot(self) -> CheckpointSnapshot:
         """The run as a checkpoint saves it: the one place the checkpoint format reads the run's attributes."""
@@ -235,7 +247,7 @@ class Run:
             pending = earlier  # a gate still waiting keeps the time it started waiting
         return CheckpointSnapshot(
             run_id=self.run_id, reason=self.reason.value, failed_step=self.failed_step,
-            paused_step=self.paused_step, pending_approval=pending if self.paused_step else None,
+            paused_step=self.paused_path(), pending_approval=pending if self.paused_step else None,
             steps=MappingProxyType({sid: self.results[sid] for sid in self.order if sid in self.results}),
             elapsed_seconds=self.now(), resumes=self.resume.resumes if self.resume else 0,
             workflow=self.workflow, state=MappingProxyType(self.state),
@@ -262,8 +274,8 @@ class Run:
             layer_number += 1
             self.event("layer_start", layer=layer_number, steps=layer)
             await self._run_layer(layer)
-            if self.failed_step:
-                self.paused_step = None
+            if self.failed_step and (config.on_step_failure == "stop" or self.paused_step):
+                self.paused_step = None  # a failed run does not wait for a decision
                 self._skip_rest_after_failure()
                 break
             self.hooks.after_layer(self)
@@ -274,7 +286,7 @@ class Run:
             workflow=self.workflow.name, run_id=self.run_id, status=self.status, reason=self.reason,
             state=self.state,  # the run is over: nothing writes to it any more
             steps={sid: self.results[sid] for sid in self.order if sid in self.results},
-            trace=self.trace, failed_step=self.failed_step, paused_step=self.paused_step,
+            trace=self.trace, failed_step=self.failed_step, paused_step=self.paused_path(),
         )
         return self.hooks.finish(self, result)
 
@@ -282,6 +294,9 @@ class Run:
         """A resumed run: the finished steps, the elapsed time and the pause are the checkpoint's."""
         for result in copy.deepcopy(resume.results).values():
             self._record(result)
+            if result.status is StepStatus.FAILED and self.failed_step is None:  # on_step_failure went on past it
+                self.failed_step = result.step_id
+                self.status, self.reason = RunStatus.FAILED, TerminationReason.STEP_FAILED
         self.start = self.clock.now() - resume.elapsed
         self.pending_approval = resume.pending
         self.approval_decision = resume.decision
@@ -301,6 +316,8 @@ class Run:
         while (step_id := self.ready.pop()) is not None:
             if step_id in self.results:
                 continue  # skipped early: a router passed it over, or the run stopped
+            if self.failed_step and self._skip_below_failure(step_id):
+                continue
             if step_id in self.routers_of and self._skip_if_unchosen(step_id):
                 continue
             if self._all_skipped(self.graph[step_id]):
@@ -310,6 +327,25 @@ class Run:
         if len(layer) > 1:
             layer.sort(key=self.ready.position.__getitem__)
         return layer
+
+    def _skip_below_failure(self, step_id: str) -> bool:
+        """``on_step_failure: skip_downstream``: skip a step below a failed one, naming the nearest failure.
+
+        The nearest is what :func:`~.skips.nearest_failed` finds (fewest steps away, then the earliest-listed
+        dependency), worked out from the dependencies' own answers, so a long chain costs one look per step.
+        """
+        if self.workflow.config.on_step_failure != "skip_downstream":
+            return False
+        nearest: tuple[int, str] | None = None
+        for dep in self.graph[step_id]:
+            found = (0, dep) if self.results[dep].status is StepStatus.FAILED else self._below_failure.get(dep)
+            if found is not None and (nearest is None or found[0] + 1 < nearest[0]):
+                nearest = (found[0] + 1, found[1])
+        if nearest is None:
+            return False
+        self._below_failure[step_id] = nearest
+        self._skip(step_id, f"depends on failed step '{nearest[1]}'", "dependency_failed")
+        return True
 
     def _all_skipped(self, deps: list[str]) -> bool:
         """Whether the step has dependencies and every one of them was skipped (most often the first is not)."""
@@ -342,7 +378,8 @@ class Run:
         return False
 
     def _stop(self, status: RunStatus, reason: TerminationReason, why: str, code: str) -> None:
-        self.status, self.reason = status, reason
+        if self.failed_step is None:  # a step that failed before (on_step_failure went on) stays the run's reason
+            self.status, self.reason = status, reason
         for step_id in self.order:
             if step_id not in self.results:
                 self._skip(step_id, f"run stopped: {why}", code)
@@ -370,8 +407,10 @@ class Run:
     def _skip_if_unchosen(self, step_id: str) -> bool:
         """Skip a router target once every router that may choose it has finished and none that ran did.
 
-        A step chosen by any router runs, whatever the other routers chose. Routers that were
-        skipped (or failed) choose nothing; if none of a target's routers ran, the usual skip rules apply.
+        A step chosen by any router runs, whatever the other routers chose. A router that failed
+        passes its targets over (a run goes on past a failure only under ``on_step_failure: continue``);
+        routers that were skipped choose nothing, and if none of a target's routers ran, the usual skip
+        rules apply.
         """
         passed_over = []
         for router_id in self.routers_of.get(step_id, ()):
@@ -382,6 +421,8 @@ class Run:
                 if result.output == step_id:
                     return False
                 passed_over.append(f"router '{router_id}' (it chose '{result.output}')")
+            elif result.status is StepStatus.FAILED:  # on_step_failure: continue; a failed router chose nothing
+                passed_over.append(f"router '{router_id}' (it failed)")
         if not passed_over:
             return False
         self._skip(step_id, "not chosen by " + " or ".join(passed_over), "not_chosen")

@@ -17,6 +17,9 @@ address that is not public (the rule of :mod:`pytest_agentloom._core.addresses`,
 shared with ``http_request`` and attachment downloads) is refused unless
 ``config.sandbox.allow_internal_targets`` is true, so a workflow file cannot
 make the engine probe an internal network (or a cloud metadata service).
+Upstream's ``allow_internal_webhook_targets: true`` opens less, and for webhooks
+only: loopback and private networks, never link-local nor a metadata address
+(:func:`~pytest_agentloom._core.addresses.is_local_network_address`).
 The post connects only to an address it checked, so DNS rebinding between the
 check and the connection is refused too.
 """
@@ -27,7 +30,7 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..._core.addresses import is_internal_address, is_ip_literal, public_only_transport, resolve_host
+from ..._core.addresses import is_ip_literal, public_only_transport, refused_address, resolve_host
 from ...errors import StepError, render_message
 from .._evaluate.templates import render, render_args
 from .._format.model import ApprovalGateStep, WebhookNotify
@@ -77,8 +80,9 @@ async def run_approval_gate(step: ApprovalGateStep, ctx: StepContext) -> StepOut
 
 
 async def _notify(step: ApprovalGateStep, notify: WebhookNotify, ctx: StepContext) -> None:
-    allow_internal = ctx.workflow.config.sandbox.allow_internal_targets
-    await check_webhook_target(notify.url, allow_internal=allow_internal, step_id=step.id)
+    sandbox = ctx.workflow.config.sandbox
+    allow_internal, local_ok = sandbox.allow_internal_targets, sandbox.allow_internal_webhook_targets
+    await check_webhook_target(notify.url, allow_internal=allow_internal, local_ok=local_ok, step_id=step.id)
     redacted_state = ctx.run.redactor.redact_state(ctx.state)
     if notify.body_template is not None:
         body = render(notify.body_template, redacted_state, on_missing=ctx.missing_key)
@@ -92,8 +96,8 @@ async def _notify(step: ApprovalGateStep, notify: WebhookNotify, ctx: StepContex
     import httpx
 
     try:
-        transport = None if allow_internal else public_only_transport(
-            lambda host, address: _internal_target(step.id, host, address))  # connects where it checked
+        transport = None if allow_internal else public_only_transport(  # connects where it checked
+            lambda host, address: _internal_target(step.id, host, address, local_ok=local_ok), local_ok=local_ok)
         async with httpx.AsyncClient(timeout=notify.timeout, follow_redirects=False, trust_env=False,
                                      transport=transport) as client:
             response = await client.request(notify.method, notify.url, content=body.encode("utf-8"), headers=headers)
@@ -116,8 +120,13 @@ def _is_json(text: str) -> bool:
     return True
 
 
-async def check_webhook_target(url: str, *, allow_internal: bool, step_id: str = "?") -> None:
-    """Refuse non-HTTP URLs and, unless allowed, hosts at internal addresses. Raises :class:`StepError`."""
+async def check_webhook_target(url: str, *, allow_internal: bool, local_ok: bool = False,
+                               step_id: str = "?") -> None:
+    """Refuse non-HTTP URLs and, unless allowed, hosts at internal addresses. Raises :class:`StepError`.
+
+    ``local_ok`` (``allow_internal_webhook_targets``) lets loopback and private addresses through, and a
+    ``localhost`` name is then resolved like any other.
+    """
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise StepError(f"approval gate '{step_id}': webhook URL must be http(s)://host/..., got {url!r}",
@@ -131,16 +140,26 @@ async def check_webhook_target(url: str, *, allow_internal: bool, step_id: str =
         raise StepError(f"approval gate '{step_id}': cannot resolve webhook host {host!r}: {exc}",
                         code="webhook_failed") from exc
     for address in addresses:
-        if is_internal_address(address):
-            raise _internal_target(step_id, host, address)
+        if refused_address(address, local_ok=local_ok):
+            raise _internal_target(step_id, host, address, local_ok=local_ok)
 
 
-def _internal_target(step_id: str, host: str, address: str) -> StepError:
+def _internal_target(step_id: str, host: str, address: str, *, local_ok: bool = False) -> StepError:
+    if local_ok:  # the opt-in was given, and this address is not one it opens
+        return StepError(
+            render_message(
+                f"approval gate '{step_id}': webhook host {host!r} is at {address}, which "
+                "allow_internal_webhook_targets does not open (it opens loopback and private networks only; "
+                "link-local and cloud metadata addresses stay refused); refused.",
+                hint="point the webhook at a loopback or private address, or at a public URL.", inline=True),
+            code="webhook_refused",
+        )
     return StepError(
         render_message(
             f"approval gate '{step_id}': webhook host {host!r} is an internal address ({address}: not a public "
             "address); refused.",
-            hint="use a public URL, or set config.sandbox.allow_internal_targets: true if "
+            hint="use a public URL, or set config.sandbox.allow_internal_targets: true (or, for webhooks to "
+                 "loopback and private networks only, allow_internal_webhook_targets: true) if "
                  "this workflow is meant to call a service on your own network.", inline=True),
         code="webhook_refused",
     )

@@ -8,7 +8,8 @@ The child file is loaded and checked with the parent, by the loader
   ``input`` laid over its top-level keys (rendered like ``tool_args``). A child
   given by upstream's keys (``workflow_path``, ``workflow_inline``) starts, as
   upstream's does, from a copy of the parent's whole state laid over its own
-  ``state:``, then ``input``.
+  ``state:``, then ``input``. Upstream's ``isolated_state`` decides it outright
+  (``true``: the child's ``state:`` and ``input`` only; ``false``: the parent's too).
 - It runs with the parent's provider, tools and the step's clock. Its model
   requests carry the step id ``<parent step>/<child step>``, so a scripted
   reply for the child's ``search`` step under the parent's ``research`` step is
@@ -29,6 +30,11 @@ The child file is loaded and checked with the parent, by the loader
   included), or a dict of just the ``return_keys`` (top-level keys; a missing
   one fails the step). A failed, stopped or timed-out child fails the step with
   an error naming the child step.
+- A child that pauses (an approval gate, an agent awaiting approval, a
+  grandchild that paused) pauses the parent at this step: the pause's ``detail``
+  holds the child as :mod:`.._run.child_pause` saves it. Resuming the parent
+  runs this step again, which resumes the child with the parent's decision; the
+  child then goes on, and the parent after it.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ from .._format.loader import load_children
 from .._format.model import SubworkflowStep, Workflow
 from .._outcome.redacted import redact_trace
 from .._outcome.result import RunStatus, WorkflowResult
-from .._outcome.step_context import ChildRun, StepContext, StepOutcome
+from .._outcome.step_context import ChildRun, PauseOutcome, StepContext, StepOutcome
 
 __all__ = ["child_workflow", "run_subworkflow"]
 
@@ -76,16 +82,24 @@ class _PrefixedProvider:
 
 async def run_subworkflow(step: SubworkflowStep, ctx: StepContext) -> StepOutcome:
     child = _with_limits(child_workflow(ctx.workflow, step), step, ctx)
-    inputs = render_args(step.input, ctx.state, on_missing=ctx.missing_key, where="input")
-    initial = {**copy.deepcopy(child.state), **inputs}
-    if step.inherits_state:  # upstream's keys: the child starts from the parent's whole state
-        initial = {**copy.deepcopy(child.state), **copy.deepcopy(dict(ctx.state)), **inputs}
+    awaiting = ctx.run.awaiting(step.id)
+    paused = awaiting.pending.detail.get("subworkflow") if awaiting and awaiting.pending.detail else None
+    initial: dict[str, Any] = {}
+    if paused is None:  # a first run: the child's state is made now (a resumed child has its own)
+        inputs = render_args(step.input, ctx.state, on_missing=ctx.missing_key, where="input")
+        initial = {**copy.deepcopy(child.state), **inputs}
+        if step.inherits_state:  # upstream's keys or isolated_state: false: from the parent's whole state
+            initial = {**copy.deepcopy(child.state), **copy.deepcopy(dict(ctx.state)), **inputs}
     provider = _PrefixedProvider(ctx.provider, step.id) if ctx.provider is not None else None
-    finished = await ctx.run.run_child(child, initial, step_id=step.id, clock=ctx.clock, provider=provider)
+    finished = await ctx.run.run_child(child, initial, step_id=step.id, clock=ctx.clock, provider=provider,
+                                       paused=paused, decision=awaiting.decision if awaiting else None,
+                                       inherited=ctx.state if step.inherits_state else None)
     _merge_trace(step, ctx, finished)
     usage, cost = _spend(finished.result)
     ctx.usage, ctx.cost_usd, ctx.attempts = usage, cost, 1
     result = finished.result
+    if result.status is RunStatus.PAUSED and finished.paused is not None:
+        return PauseOutcome(value=None, usage=usage, cost_usd=cost, detail={"subworkflow": finished.paused})
     if result.status is not RunStatus.SUCCESS:
         raise _child_failed(step, result)
     return StepOutcome(value=_returned(step, result.state), attempts=1, usage=usage, cost_usd=cost)

@@ -85,14 +85,6 @@ def test_a_file_running_itself_is_a_cycle(tmp_path: Path) -> None:
     assert (caught.value.step_id, caught.value.field) == ("again", "workflow")
 
 
-def test_a_child_that_could_pause_for_approval_is_refused(tmp_path: Path) -> None:
-    write(tmp_path, "gate.yaml", "name: g\nsteps: [{id: ok, type: approval_gate}]\n")
-    path = parent(tmp_path, "{id: research, type: subworkflow, workflow: gate.yaml}")
-    with pytest.raises(WorkflowError, match="cannot pause") as caught:
-        load_workflow(path)
-    assert "'ok'" in str(caught.value)
-
-
 def test_retry_on_the_step_is_refused(tmp_path: Path) -> None:
     write(tmp_path, "child.yaml", CHILD)
     path = parent(tmp_path, "{id: research, type: subworkflow, workflow: child.yaml, retry: {max_retries: 2}}")
