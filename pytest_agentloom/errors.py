@@ -341,6 +341,7 @@ class WorkflowError(DefinitionError, ValueError):
         field: str | None = None,
         hint: str | None = None,
         problems: list[WorkflowError] | None = None,
+        line: int | None = None,
     ) -> None:
         self.headline = message
         self.file = file
@@ -348,10 +349,18 @@ class WorkflowError(DefinitionError, ValueError):
         self.field = field
         self.hint = hint
         self.problems = problems or []
+        self.line = line
         super().__init__(self._render())
 
+    def at_line(self, line: int | None) -> None:
+        """Name the line of the file the problem was written on (found after the fact: see the loader)."""
+        if line is not None and self.file is not None:
+            self.line = line
+            self.args = (self._render(),)
+
     def _render(self) -> str:
-        return render_message(self.headline, [("file", self.file), ("step", self.step_id), ("field", self.field)],
+        where = f"{self.file}:{self.line}" if self.file and self.line else self.file
+        return render_message(self.headline, [("file", where), ("step", self.step_id), ("field", self.field)],
                               hint=self.hint)
 
 
