@@ -86,7 +86,7 @@ def _check_keys(item: Mapping[str, Any], kind: str, where: str) -> None:
     allowed = REPLY_KEYS[kind]
     for key in item:
         if key not in allowed:
-            hint = did_you_mean(str(key), allowed)
+            hint = did_you_mean(str(key), allowed) or did_you_mean(str(key), [k for k in REPLY_KEYS if k != kind])
             raise ScriptDataError(f"unknown key '{key}' in a {kind} reply", where=f"{where}.{key}",
                                   hint=(hint + " " if hint else "") + f"a {kind} reply takes: {', '.join(allowed)}.")
 

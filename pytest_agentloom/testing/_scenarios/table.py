@@ -102,7 +102,9 @@ class Scenario:
         if self.script is None:
             return None
         if _plain_script(self.script):  # text replies are read as they are: nothing to convert
-            return Scripted(self.script)
+            provider = Scripted(self.script)
+            provider.written_as_data = True  # its messages show the table's YAML, not Python
+            return provider
         return Scripted.from_data(self.script)
 
     def workflow_path(self) -> Path | None:
@@ -111,12 +113,14 @@ class Scenario:
 
     def run(self, agentloom: AgentloomHarness) -> WorkflowResult:
         """Run the row's workflow (relative to the table's folder) with its state, script and config."""
-        result = agentloom.run(self.workflow_path(), state=self.state, provider=self.provider(), **self.config)
-        if self.resume is None or result.status.value != "paused":
-            return result
-        script = self.resume.get("script") or {}
-        provider = Scripted.from_data(script)
-        return agentloom.resume(result, self.resume["decision"], provider=provider)
+        __tracebackhide__ = True
+        with agentloom.running_row(self.id, self.source, self.line):
+            result = agentloom.run(self.workflow_path(), state=self.state, provider=self.provider(), **self.config)
+            if self.resume is None or result.status.value != "paused":
+                return result
+            script = self.resume.get("script") or {}
+            provider = Scripted.from_data(script)
+            return agentloom.resume(result, self.resume["decision"], provider=provider)
 
     def check(self, result: WorkflowResult, agentloom: AgentloomHarness | None = None) -> None:
         """Check every expectation of the row; one AssertionError lists all that failed.
@@ -277,7 +281,55 @@ def load_table(path: Path, *, default_workflow: str | None = None) -> list[Scena
                                  hint="check the path; it is relative to the test file's folder.") from None
     except DataReadError as exc:
         raise ScenarioTableError(exc.problem, file=path, hint=exc.hint) from None
-    return _read_rows(text, path, default_workflow)
+    rows = _read_rows(text, path, default_workflow)
+    _check_script_steps(rows)
+    return rows
+
+
+def _check_script_steps(rows: list[Scenario]) -> None:
+    """A row's ``script`` (and ``resume.script``) keys must be step ids of its workflow: a mistyped one
+    (``clasify``) would leave the step without replies and fail the run far from the table's line."""
+    for row in rows:
+        scripts = [("script", row.script or {}), ("resume.script", (row.resume or {}).get("script") or {})]
+        if not any(script for _, script in scripts):
+            continue
+        steps = _step_ids(row.workflow_path())
+        if steps is None:
+            continue
+        for where, script in scripts:
+            for step_id in script:
+                if str(step_id) not in steps:
+                    hint = did_you_mean(str(step_id), steps)
+                    raise ScenarioTableError(
+                        f"'{where}' has replies for '{step_id}', which is no step of {row.workflow}", file=row.source,
+                        row=row.id, field=f"{where}.{step_id}", line=row.line,
+                        hint=(hint + " " if hint else "") + f"the steps are: {', '.join(steps)}.",
+                    )
+
+
+def _step_ids(path: Path | None) -> list[str] | None:
+    """Every step id a scripted provider can be asked for by ``path``'s workflow (a subworkflow's steps as
+    ``<step>/<child step>``); ``None`` when the workflow does not load (its run names the problem)."""
+    from ...errors import WorkflowError
+    from .._workflow_cache import load_cached
+
+    if path is None:
+        return None
+    try:
+        workflow = load_cached(path)
+    except WorkflowError:
+        return None
+    return _ids_of(workflow, "")
+
+
+def _ids_of(workflow: Any, prefix: str) -> list[str]:
+    ids: list[str] = []
+    for step in workflow.steps:
+        ids.append(prefix + step.id)
+        child = workflow.compiled.children.get(step.id)
+        if child is not None:
+            ids += _ids_of(child, f"{prefix}{step.id}/")
+    return ids
 
 
 def _read_rows(text: str, path: Path, default_workflow: str | None) -> list[Scenario]:
