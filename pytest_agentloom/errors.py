@@ -152,7 +152,7 @@ class ErrorCode(enum.StrEnum):
     FILE_NAME_CLASH = "file_name_clash"  # two tests would write the same snapshot, cassette or tool tape file
     INVALID_EXPRESSION = "invalid_expression"  # a router expression does not compile
     CHECKPOINT_ERROR = "checkpoint_error"  # a checkpoint cannot be found, read or resumed
-    INVALID_SCRIPT = "invalid_script"  # a scripted reply written as data (--script, a scenario row) has no reply's form
+    INVALID_SCRIPT = "invalid_script"  # a scripted reply (in Scripted(), --script, a scenario row) has no reply's form
     UNREADABLE_FILE = "unreadable_file"  # a file is not a regular UTF-8 file under the size cap
     INVALID_YAML = "invalid_yaml"  # a file is not readable YAML, or YAML we refuse (duplicate keys, alias bombs)
     INVALID_JSON_DATA = "invalid_json_data"  # a JSON file or value is invalid, has a duplicate key or is too deep
@@ -162,7 +162,7 @@ class ErrorCode(enum.StrEnum):
     STEP_ERROR = "step_error"  # a StepError that has no more specific code
     TIMEOUT = "timeout"  # a step attempt passed its timeout (retried); or, on a skipped step, the run's timeout
     TEMPLATE_ERROR = "template_error"  # a template has broken braces or a format spec that does not fit
-    MISSING_TEMPLATE_KEY = "missing_template_key"  # a {state.x} placeholder rendered empty (a warning in tests)
+    MISSING_TEMPLATE_KEY = "missing_template_key"  # a {state.x} placeholder rendered empty (fails a test's run)
     MISSING_STATE_KEY = "missing_state_key"  # a tool argument 'state.x' names a key the state lacks
     OUTPUT_PATH = "output_path"  # a step's output cannot be written to its state path
 
@@ -690,7 +690,7 @@ class UnusedRepliesError(OutcomeError, AssertionError):
 
 
 class MissingTemplateKeyWarning(RunError, UserWarning):
-    """A ``{state.x}`` placeholder rendered empty because the state lacks the key (warned in tests)."""
+    """A ``{state.x}`` placeholder rendered empty because the state lacks the key (fails a test's run, or warns)."""
 
     code: str = ErrorCode.MISSING_TEMPLATE_KEY
 
