@@ -24,7 +24,7 @@ def test_the_data_forms_of_a_table_are_replies_here_too() -> None:
     assert [(call.name, json.loads(call.arguments)) for call in first.tool_calls] == [("lookup", {"order_id": 42})]
     second = _answer(provider)
     assert (second.text, second.usage.input_tokens, second.cost) == ("done", 3, 0.25)
-    with pytest.raises(Exception, match="429|rate"):
+    with pytest.raises(Exception, match=r"429|rate"):
         _answer(provider)
 
 

@@ -36,6 +36,7 @@ from .output_clashes import parallel_outputs
 
 __all__ = ["Finding", "findings"]
 
+_BOOKKEEPING = frozenset({"steps", "_approval"})  # keys every run has, never the key a typo meant
 _FIRST_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -133,7 +134,7 @@ def _unknown_keys(workflow: Workflow, inherited: frozenset[str], prefix: str) ->
         for field, key, name in _reads(step):
             if key not in known:
                 closest = _closest(name, workflow.state)
-                hint = f"did you mean '{closest}'?" if closest else did_you_mean(key, sorted(known - {"steps", "_approval"}))
+                hint = f"did you mean '{closest}'?" if closest else did_you_mean(key, sorted(known - _BOOKKEEPING))
                 found.append(Finding(
                     "warning", prefix + step.id, field,
                     f"it reads state key '{key}', which is neither in 'state:' nor any step's 'output'",

@@ -26,6 +26,7 @@ from ...errors import DataReadError, WorkflowError
 from .._evaluate.expressions import ExpressionSyntaxError, compile_expression
 from . import load_checks as checks
 from .graph import check_cycles, check_ids, check_references
+from .input_checks import check_inputs
 from .model import (
     FUTURE_STEP_TYPES,
     STEP_TYPES,
@@ -177,6 +178,7 @@ def load_children(workflow: Workflow, file: str) -> list[WorkflowError]:
         child = _load_child(workflow, step, chain, file, problems)
         if child is not None:
             workflow.compiled.children[step.id] = child
+            problems.extend(check_inputs(step, child, file))
     return problems
 
 
