@@ -46,15 +46,12 @@ def report_missing_keys(result: WorkflowResult, workflow: Workflow, mode: str, *
     """
     __tracebackhide__ = True
     seen: set[tuple[str | None, str]] = set()
-    text: str | None = None
     for event in result.trace.events("template_warning"):
         key = (event.step_id, str(event.data.get("field")))
         if key in seen:
             continue
         seen.add(key)
-        if text is None:
-            text = _text_of(workflow.source)
-        place = _place(workflow, text, *key)
+        place = _place(workflow, *key)
         message = _message(workflow, *key, place, result.unredacted_state or result.state, row, mode)
         warning = MissingTemplateKeyWarning(message)
         if mode == "error":
@@ -76,11 +73,25 @@ def _text_of(source: Path | None) -> str:
         return ""
 
 
-def _place(workflow: Workflow, text: str, step_id: str | None, field: str) -> _Place:
-    if workflow.source is None:
+def _place(workflow: Workflow, step_id: str | None, field: str) -> _Place:
+    """The file and line of the placeholder: in the child's file for a subworkflow's step (``research/search``)."""
+    owner, own_id = _owner(workflow, step_id)
+    if owner.source is None:
         return _Place(None, None)
-    line = line_of(text, step_id, None, "{" + field) if text else None
-    return _Place(workflow.source, line)
+    text = _text_of(owner.source)
+    line = line_of(text, own_id, None, "{" + field) if text else None
+    return _Place(owner.source, line)
+
+
+def _owner(workflow: Workflow, step_id: str | None) -> tuple[Workflow, str | None]:
+    """The (sub)workflow a step id of the run's trace belongs to, and the step's id in it."""
+    while step_id is not None and "/" in step_id:
+        head, rest = step_id.split("/", 1)
+        child = workflow.compiled.children.get(head)
+        if child is None:
+            break
+        workflow, step_id = child, rest
+    return workflow, step_id
 
 
 def _message(workflow: Workflow, step_id: str | None, field: str, place: _Place, state: Any,

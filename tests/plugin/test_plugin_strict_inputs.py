@@ -104,3 +104,19 @@ def test_an_agent_tool_that_is_not_registered_fails_before_the_first_model_call(
     output = result.stdout.str()
     assert "AssertionError" not in output  # the provider was never asked
     assert "no running event loop" not in output  # no unrelated exception chained to the failure
+
+
+def test_a_missing_key_in_a_childs_prompt_points_at_the_childs_file_and_line(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", research=CHILD.replace("state: {topic: general}\n", "").replace(
+        "{state.topic}", "{state.topic} in {state.language}"), main=PARENT.replace("topik", "topic"))
+    pytester.makepyfile(test_child="""
+        def test_child(agentloom):
+            agentloom.run("main.yaml", provider=agentloom.scripted({"research/search": "found"}))
+    """)
+    result = pytester.runpytest_inprocess()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "E*Template placeholder {state.language} rendered empty in step 'research/search': the state has no "
+        "'language'.",
+        f"E*  workflow: {pytester.path / 'research.yaml'}:6",
+    ], consecutive=True)

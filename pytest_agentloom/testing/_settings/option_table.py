@@ -82,6 +82,14 @@ OPTIONS: tuple[Option, ...] = (
         ini=False,
     ),
     Option(
+        "full_trace",
+        "show every frame of a failure, this package's too, with their locals under --showlocals (for a bug "
+        "in agentloom; they may hold a run's unredacted state).",
+        kind="bool",
+        default=False,
+        ini=False,
+    ),
+    Option(
         "snapshot_requests",
         "put what each step sent its provider (messages, model, params, tools) in snapshots (default: true).",
         kind="bool",
