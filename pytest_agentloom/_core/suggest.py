@@ -23,7 +23,8 @@ def closest_path(segments: Sequence[Segment], root: Any) -> str | None:
     Walked part by part: a part the value holds is kept, a mistyped one is replaced by the closest key
     the mapping there has, so a typo at any depth is named as the whole path the user meant.
     """
-    current, chosen, changed = root, [], False
+    current, changed = root, False
+    chosen: list[Segment] = []
     for seg in segments:
         value = get_path(current, (seg,)) if isinstance(current, Mapping | list) else MISSING
         if value is MISSING:
