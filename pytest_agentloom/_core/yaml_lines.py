@@ -2,24 +2,20 @@
 
 The reader (:mod:`.yaml_io`) builds plain data and keeps no positions, since most documents are read
 to be used and positions would cost every read. A message about a workflow is rare, so the line is
-found when one is made: the text, which already passed the reader's limits, is composed again into
-a node tree (PyYAML's public ``compose``, libyaml's when PyYAML has it) and walked to the value.
+found when one is made: the text is read again into a node tree (:func:`.yaml_io.parse_yaml`, with
+the reader's limits) and walked to the value.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
 
-import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-__all__ = ["line_of"]
+from ..errors import DataFileError
+from .yaml_io import parse_yaml
 
-try:  # libyaml's composer when PyYAML was built with it
-    _Loader: Any = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - PyYAML without libyaml
-    _Loader = yaml.SafeLoader
+__all__ = ["line_of"]
 
 _INDEXED = re.compile(r"^steps\[(\d+)\]$")
 _PART = re.compile(r"[^.\[\]]+|\[\d+\]")
@@ -31,8 +27,8 @@ def line_of(text: str, step_id: str | None = None, field: str | None = None,
     ``step_id`` (or at the top level), or of the step itself; ``needle`` narrows it to the first line at or
     after that one holding the text (a placeholder inside a block scalar). ``None`` when it is not found."""
     try:
-        root = yaml.compose(text, Loader=_Loader)
-    except yaml.YAMLError:
+        _, root = parse_yaml(text)
+    except DataFileError:
         return None
     node = _step_node(root, step_id) if step_id is not None else root
     if node is None:

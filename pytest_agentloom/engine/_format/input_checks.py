@@ -41,11 +41,13 @@ def check_inputs(step: SubworkflowStep, child: Workflow, file: str) -> list[Work
 
 
 def _keys_used(child: Workflow) -> set[str]:
-    """The top-level keys ``child`` declares (``state:``) or reads (its steps' templates, ``state.`` paths and
-    conditions, its agents' instructions)."""
+    """The top-level keys ``child`` declares (``state:``), reads (its steps' templates, ``state.`` paths and
+    conditions, its agents' instructions) or writes into (an ``output`` such as ``items[0]``)."""
     used = set(child.state)
     for step in child.steps:
         used |= {_head(path) for path in step_reads(step, child)}
+        if step.output and _head(step.output) != step.output:  # writes into the value (items[0]): uses it
+            used.add(_head(step.output))
     for agent in child.agents.values():
         used |= {_head(name) for name in _template_keys(agent.instructions or "")}
     return used
