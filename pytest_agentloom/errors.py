@@ -185,7 +185,7 @@ class ErrorCode(enum.StrEnum):
     UNKNOWN_AGENT = "unknown_agent"  # an agent step names an agent the workflow does not define
 
     # -- tools
-    UNKNOWN_TOOL = "unknown_tool"  # a step names a tool that is not registered
+    UNKNOWN_TOOL = "unknown_tool"  # a step or an agent names a tool that is not registered (an agent's: before the run)
     TOOL_ERROR = "tool_error"  # a tool raised
     SANDBOX_REFUSED = "sandbox_refused"  # a built-in tool's call broke a config.sandbox rule
     OUTPUT_LIMIT = "output_limit"  # shell_command's output passed its byte cap: the command was stopped
