@@ -72,7 +72,7 @@ def findings(workflow: Workflow, *, model: str | None = None, inherited: frozens
     for step in workflow.steps:
         child = workflow.compiled.children.get(step.id)
         if isinstance(step, SubworkflowStep) and child is not None:
-            passed = _known_keys(workflow) | inherited if step.inherits_state else frozenset(step.input)
+            passed = set(step.input) | (_known_keys(workflow) | inherited if step.inherits_state else set())
             # --model replaces the parent's config.model only: a child keeps its own config
             found += findings(child, inherited=frozenset(passed), prefix=f"{prefix}{step.id}/")
     if not prefix and workflow.source is not None:
