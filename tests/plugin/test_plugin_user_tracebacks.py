@@ -41,13 +41,13 @@ def test_one_typo_over_17_tests_is_the_message_and_the_users_line_per_test(proje
     lines = result.stdout.lines
     failures = "\n".join(lines[lines.index(next(x for x in lines if "FAILURES" in x)):])
     assert "pytest_agentloom/" not in failures and "site-packages" not in failures
-    block = failures.split("_ test_3 _")[1].split("_ test_4 _")[0].strip("_ \n").splitlines()
+    block = [line for line in failures.split("_ test_3 _")[1].split("_ test_4 _")[0].strip("_ \n").splitlines()
+             if set(line.strip()) != {"^"}]  # pytest 8.3 draws no carets under the call
     assert block == [
         "agentloom = <AgentloomHarness 'test_many.py::test_3'>",
         "",
         "    def test_3(agentloom):",
         '>       result = agentloom.run("flow.yaml", provider=agentloom.scripted(classify="bug", answer="x"))',
-        "                 " + "^" * 83,
         "E       pytest_agentloom.errors.WorkflowError: Step 'answer' depends on unknown step 'clasify'",
         f"E         file: {project.path / 'flow.yaml'}:11",
         "E         step: answer",
