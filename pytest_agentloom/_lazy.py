@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping, Sequence
+from types import ModuleType
 from typing import Any
 
 __all__ = ["attach"]
@@ -42,6 +43,10 @@ def attach(package: str, exports: Mapping[str, Sequence[str]], *, own: Sequence[
         return value
 
     def __dir__() -> list[str]:
-        return sorted({*namespace, *where})
+        # the public names, the public subpackages imported so far and the module's dunders: not what
+        # __init__ imports for itself (``annotations``, ``TYPE_CHECKING``, ``attach``), nor private names
+        shown = {name for name, value in namespace.items()
+                 if name.startswith("__") or (isinstance(value, ModuleType) and not name.startswith("_"))}
+        return sorted({*shown, *where, *own})
 
     return __getattr__, __dir__, sorted([*where, *own])

@@ -375,7 +375,7 @@ def _report_findings(file: str, workflow: Workflow, model: str | None) -> int:
     found = findings(workflow, model=model)
     errors = [item for item in found if item.severity == "error"]
     for item in found:
-        print(f"{file}: {item}", file=sys.stderr)
+        print(f"{file}:{item.line}: {item}" if item.line else f"{file}: {item}", file=sys.stderr)
     if errors:
         print(f"{file}: {len(errors)} problem{'s' if len(errors) != 1 else ''} at run time", file=sys.stderr)
         return EXIT_INVALID_WORKFLOW

@@ -152,7 +152,7 @@ class ErrorCode(enum.StrEnum):
     FILE_NAME_CLASH = "file_name_clash"  # two tests would write the same snapshot, cassette or tool tape file
     INVALID_EXPRESSION = "invalid_expression"  # a router expression does not compile
     CHECKPOINT_ERROR = "checkpoint_error"  # a checkpoint cannot be found, read or resumed
-    INVALID_SCRIPT = "invalid_script"  # a scripted reply written as data (--script, a scenario row) has no reply's form
+    INVALID_SCRIPT = "invalid_script"  # a scripted reply (in Scripted(), --script, a scenario row) has no reply's form
     UNREADABLE_FILE = "unreadable_file"  # a file is not a regular UTF-8 file under the size cap
     INVALID_YAML = "invalid_yaml"  # a file is not readable YAML, or YAML we refuse (duplicate keys, alias bombs)
     INVALID_JSON_DATA = "invalid_json_data"  # a JSON file or value is invalid, has a duplicate key or is too deep
@@ -162,7 +162,7 @@ class ErrorCode(enum.StrEnum):
     STEP_ERROR = "step_error"  # a StepError that has no more specific code
     TIMEOUT = "timeout"  # a step attempt passed its timeout (retried); or, on a skipped step, the run's timeout
     TEMPLATE_ERROR = "template_error"  # a template has broken braces or a format spec that does not fit
-    MISSING_TEMPLATE_KEY = "missing_template_key"  # a {state.x} placeholder rendered empty (a warning in tests)
+    MISSING_TEMPLATE_KEY = "missing_template_key"  # a {state.x} placeholder rendered empty (fails a test's run)
     MISSING_STATE_KEY = "missing_state_key"  # a tool argument 'state.x' names a key the state lacks
     OUTPUT_PATH = "output_path"  # a step's output cannot be written to its state path
 
@@ -185,7 +185,7 @@ class ErrorCode(enum.StrEnum):
     UNKNOWN_AGENT = "unknown_agent"  # an agent step names an agent the workflow does not define
 
     # -- tools
-    UNKNOWN_TOOL = "unknown_tool"  # a step names a tool that is not registered
+    UNKNOWN_TOOL = "unknown_tool"  # a step or an agent names a tool that is not registered (an agent's: before the run)
     TOOL_ERROR = "tool_error"  # a tool raised
     SANDBOX_REFUSED = "sandbox_refused"  # a built-in tool's call broke a config.sandbox rule
     OUTPUT_LIMIT = "output_limit"  # shell_command's output passed its byte cap: the command was stopped
@@ -341,6 +341,7 @@ class WorkflowError(DefinitionError, ValueError):
         field: str | None = None,
         hint: str | None = None,
         problems: list[WorkflowError] | None = None,
+        line: int | None = None,
     ) -> None:
         self.headline = message
         self.file = file
@@ -348,10 +349,18 @@ class WorkflowError(DefinitionError, ValueError):
         self.field = field
         self.hint = hint
         self.problems = problems or []
+        self.line = line
         super().__init__(self._render())
 
+    def at_line(self, line: int | None) -> None:
+        """Name the line of the file the problem was written on (found after the fact: see the loader)."""
+        if line is not None and self.file is not None:
+            self.line = line
+            self.args = (self._render(),)
+
     def _render(self) -> str:
-        return render_message(self.headline, [("file", self.file), ("step", self.step_id), ("field", self.field)],
+        where = f"{self.file}:{self.line}" if self.file and self.line else self.file
+        return render_message(self.headline, [("file", where), ("step", self.step_id), ("field", self.field)],
                               hint=self.hint)
 
 
@@ -681,7 +690,7 @@ class UnusedRepliesError(OutcomeError, AssertionError):
 
 
 class MissingTemplateKeyWarning(RunError, UserWarning):
-    """A ``{state.x}`` placeholder rendered empty because the state lacks the key (warned in tests)."""
+    """A ``{state.x}`` placeholder rendered empty because the state lacks the key (fails a test's run, or warns)."""
 
     code: str = ErrorCode.MISSING_TEMPLATE_KEY
 

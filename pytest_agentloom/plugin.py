@@ -41,6 +41,8 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.stash[SESSION_KEY] = AgentloomSession(config)
     config.stash[SESSION_KEY].configure()  # each feature's own (the review report's outcome listener)
+    if config.getoption("agentloom_full_trace", default=False):
+        config.option.fulltrace = True  # frames marked __tracebackhide__ are shown too: everything
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -122,7 +124,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    if call.excinfo is not None:  # before pytest prints the frames: no run's raw state in any of them
+    # before pytest prints the frames: no run's raw state in any of them, and a user's mistake shows the
+    # user's lines only (--agentloom-full-trace keeps them all, for a bug in agentloom)
+    if call.excinfo is not None and not item.config.getoption("agentloom_full_trace", default=False):
         hide_our_frames(call.excinfo)
     report = yield
     item.config.stash[SESSION_KEY].after_report(item, call.when, report)

@@ -101,10 +101,15 @@ def _run_as_tests(body: str, pytester: pytest.Pytester) -> None:
 
 def _check_yaml(body: str, folder: Path) -> None:
     data = yaml.safe_load(body)
-    if isinstance(data, list) and data and all(isinstance(row, dict) and "expect" in row for row in data):
+    if isinstance(data, list) and data and all(isinstance(row, dict) and ("expect" in row or "defaults" in row)
+                                               for row in data):
         table = folder / "table.yaml"
         table.write_text(body, encoding="utf-8")
-        (folder / "flow.yaml").write_text(yaml.safe_dump(_minimal([])), encoding="utf-8")
+        scripted = dict.fromkeys(step for row in data for script in (
+            row.get("script") or {}, (row.get("resume") or {}).get("script") or {},
+            (row.get("defaults") or {}).get("script") or {}) for step in script)
+        steps = [{"id": step, "type": "llm_call", "prompt": "stub"} for step in scripted]  # the rows' steps
+        (folder / "flow.yaml").write_text(yaml.safe_dump(_minimal(steps)), encoding="utf-8")
         assert load_table(table, default_workflow="flow.yaml")
         return
     if isinstance(data, dict) and "steps" in data:

@@ -31,8 +31,8 @@ _ONE = {"scripted": Scripted()}
 
 BAD: list[tuple[str, Callable[[], object], list[str]]] = [
     ("scripted text", lambda: Scripted("hello"), ["Scripted()", "replies", "'hello'", "mapping of step id"]),  # type: ignore[arg-type]
-    ("scripted number", lambda: Scripted({"s": 5}), ["Scripted()", "replies['s']", "got 5", "reply(...)"]),  # type: ignore[dict-item]
-    ("scripted list", lambda: Scripted({"s": ["ok", None]}), ["replies['s']", "got None"]),  # type: ignore[list-item]
+    ("scripted number", lambda: Scripted({"s": 5}), ["Scripted()", "step 's'", "reply: 5", "reply(...)"]),  # type: ignore[dict-item]
+    ("scripted list", lambda: Scripted({"s": ["ok", None]}), ["reply 2 for step 's'", "reply: None"]),  # type: ignore[list-item]
     ("scripted key", lambda: Scripted({1: "ok"}), ["replies", "got 1", "step ids that are strings"]),  # type: ignore[dict-item]
     ("scripted flag", lambda: Scripted({}, allow_unused="yes"), ["allow_unused", "'yes'", "True or False"]),  # type: ignore[arg-type]
     ("openai api", lambda: OpenAIProvider(api="nope"), ["OpenAIProvider()", "api", "'nope'", "'responses'"]),

@@ -212,3 +212,16 @@ def test_the_import_check_finds_a_private_module_and_an_unlisted_name() -> None:
     assert private_imports("from pytest_agentloom.testing import AgentloomHarness, _harness") == [
         "pytest_agentloom.testing._harness"]
     assert private_imports("import pytest_agentloom.engine\nfrom pytest_agentloom import run_workflow") == []
+
+
+def test_dir_of_a_public_package_shows_its_names_not_its_own_imports() -> None:
+    import pytest_agentloom
+    import pytest_agentloom.providers
+    import pytest_agentloom.tools
+
+    for package in (pytest_agentloom, pytest_agentloom.providers, pytest_agentloom.tools):
+        shown = dir(package)
+        assert not {"TYPE_CHECKING", "annotations", "attach"} & set(shown), package.__name__
+        assert set(package.__all__) <= set(shown)
+    assert "Scripted" in dir(pytest_agentloom) and "__version__" in dir(pytest_agentloom)
+    assert "providers" in dir(pytest_agentloom)  # a public subpackage, once imported

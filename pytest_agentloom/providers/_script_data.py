@@ -9,7 +9,8 @@ both map a step id to a reply or a list of replies, each one of:
 ``reasoning_tokens: ..., finish_reason: ..., model: ...,``
 ``cost: ..., reasoning: ...}``
 ``{error: 429, message: ...}``                            a provider error (``null``: no status)
-``{tool_call: name, arguments: {...}, id: ...}``          a call of one tool
+``{tool_call: name, arguments: {...}, id: ...,``          a call of one tool (with usage and cost)
+``input_tokens: ..., output_tokens: ..., cost: ...}``
 ``{embedding: [[0.1, 0.2], ...], input_tokens: ...}``     an ``embed`` step's vectors
 ``{misbehave: repeats, tool: ..., arguments: {...}}``     a model going wrong on purpose
 ========================================================= =================================
@@ -21,6 +22,7 @@ and what the form takes.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,7 +37,7 @@ REPLY_KEYS: dict[str, tuple[str, ...]] = {
     "text": ("text", "input_tokens", "output_tokens", "reasoning_tokens", "finish_reason", "model", "cost",
              "reasoning"),
     "error": ("error", "message"),
-    "tool_call": ("tool_call", "arguments", "id"),
+    "tool_call": ("tool_call", "arguments", "id", "input_tokens", "output_tokens", "cost"),
     "embedding": ("embedding", "input_tokens", "model", "cost"),
     "misbehave": ("misbehave", "tool", "arguments", "raw_arguments", "text"),
 }
@@ -86,7 +88,7 @@ def _check_keys(item: Mapping[str, Any], kind: str, where: str) -> None:
     allowed = REPLY_KEYS[kind]
     for key in item:
         if key not in allowed:
-            hint = did_you_mean(str(key), allowed)
+            hint = did_you_mean(str(key), allowed) or did_you_mean(str(key), [k for k in REPLY_KEYS if k != kind])
             raise ScriptDataError(f"unknown key '{key}' in a {kind} reply", where=f"{where}.{key}",
                                   hint=(hint + " " if hint else "") + f"a {kind} reply takes: {', '.join(allowed)}.")
 
@@ -107,7 +109,15 @@ def _error(item: Mapping[str, Any], where: str) -> Reply:
 
 def _tool_call(item: Mapping[str, Any], where: str) -> Reply:
     call_id = {"call_id": str(item["id"])} if "id" in item else {}
-    return tool_call(str(item["tool_call"]), **call_id, **_arguments(item, where))
+    made = tool_call(str(item["tool_call"]), **call_id, **_arguments(item, where))
+    if not any(key in item for key in ("input_tokens", "output_tokens", "cost")):
+        return made
+    try:  # the call's usage and cost, as a text reply carries them (an agent's budget counts them)
+        usage = reply(input_tokens=item.get("input_tokens", 0), output_tokens=item.get("output_tokens", 0),
+                      cost=item.get("cost"))
+    except (TypeError, ValueError) as exc:
+        raise ScriptDataError(f"not a valid tool call reply ({exc})", where=where) from None
+    return dataclasses.replace(made, usage=usage.usage, cost=usage.cost)
 
 
 def _embedding(item: Mapping[str, Any], where: str) -> Reply:

@@ -17,38 +17,67 @@ from typing import Any
 
 from .._core.arguments import bad_argument
 from .._core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Usage
-from ..errors import ProviderError, ScriptError, render_message
+from ..errors import ErrorCode, ProviderError, ScriptDataError, ScriptError, UsageError, render_message
 from ._replies import EmbeddingSpec, ErrorSpec, Reply, ReplySpec, is_answer
-from ._script_data import replies_from_data
+from ._script_data import replies_from_data, reply_from_data
 
 __all__ = ["Scripted", "ScriptedCall"]
 
 
-_REPLY_FORM = ("a string, reply(...), tool_call(...), error(...), embedding(...) or a callable taking the "
-               "request")
+_REPLY_FORM = ("a string, reply(...), tool_call(...), error(...), embedding(...), a callable taking the "
+               "request, or a reply written as data ({text: ...}, {tool_call: name, arguments: {...}}, "
+               "{error: 429}, {embedding: [[...]]}, {misbehave: ...})")
 _REPLIES_FORM = f"None, or a mapping of step id to a reply or a list of replies; a reply is {_REPLY_FORM}"
 _REPLIES_EXAMPLE = "Scripted({'classify': 'bug', 'summarize': ['draft', reply('final')]})"
 
 
-def _check_script(replies: object, allow_unused: object) -> None:
-    """Refuse at construction a script no request could be answered from (it would fail much later)."""
+def _checked_script(replies: object, allow_unused: object) -> dict[str, Any]:
+    """The script with each reply written as data made into its reply; refuses at construction a script no
+    request could be answered from (it would fail much later, at the step)."""
     if not isinstance(allow_unused, bool):
         raise bad_argument("Scripted()", "allow_unused", allow_unused, "True or False")
     if replies is None:
-        return
+        return {}
     if not isinstance(replies, Mapping):
         raise bad_argument("Scripted()", "replies", replies, _REPLIES_FORM, hint=f"e.g. {_REPLIES_EXAMPLE}")
+    checked: dict[str, Any] = {}
     for step_id, value in replies.items():
         if type(step_id) is str and type(value) is str:  # the common case, a step's one text reply
+            checked[step_id] = value
             continue
         if not isinstance(step_id, str):
             raise bad_argument("Scripted()", "replies", step_id, "step ids that are strings",
                                hint=f"key each reply by its step's id, e.g. {_REPLIES_EXAMPLE}")
-        answers = value if isinstance(value, (list, tuple)) else (value,)
-        for answer in answers:
-            if not (is_answer(answer) or callable(answer)):
-                raise bad_argument("Scripted()", f"replies[{step_id!r}]", answer, _REPLY_FORM,
-                                   hint=f"e.g. Scripted({{{step_id!r}: 'the reply text'}})")
+        if isinstance(value, (list, tuple)):
+            checked[step_id] = [_checked_reply(step_id, index, answer) for index, answer in enumerate(value)]
+        else:
+            checked[step_id] = _checked_reply(step_id, None, value)
+    return checked
+
+
+def _checked_reply(step_id: str, index: int | None, answer: object) -> Any:
+    """One reply as :class:`Scripted` keeps it: as given, or read from its data form (a mapping)."""
+    where = f"{step_id}[{index}]" if index is not None else step_id
+    if is_answer(answer) or callable(answer):
+        return answer
+    if isinstance(answer, Mapping):
+        try:
+            return reply_from_data(answer, where=where)
+        except ScriptDataError as exc:
+            raise _invalid(step_id, index, answer, exc.headline, exc.hint) from None
+    raise _invalid(step_id, index, answer, f"{type(answer).__name__} is no reply form", None)
+
+
+def _invalid(step_id: str, index: int | None, answer: object, problem: str, hint: str | None) -> UsageError:
+    error = UsageError(render_message(
+        f"Scripted(): the reply {'for step' if index is None else f'{index + 1} for step'} '{step_id}' is not a "
+        f"reply: {problem}.",
+        [("reply", repr(answer)), ("accepted", _REPLY_FORM)],
+        hint=hint or f"e.g. Scripted({{{step_id!r}: 'the reply text'}}) or "
+                     f"Scripted({{{step_id!r}: tool_call('lookup', order_id=42)}})",
+    ))
+    error.code = ErrorCode.INVALID_SCRIPT.value
+    return error
 
 
 @dataclass(frozen=True)
@@ -70,9 +99,13 @@ class Scripted:
     """Answers each step's requests from its own queue of scripted replies.
 
     ``replies`` maps a step id to one reply or a list of successive replies. A
-    reply is a string, :func:`reply`, :func:`tool_call`, :func:`error`, or a
-    callable taking the :class:`LLMRequest` and returning one of those. A
-    single callable answers every request of its step.
+    reply is a string, :func:`reply`, :func:`tool_call`, :func:`error`, a
+    callable taking the :class:`LLMRequest` and returning one of those, or a
+    reply written as data as scenario tables write it (``{"tool_call": "lookup",
+    "arguments": {...}}``, ``{"text": ..., "input_tokens": ...}``, ``{"error": 429}``).
+    A single callable answers every request of its step. A reply of no such form
+    raises :class:`~pytest_agentloom.errors.UsageError` (code ``invalid_script``)
+    here, naming the step and the reply, not when the step runs.
 
     In a test of the ``agentloom`` fixture, replies left unused when the test
     passes fail it; ``allow_unused=True`` keeps them on purpose.
@@ -82,17 +115,19 @@ class Scripted:
 
     def __init__(self, replies: Mapping[str, Reply | Sequence[Reply]] | None = None, *,
                  allow_unused: bool = False) -> None:
-        _check_script(replies, allow_unused)
+        checked = _checked_script(replies, allow_unused)
         self.allow_unused = allow_unused
         self._script: dict[str, list[Reply]] = {}
         self._repeat: dict[str, Reply] = {}
-        for step_id, value in (replies or {}).items():
+        for step_id, value in checked.items():
             if callable(value) and not is_answer(value):
                 self._repeat[step_id] = value
             elif isinstance(value, (list, tuple)):
                 self._script[step_id] = list(value)
             else:
                 self._script[step_id] = [value]  # type: ignore[list-item]
+        #: whether the script was written as data (a scenario row, ``--script``): hints then show YAML
+        self.written_as_data = False
         self._used: dict[str, int] = {}
         self._calls: list[ScriptedCall] = []
         self._unrecorded: list[LLMRequest | EmbedRequest] = []  # frozen requests, made into calls when read
@@ -121,7 +156,9 @@ class Scripted:
         ``{misbehave: repeats, tool: ...}``. A bad form raises
         :class:`~._script_data.ScriptDataError` naming where it is (``where`` is the prefix).
         """
-        return cls(replies_from_data(data, where=where))
+        made = cls(replies_from_data(data, where=where))
+        made.written_as_data = True
+        return made
 
     def calls(self, step_id: str) -> list[ScriptedCall]:
         """The requests received for one step, in order."""
@@ -182,7 +219,9 @@ class Scripted:
             raise ScriptError(
                 render_message(
                         f"Scripted provider has no replies for step '{step}' (steps with replies: {scripted}).",
-                        hint=f"add '{step}' to the script, e.g. Scripted({{'{step}': 'the reply text'}}).")
+                        hint=f"add '{step}' to the script, e.g. "
+                             + (f"script: {{{step}: the reply text}}." if self.written_as_data
+                                else f"Scripted({{'{step}': 'the reply text'}})."))
             )
         used = self._used.get(step, 0)
         queue = self._script[step]

@@ -7,9 +7,9 @@ for byte. Files the engine writes go under :attr:`AgentloomHarness.tmp_path`.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, final
@@ -21,7 +21,7 @@ from ..engine._entry.resume_workflow import resume_workflow
 from ..engine._entry.run_workflow import arun_workflow, run_workflow
 from ..engine._format.model import Workflow
 from ..engine._outcome.held_records import HeldRecords
-from ..errors import MissingTemplateKeyWarning, UsageError, render_message
+from ..errors import UsageError, render_message
 from ..providers._scripted import Scripted
 from ..tools._registry import tools_by_name
 from ._secrets_scan import check_no_secrets, files_written, pending_writes
@@ -76,7 +76,7 @@ class AgentloomHarness:
 
     def __init__(self, place: TestPlace, snapshots: TestSnapshots, *, defaults: Mapping[str, Any] | None = None,
                  cassette: TestCassette | None = None, observer: Observer | None = None,
-                 missing_template_keys: str = "warn") -> None:
+                 missing_template_keys: str = "error") -> None:
         self.nodeid = place.nodeid
         self.test_dir = place.test_dir
         self._folder = place.tmp_path
@@ -90,6 +90,7 @@ class AgentloomHarness:
         self._runs = 0
         self._run_inputs: dict[str, dict[str, Any]] = {}  # run id -> workflow, provider, tools (for resume)
         self._missing_keys = missing_template_keys
+        self._row: tuple[str, Path, int] | None = None  # the scenario table row running (see running_row)
         self._scripted: list[Scripted] = []  # checked for unused replies when the test passed
         self._side_calls: SideCalls | None = None  # made at the first judge or embedding call (see _sides)
         self._via_cassette = False  # whether the run being prepared uses the test's cassette (see _finish)
@@ -283,20 +284,21 @@ class AgentloomHarness:
             self._scripted.append(provider)
 
     def _report_missing_keys(self, result: WorkflowResult, workflow: Workflow, stacklevel: int = 4) -> None:
-        """A ``{state.x}`` that rendered empty: a :class:`MissingTemplateKeyWarning` (an error with
-        ``missing_template_keys='error'``), naming the workflow file, the step and the path.
-        """
+        """A ``{state.x}`` that rendered empty: an error (a :class:`MissingTemplateKeyWarning` under
+        ``missing_template_keys='warn'``) naming the workflow file and line, the row and the closest key."""
         __tracebackhide__ = True
-        seen: set[tuple[str | None, str]] = set()
-        for event in result.trace.events("template_warning"):
-            key = (event.step_id, str(event.data.get("field")))
-            if key in seen:
-                continue
-            seen.add(key)
-            warning = MissingTemplateKeyWarning(_missing_key_text(workflow, *key))
-            if self._missing_keys == "error":
-                raise warning
-            warnings.warn(warning, stacklevel=stacklevel)  # the test's line that ran the workflow
+        from ._missing_keys import report_missing_keys
+
+        report_missing_keys(result, workflow, self._missing_keys, row=self._row, stacklevel=stacklevel + 1)
+
+    @contextlib.contextmanager
+    def running_row(self, row_id: str, table: Path, line: int) -> Iterator[None]:
+        """Runs inside are a scenario table row's: their messages name it."""
+        before, self._row = self._row, (row_id, table, line)
+        try:
+            yield
+        finally:
+            self._row = before
 
     def unused_replies_message(self) -> str | None:
         """Why this test fails although it passed: scripted replies that no request used (or ``None``)."""
@@ -512,18 +514,6 @@ class AgentloomHarness:
         """
         __tracebackhide__ = True
         self._snapshots.check(result, name, exclude=exclude, matchers=matchers, requests=requests)
-
-
-def _missing_key_text(workflow: Workflow, step_id: str | None, field: str) -> str:
-    where = f"{workflow.source}" if workflow.source is not None else f"workflow '{workflow.name}'"
-    path = field.removeprefix("state.")
-    return render_message(
-        f"Template placeholder {{state.{path}}} rendered empty in step '{step_id}': the state has no "
-        f"'{path}' ({where}).",
-        hint="fix the name in the template, or give the run that key in its state; "
-             "-W error::pytest_agentloom.MissingTemplateKeyWarning (or ini agentloom_missing_template_keys = "
-             "error) makes this fail the test.",
-    )
 
 
 def _hide_shared(result: WorkflowResult) -> None:

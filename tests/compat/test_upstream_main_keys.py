@@ -167,7 +167,8 @@ def test_isolated_state_with_return_keys_hands_back_only_those():
 
 
 def test_validate_warns_about_a_parent_key_an_isolated_child_reads():
-    child = INLINE_CHILD.replace("Classify {state.subject}", "Classify {state.private_notes}")
+    # the child reads its input too: an input key the child does not use is a load error of its own
+    child = INLINE_CHILD.replace("Classify {state.subject}", "Classify {state.subject} with {state.private_notes}")
     found = findings(parse_workflow(ISOLATED.format(isolated="isolated_state: true", child=child)))
     assert [(f.step_id, "private_notes" in f.message) for f in found] == [("nested/classify", True)]
     assert findings(parse_workflow(ISOLATED.format(isolated="isolated_state: false", child=child))) == []

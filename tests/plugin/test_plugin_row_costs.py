@@ -178,13 +178,13 @@ def test_settings_read_from_the_markers_follow_each_merge(triage: pytest.Pyteste
 
         def test_unmarked(agentloom):
             assert agentloom.snapshot_dir.parent.name == "from_ini"
-            assert agentloom._missing_keys == "warn"
+            assert agentloom._missing_keys == "error"
 
-        @pytest.mark.agentloom(snapshot_dir="from_marker", missing_template_keys="error",
+        @pytest.mark.agentloom(snapshot_dir="from_marker", missing_template_keys="warn",
                                cassette_ignore=["metadata.id"])
         def test_marked(agentloom):
             assert agentloom.snapshot_dir.parent.name == "from_marker"
-            assert agentloom._missing_keys == "error"
+            assert agentloom._missing_keys == "warn"
             assert agentloom._cassette.matching[0] == ("metadata.id",)
 
         @pytest.mark.parametrize("row", ["plain", pytest.param("own", marks=pytest.mark.agentloom(

@@ -164,7 +164,7 @@ BAD_TABLES = [
       "  field: id", "How to fix: give every row its own id."]),
     ("rows.yaml", "- id: a\n  workflow: flow.yaml\n  expcet: {status: success}\n",
      ["Invalid scenario table: unknown key 'expcet'", "  file: *rows.yaml:1", "  row: a", "  field: expcet",
-      "How to fix: did you mean 'expect'? known keys: id, description, workflow, state, script, config, *expect."]),
+      "How to fix: did you mean 'expect'? known keys: id, description, workflow, state, script, *expect."]),
     ("rows.yaml", "- id: a\n  workflow: flow.yaml\n  expect: {stauts: success}\n",
      ["Invalid scenario table: unknown key 'expect.stauts'", "*", "*", "  field: expect.stauts",
       "How to fix: did you mean 'status'? *"]),

@@ -1,4 +1,4 @@
-"""Strict by default in tests: missing template keys warn (or fail), unused scripted replies fail; small things."""
+"""Strict by default in tests: missing template keys fail (or warn), unused scripted replies fail; small things."""
 
 from __future__ import annotations
 
@@ -22,33 +22,88 @@ def test_typo(agentloom):
 """
 
 
-def test_a_missing_template_key_warns_naming_the_step_and_the_path(pytester: pytest.Pytester) -> None:
+def test_a_missing_template_key_fails_by_default_at_the_workflow_line_with_the_closest_key(
+        pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", typo=TYPO)
     pytester.makepyfile(test_typo=TYPO_TEST)
     result = pytester.runpytest_inprocess()
-    result.assert_outcomes(passed=1, warnings=1)
+    result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
-        "*MissingTemplateKeyWarning: Template placeholder {state.emial.sender} rendered empty in step 'greet': "
-        f"the state has no 'emial.sender' ({pytester.path / 'typo.yaml'}).",
-    ])
+        "E*MissingTemplateKeyWarning: Template placeholder {state.emial.sender} rendered empty in step 'greet': "
+        "the state has no 'emial.sender'.",
+        f"E*  workflow: {pytester.path / 'typo.yaml'}:7",
+        "E*How to fix: did you mean 'email.sender'? fix the name in the template, or give the run that key in "
+        "its state; to let a missing key only warn, set ini agentloom_missing_template_keys = warn (or "
+        "@pytest.mark.agentloom(missing_template_keys='warn')).",
+    ], consecutive=True)
+    output = result.stdout.str()
+    assert "site-packages" not in output and "pytest_agentloom/" not in output
+    assert "test_typo.py:2: " in output  # the test's own line that ran it
 
 
-@pytest.mark.parametrize("how", ["-W", "ini", "marker"])
-def test_a_missing_template_key_fails_with_w_error_the_ini_or_the_marker(pytester: pytest.Pytester, how: str) -> None:
+@pytest.mark.parametrize("how", ["ini", "marker"])
+def test_the_ini_or_the_marker_relaxes_it_to_a_warning_filed_at_the_workflow_line(
+        pytester: pytest.Pytester, how: str) -> None:
     pytester.makefile(".yaml", typo=TYPO)
-    args: list[str] = []
-    if how == "-W":
-        args = ["-W", "error::pytest_agentloom.MissingTemplateKeyWarning"]
-        pytester.makepyfile(test_typo=TYPO_TEST)
-    elif how == "ini":
-        pytester.makeini("[pytest]\nagentloom_missing_template_keys = error\n")
+    if how == "ini":
+        pytester.makeini("[pytest]\nagentloom_missing_template_keys = warn\n")
         pytester.makepyfile(test_typo=TYPO_TEST)
     else:
         pytester.makepyfile(test_typo="import pytest\n\n"
-                            "pytestmark = pytest.mark.agentloom(missing_template_keys='error')\n" + TYPO_TEST)
-    result = pytester.runpytest_inprocess(*args)
+                            "pytestmark = pytest.mark.agentloom(missing_template_keys='warn')\n" + TYPO_TEST)
+    result = pytester.runpytest_inprocess()
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines([
+        "*typo.yaml:7: MissingTemplateKeyWarning: Template placeholder {state.emial.sender} rendered empty in "
+        "step 'greet': the state has no 'emial.sender'.",
+        "*How to fix: did you mean 'email.sender'? * it only warns because missing_template_keys is 'warn'.",
+    ])
+    assert "scenarios" not in result.stdout.str() and "pytest_agentloom" not in result.stdout.str().replace(
+        "pytest_agentloom.MissingTemplateKeyWarning", "")
+
+
+def test_w_error_still_fails_a_relaxed_run(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", typo=TYPO)
+    pytester.makeini("[pytest]\nagentloom_missing_template_keys = warn\n")
+    pytester.makepyfile(test_typo=TYPO_TEST)
+    result = pytester.runpytest_inprocess("-W", "error::pytest_agentloom.MissingTemplateKeyWarning")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["E*MissingTemplateKeyWarning: Template placeholder {state.emial.sender} *"])
+
+
+ROWS = """\
+- id: fine
+  workflow: typo.yaml
+  state: {emial: {sender: ada}}
+  script: {greet: hi}
+- id: typo
+  workflow: typo.yaml
+  state: {email: {sender: ada}}
+  script: {greet: hi}
+"""
+
+
+@pytest.mark.parametrize("mode", ["error", "warn"])
+def test_a_yaml_table_row_names_the_row_and_the_workflow_line_never_the_package(
+        pytester: pytest.Pytester, mode: str) -> None:
+    pytester.makefile(".yaml", typo=TYPO)
+    pytester.makeini(f"[pytest]\nagentloom_missing_template_keys = {mode}\n")
+    (pytester.path / "test_rows.agentloom.yaml").write_text(ROWS)
+    result = pytester.runpytest_inprocess("-p", "no:randomly")
+    output = result.stdout.str()
+    lines = [
+        "*Template placeholder {state.emial.sender} rendered empty in step 'greet': the state has no 'emial.sender'.",
+        f"*  workflow: {pytester.path / 'typo.yaml'}:7",
+        f"*  row: typo ({pytester.path / 'test_rows.agentloom.yaml'}:5)",
+        "*How to fix: did you mean 'email.sender'? *",
+    ]
+    if mode == "error":
+        result.assert_outcomes(passed=1, failed=1)
+    else:
+        result.assert_outcomes(passed=2, warnings=1)
+        lines[0] = "*typo.yaml:7: MissingTemplateKeyWarning: " + lines[0][1:]
+    result.stdout.fnmatch_lines(lines, consecutive=True)
+    assert "testing/_scenarios" not in output and "site-packages" not in output
 
 
 UNUSED = """

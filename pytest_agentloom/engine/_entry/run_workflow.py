@@ -23,6 +23,7 @@ from .._persist.redacted_writes import Persistence
 from .._run.loop import Run
 from .options import RunOptions, check_options, prepare
 from .sync import run_sync
+from .tool_check import check_agent_tools
 
 __all__ = ["arun_workflow", "run_workflow"]
 
@@ -56,6 +57,7 @@ async def _run(workflow: Workflow | str | Path, options: RunOptions) -> Workflow
     """:func:`arun_workflow` once its options were checked (:func:`run_workflow` checked them already)."""
     loaded = workflow if isinstance(workflow, Workflow) else load_workflow(workflow)
     inputs = prepare(loaded, loaded.state, options)
+    check_agent_tools(loaded, inputs.tools)  # before any step: a typo must not wait for the agent's turn
     hooks = Persistence.for_run(
         loaded, checkpoint_dir=options.get("checkpoint_dir"), runs_dir=options.get("runs_dir"),
         redaction_salt=options.get("redaction_salt"), wall_clock=options.get("wall_clock"), env=options.get("env"),

@@ -49,14 +49,25 @@ T = TypeVar("T")
 
 
 def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
-    """The coroutine's result (or its exception, raised here)."""
+    """The coroutine's result (or its exception, raised here).
+
+    The run is started outside the ``except`` that found no running loop: an exception of the run raised
+    inside it would carry that ``RuntimeError: no running event loop`` as its context, printed above the
+    real failure in every traceback.
+    """
+    if _loop_running():
+        return _in_thread(coroutine)
+    if threading.current_thread() is threading.main_thread() and speedups_on():
+        return _KEPT.run(coroutine)
+    return asyncio.run(coroutine)
+
+
+def _loop_running() -> bool:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        if threading.current_thread() is threading.main_thread() and speedups_on():
-            return _KEPT.run(coroutine)
-        return asyncio.run(coroutine)
-    return _in_thread(coroutine)
+        return False
+    return True
 
 
 def close_runner() -> None:

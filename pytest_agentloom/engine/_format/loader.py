@@ -26,6 +26,7 @@ from ...errors import DataReadError, WorkflowError
 from .._evaluate.expressions import ExpressionSyntaxError, compile_expression
 from . import load_checks as checks
 from .graph import check_cycles, check_ids, check_references
+from .input_checks import check_inputs
 from .model import (
     FUTURE_STEP_TYPES,
     STEP_TYPES,
@@ -94,7 +95,22 @@ def load_workflow_read(path: str | Path) -> tuple[Workflow, dict[Path, str]]:
 def parse_workflow(text: str, *, source: Path | None = None) -> Workflow:
     """Parse YAML text into a checked workflow; ``source`` names the file in errors and anchors paths."""
     file = str(source) if source else "<string>"
-    return parse_data(_read_yaml(text, file), source=source, file=file)
+    data = _read_yaml(text, file)
+    try:
+        return parse_data(data, source=source, file=file)
+    except WorkflowError as exc:
+        raise _with_lines(exc, text, file) from None
+
+
+def _with_lines(error: WorkflowError, text: str, file: str) -> WorkflowError:
+    """``error`` with each of its problems in this file at the line it was written on (``file: x.yaml:12``)."""
+    from ..._core.yaml_lines import line_of
+
+    problems = error.problems or [error]
+    for problem in problems:
+        if problem.file == file and problem.line is None and (problem.step_id or problem.field):
+            problem.at_line(line_of(text, problem.step_id, problem.field))
+    return _combine(problems, file) if error.problems else error
 
 
 def parse_data(data: dict[str, Any], *, source: Path | None = None, file: str = "<string>") -> Workflow:
@@ -162,6 +178,7 @@ def load_children(workflow: Workflow, file: str) -> list[WorkflowError]:
         child = _load_child(workflow, step, chain, file, problems)
         if child is not None:
             workflow.compiled.children[step.id] = child
+            problems.extend(check_inputs(step, child, file))
     return problems
 
 

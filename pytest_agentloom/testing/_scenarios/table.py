@@ -7,6 +7,7 @@ A table is a YAML list, a JSON Lines file or a CSV file whose cells hold JSON
     workflow: triage.yaml           # relative to the table's folder
     state: {ticket: "..."}          # added to the workflow's state
     script: {classify: billing}     # scripted replies per step id (forms below)
+    allow_unused: true              # replies of the script that no request used do not fail the row
     config: {budget_usd: 0.01}      # config overrides for this run
     resume: {decision: approved, script: {triage: "..."}}  # if the run pauses: resume it, with these replies
     expect:
@@ -23,15 +24,18 @@ A table is a YAML list, a JSON Lines file or a CSV file whose cells hold JSON
 
 Script replies take the forms of :class:`~pytest_agentloom.Scripted`: a string,
 ``{text: ..., input_tokens: ..., output_tokens: ..., finish_reason: ...}``,
-``{error: 429, message: ...}``, ``{tool_call: name, arguments: {...}}``,
+``{error: 429, message: ...}``, ``{tool_call: name, arguments: {...}}`` (with ``input_tokens``,
+``output_tokens`` and ``cost`` if the call should carry them),
 ``{misbehave: repeats, tool: name, arguments: {...}}`` (a misbehaving model from
 :mod:`pytest_agentloom.providers._scripted`: ``never_finishes``, ``repeats``,
 ``calls_unknown_tool``, ``invalid_call``, ``claims_done``), or a list of those
 for successive calls. With ``resume``, a run that pauses (an approval gate, or
 an agent's call that needs approval) is resumed with ``decision`` (``approved``,
 ``rejected`` or ``cancelled``); ``expect`` is checked on the resumed run, and
-``expect.tool_calls`` counts the calls of both parts. Everything is checked when the table is
-read, so a bad table fails collection naming the file, the row and the field.
+``expect.tool_calls`` counts the calls of both parts. A first row ``- defaults: {script: {...},
+allow_unused: ...}`` (YAML and JSON Lines) is what every row starts from: a row's ``script`` adds
+steps to the default one and replaces the replies of the steps it names. Everything is checked when
+the table is read, so a bad table fails collection naming the file, the row and the field.
 """
 
 from __future__ import annotations
@@ -58,7 +62,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Scenario", "ScenarioTableError", "load_table"]
 
-ROW_KEYS = ("id", "description", "workflow", "state", "script", "config", "resume", "expect")
+ROW_KEYS = ("id", "description", "workflow", "state", "script", "allow_unused", "config", "resume", "expect")
+#: what a table's first row ``{defaults: {...}}`` may give every row
+DEFAULT_KEYS = ("script", "allow_unused")
 EXPECT_KEYS = (
     "status", "reason", "steps", "sequence", "tool_calls", "outputs", "finish_reasons", "decisions", "state",
     "snapshot",
@@ -83,6 +89,7 @@ class Scenario:
     config: dict[str, Any] = field(default_factory=dict)
     expect: dict[str, Any] = field(default_factory=dict)
     resume: dict[str, Any] | None = None
+    allow_unused: bool = False
 
     def __repr__(self) -> str:
         return f"<Scenario {self.id!r} {self.location}>"
@@ -102,8 +109,12 @@ class Scenario:
         if self.script is None:
             return None
         if _plain_script(self.script):  # text replies are read as they are: nothing to convert
-            return Scripted(self.script)
-        return Scripted.from_data(self.script)
+            provider = Scripted(self.script)
+            provider.written_as_data = True  # its messages show the table's YAML, not Python
+        else:
+            provider = Scripted.from_data(self.script)
+        provider.allow_unused = self.allow_unused
+        return provider
 
     def workflow_path(self) -> Path | None:
         """The row's workflow, relative to the table's folder (``None`` when the row names none)."""
@@ -111,12 +122,15 @@ class Scenario:
 
     def run(self, agentloom: AgentloomHarness) -> WorkflowResult:
         """Run the row's workflow (relative to the table's folder) with its state, script and config."""
-        result = agentloom.run(self.workflow_path(), state=self.state, provider=self.provider(), **self.config)
-        if self.resume is None or result.status.value != "paused":
-            return result
-        script = self.resume.get("script") or {}
-        provider = Scripted.from_data(script)
-        return agentloom.resume(result, self.resume["decision"], provider=provider)
+        __tracebackhide__ = True
+        with agentloom.running_row(self.id, self.source, self.line):
+            result = agentloom.run(self.workflow_path(), state=self.state, provider=self.provider(), **self.config)
+            if self.resume is None or result.status.value != "paused":
+                return result
+            script = self.resume.get("script") or {}
+            provider = Scripted.from_data(script)
+            provider.allow_unused = self.allow_unused
+            return agentloom.resume(result, self.resume["decision"], provider=provider)
 
     def check(self, result: WorkflowResult, agentloom: AgentloomHarness | None = None) -> None:
         """Check every expectation of the row; one AssertionError lists all that failed.
@@ -277,7 +291,55 @@ def load_table(path: Path, *, default_workflow: str | None = None) -> list[Scena
                                  hint="check the path; it is relative to the test file's folder.") from None
     except DataReadError as exc:
         raise ScenarioTableError(exc.problem, file=path, hint=exc.hint) from None
-    return _read_rows(text, path, default_workflow)
+    rows = _read_rows(text, path, default_workflow)
+    _check_script_steps(rows)
+    return rows
+
+
+def _check_script_steps(rows: list[Scenario]) -> None:
+    """A row's ``script`` (and ``resume.script``) keys must be step ids of its workflow: a mistyped one
+    (``clasify``) would leave the step without replies and fail the run far from the table's line."""
+    for row in rows:
+        scripts = [("script", row.script or {}), ("resume.script", (row.resume or {}).get("script") or {})]
+        if not any(script for _, script in scripts):
+            continue
+        steps = _step_ids(row.workflow_path())
+        if steps is None:
+            continue
+        for where, script in scripts:
+            for step_id in script:
+                if str(step_id) not in steps:
+                    hint = did_you_mean(str(step_id), steps)
+                    raise ScenarioTableError(
+                        f"'{where}' has replies for '{step_id}', which is no step of {row.workflow}", file=row.source,
+                        row=row.id, field=f"{where}.{step_id}", line=row.line,
+                        hint=(hint + " " if hint else "") + f"the steps are: {', '.join(steps)}.",
+                    )
+
+
+def _step_ids(path: Path | None) -> list[str] | None:
+    """Every step id a scripted provider can be asked for by ``path``'s workflow (a subworkflow's steps as
+    ``<step>/<child step>``); ``None`` when the workflow does not load (its run names the problem)."""
+    from ...errors import WorkflowError
+    from .._workflow_cache import load_cached
+
+    if path is None:
+        return None
+    try:
+        workflow = load_cached(path)
+    except WorkflowError:
+        return None
+    return _ids_of(workflow, "")
+
+
+def _ids_of(workflow: Any, prefix: str) -> list[str]:
+    ids: list[str] = []
+    for step in workflow.steps:
+        ids.append(prefix + step.id)
+        child = workflow.compiled.children.get(step.id)
+        if child is not None:
+            ids += _ids_of(child, f"{prefix}{step.id}/")
+    return ids
 
 
 def _read_rows(text: str, path: Path, default_workflow: str | None) -> list[Scenario]:
@@ -291,12 +353,13 @@ def _read_rows(text: str, path: Path, default_workflow: str | None) -> list[Scen
     else:
         raise ScenarioTableError(f"unknown table format '{suffix}'", file=path,
                                  hint="use .yaml (a list of rows), .jsonl (one JSON object a line) or .csv.")
+    defaults = _defaults(raw, path)
     if not raw:
         raise ScenarioTableError("the table has no rows", file=path, hint="add at least one row with an 'id'.")
     scenarios: list[Scenario] = []
     seen: dict[str, int] = {}
     for index, (line, row) in enumerate(raw):
-        scenario = _check_row(row, index, line, path, default_workflow)
+        scenario = _check_row(_with_defaults(row, defaults), index, line, path, default_workflow)
         if scenario.id in seen:
             raise ScenarioTableError(
                 f"duplicate id '{scenario.id}' (first used on line {seen[scenario.id]})", file=path,
@@ -305,6 +368,42 @@ def _read_rows(text: str, path: Path, default_workflow: str | None) -> list[Scen
         seen[scenario.id] = line
         scenarios.append(scenario)
     return scenarios
+
+
+def _defaults(raw: list[tuple[int, Any]], path: Path) -> dict[str, Any]:
+    """A first row ``{defaults: {script: {...}, allow_unused: ...}}``, taken out of ``raw``: what every row
+    starts from (the replies of the steps every row runs the same way, e.g. an agent's upstream steps)."""
+    if not raw or not isinstance(raw[0][1], dict) or "defaults" not in raw[0][1]:
+        return {}
+    line, row = raw.pop(0)
+    defaults = row["defaults"]
+
+    def fail(message: str, field: str, hint: str | None = None) -> ScenarioTableError:
+        return ScenarioTableError(message, file=path, row="defaults", field=field, line=line, hint=hint)
+
+    if set(row) != {"defaults"} or not isinstance(defaults, dict):
+        raise fail("the defaults row holds one key, 'defaults', mapping to what every row starts from",
+                   "defaults", f"write - defaults: {{{', '.join(f'{key}: ...' for key in DEFAULT_KEYS)}}}")
+    _unknown(defaults, DEFAULT_KEYS, "defaults.", fail)
+    if "script" in defaults:
+        if not isinstance(defaults["script"], dict):
+            raise fail("'defaults.script' must map step ids to replies", "defaults.script")
+        _check_script(defaults["script"], "defaults.script", fail)
+    if not isinstance(defaults.get("allow_unused", False), bool):
+        raise fail("'defaults.allow_unused' must be true or false", "defaults.allow_unused")
+    return defaults
+
+
+def _with_defaults(row: Any, defaults: Mapping[str, Any]) -> Any:
+    """``row`` over the table's defaults: a step the row scripts itself takes the row's replies."""
+    if not defaults or not isinstance(row, dict):
+        return row
+    merged = dict(row)
+    if "script" in defaults and (row.get("script") is None or isinstance(row.get("script"), dict)):
+        merged["script"] = {**defaults["script"], **(row.get("script") or {})}
+    if "allow_unused" in defaults and "allow_unused" not in row:
+        merged["allow_unused"] = defaults["allow_unused"]
+    return merged
 
 
 def _read_yaml(text: str, path: Path) -> list[tuple[int, Any]]:
@@ -428,6 +527,8 @@ def _check_row(row: Any, index: int, line: int, path: Path, default_workflow: st
         _check_script(script, "script", fail)
     if "config" in row:
         _check_config(row["config"], fail)
+    if not isinstance(row.get("allow_unused", False), bool):
+        raise fail(f"'allow_unused' must be true or false (got {row['allow_unused']!r})", "allow_unused")
     resume = row.get("resume")
     if resume is not None:
         if not isinstance(resume, dict) or resume.get("decision") not in DECISIONS:
@@ -441,7 +542,7 @@ def _check_row(row: Any, index: int, line: int, path: Path, default_workflow: st
     return Scenario(
         id=row_id, source=path, line=line, workflow=workflow, description=row.get("description"),
         state=dict(row.get("state") or {}), script=script, config=dict(row.get("config") or {}), expect=expect,
-        resume=dict(resume) if resume is not None else None,
+        resume=dict(resume) if resume is not None else None, allow_unused=bool(row.get("allow_unused", False)),
     )
 
 

@@ -76,6 +76,8 @@ class ScenarioItem(pytest.Function):
         return self.path, self.scenario.line - 1, f"scenario {self.scenario.id}"
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
+        if self.config.getoption("agentloom_full_trace", default=False):
+            return super().repr_failure(excinfo)  # a bug in agentloom: every frame
         if isinstance(excinfo.value, (AssertionError, AgentloomError)):
             return str(excinfo.value)
         if not any(_users(entry) for entry in excinfo.traceback):

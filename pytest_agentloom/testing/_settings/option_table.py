@@ -82,6 +82,14 @@ OPTIONS: tuple[Option, ...] = (
         ini=False,
     ),
     Option(
+        "full_trace",
+        "show every frame of a failure, this package's too, with their locals under --showlocals (for a bug "
+        "in agentloom; they may hold a run's unredacted state).",
+        kind="bool",
+        default=False,
+        ini=False,
+    ),
+    Option(
         "snapshot_requests",
         "put what each step sent its provider (messages, model, params, tools) in snapshots (default: true).",
         kind="bool",
@@ -107,8 +115,8 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "missing_template_keys",
-        "a {state.x} placeholder that renders empty in a test: warn (the default) or error.",
-        default="warn",
+        "a {state.x} placeholder that renders empty in a test: error (the default) or warn.",
+        default="error",
         marker=True,
         cli=False,
     ),
@@ -325,7 +333,7 @@ MARKER_KEYS: dict[str, str] = {
     "snapshot_requests": "False leaves what the steps sent out of these tests' snapshots",
     "snapshot_exclude": "list of snapshot paths left out (e.g. 'steps.*.output.id'), instead of the ini's",
     "snapshot_matchers": "dict of snapshot path -> matcher (type, regex, callable), instead of the ini's",
-    "missing_template_keys": "'warn' or 'error' for a {state.x} placeholder that renders empty",
+    "missing_template_keys": "'error' (the default) or 'warn' for a {state.x} placeholder that renders empty",
     "cassette_ignore": "list of request body paths left out of cassette matching, instead of the ini's",
     "cassette_matchers": "list of extra request matchers (functions or registered names), instead of the ini's",
     "cassette_response_ignore": "list of response paths a re-recording may change (volatile), instead of the ini's",
@@ -336,7 +344,7 @@ MARKER_KEYS: dict[str, str] = {
     "min_pass_rate": "under --agentloom-live: the fraction of repetitions that must pass (0 < rate <= 1)",
 }
 MARKER_SIGNATURE = ("agentloom(workflow=None, *, tools=None, state=None, snapshot_dir=None, snapshot_requests=True, "
-                    "snapshot_exclude=None, snapshot_matchers=None, missing_template_keys='warn', "
+                    "snapshot_exclude=None, snapshot_matchers=None, missing_template_keys='error', "
                     "cassette_ignore=None, cassette_matchers=None, cassette_response_ignore=None, "
                     "before_record_response=None, cassette_max_age=None, cassette_on_expiry='warn', repeat=None, "
                     "min_pass_rate=None, **config)")

@@ -509,13 +509,14 @@ def test_every_stop_reason_is_named() -> None:
                             "needs_approval", "denied", "cancelled")
 
 
-def test_an_allowlisted_tool_that_is_not_registered_fails_before_any_call() -> None:
+def test_an_allowlisted_tool_that_is_not_registered_fails_the_run_before_it_starts() -> None:
+    from pytest_agentloom.errors import UsageError
+
     provider = Scripted({"triage": "never"})
-    result = run_workflow(flow(), provider=provider, tools=[], clock=VirtualClock(), state={"ticket_id": "T-1"},
-                          runs_dir=False)
-    step = result.steps["triage"]
-    assert step.error_code == "unknown_tool"
-    assert "lists tool(s) that are not registered: get_ticket, lookup_policy, send_email" in step.error
+    with pytest.raises(UsageError, match="agent 'triager' lists tool 'get_ticket', which is not registered") as raised:
+        run_workflow(flow(), provider=provider, tools=[], clock=VirtualClock(), state={"ticket_id": "T-1"},
+                     runs_dir=False)
+    assert raised.value.code == "unknown_tool"
     assert provider.requests == []
 
 
