@@ -74,7 +74,7 @@ class AgentloomSession:
                                                 recording=judged and self.replay.mode.records)
         self.snapshots = self.snapshot_feature.snapshots
         mode = self.drift.live_replay.mode if self.drift is not None else self.replay.mode
-        drift = _drift_feature(self.drift, is_worker=self.is_worker)
+        drift = _drift_feature(self.drift, self.defaults, is_worker=self.is_worker)
         review = _review_feature(self.config, drift)
         repetitions = _repetition_feature(self.config, self.defaults) if self.live else None
         usage = UsageFeature(self.config, self.replay, self.snapshot_feature, review,
@@ -377,12 +377,12 @@ def _repetition_feature(config: pytest.Config, defaults: Any) -> RepetitionFeatu
     return RepetitionFeature(config, defaults)
 
 
-def _drift_feature(drift: Any, *, is_worker: bool) -> DriftFeature | None:
+def _drift_feature(drift: Any, defaults: Any, *, is_worker: bool) -> DriftFeature | None:
     if drift is None:
         return None
     from ._live.features import DriftFeature
 
-    return DriftFeature(drift, is_worker=is_worker)
+    return DriftFeature(drift, defaults, is_worker=is_worker)
 
 
 def _drift(config: pytest.Config, replay: ReplaySettings) -> Drift | None:

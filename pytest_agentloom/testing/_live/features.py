@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from .._feature import NO_BODY_OPTIONS, Feature, Observer
+from .._settings.drift_outputs import OutputMethods
 from .drift import Drift
 from .repetitions import Plan, RepetitionLog, repetition_plan
 
@@ -60,16 +61,30 @@ class RepetitionFeature(Feature):
 class DriftFeature(Feature):
     """The drift check: recorded tests only, each run replayed first, then live; its verdict at the end."""
 
-    def __init__(self, drift: Drift, *, is_worker: bool) -> None:
+    def __init__(self, drift: Drift, defaults: Callable[[pytest.Item], dict[str, Any]], *, is_worker: bool) -> None:
         self.drift = drift
+        self._defaults = defaults  # a test's merged markers (raises MarkerError on a bad one)
         self._is_worker = is_worker
 
     def select(self, items: list[pytest.Item]) -> list[pytest.Item]:
         return self.drift.select(items)[1]  # only recorded agentloom tests are compared
 
     def protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+        self.drift.compare_outputs_by(item.nodeid, self._output_methods(item))
         self.drift.replay_first(item)  # pytest's own protocol then runs it live
         return None
+
+    def _output_methods(self, item: pytest.Item) -> OutputMethods:
+        """The test's ``drift_outputs`` (flag, then marker, then ini); the default when its marker is bad (its
+        setup then fails with the marker's error)."""
+        from .._settings.drift_outputs import parse_methods
+        from .._settings.option_table import read_setting_from
+
+        try:
+            value, source = read_setting_from(item.config, "drift_outputs", self._defaults(item))
+            return parse_methods(value, source)
+        except ValueError:  # MarkerError included
+            return OutputMethods()
 
     def after_report(self, item: pytest.Item, when: str, report: pytest.TestReport) -> None:
         self.drift.note_report(item, report)  # after the checks, which may fail the test
@@ -84,10 +99,13 @@ class DriftFeature(Feature):
         self.drift.merge(data.get("drift"), died=died)
 
     def finish(self, session: pytest.Session | None) -> tuple[pytest.ExitCode, ...]:
-        """Fail the session when it compared nothing, or a worker died (an empty session too)."""
-        if self._is_worker or (self.drift.nothing_compared() is None and not self.drift.partial):
+        """Fail the session when it compared nothing, a worker died (an empty session too), or a verdict is
+        at least ``--agentloom-drift-fail-on``."""
+        if self._is_worker:
             return ()
-        return (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
+        if self.drift.nothing_compared() is not None or self.drift.partial:
+            return (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
+        return (pytest.ExitCode.OK,) if self.drift.failing() else ()
 
     def summary_lines(self, stats: Mapping[str, list[Any]]) -> list[str]:
         if self._is_worker:
