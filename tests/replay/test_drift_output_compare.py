@@ -7,16 +7,16 @@ import math
 import pytest
 
 from pytest_agentloom.testing._live.drift_diff import compare_test
-from pytest_agentloom.testing._live.output_compare import compare_output, normalized_text, similarity
+from pytest_agentloom.testing._live.output_compare import compare_output, normalized_text, word_similarity
 from pytest_agentloom.testing._settings.drift_outputs import OutputMethod, OutputMethods, parse_methods
 
 
 def test_similarity_is_the_cosine_of_word_counts() -> None:
-    assert similarity("A printer fire.", "The printer fire!") == round(2 / 3, 6)  # 2 shared of 3 and 3
-    assert similarity("b a a", "a b") == round(3 / math.sqrt(5 * 2), 6)  # (2*1 + 1*1) / (sqrt(5) * sqrt(2))
-    assert similarity("Open Settings, then Export.", "Completely different answer text.") == 0.0
-    assert similarity("Zwei Wörter", "zwei WÖRTER") == 1.0
-    assert similarity("", "") == 1.0 and similarity("", "x") == 0.0
+    assert word_similarity("A printer fire.", "The printer fire!") == round(2 / 3, 6)  # 2 shared of 3 and 3
+    assert word_similarity("b a a", "a b") == round(3 / math.sqrt(5 * 2), 6)  # (2*1 + 1*1) / (sqrt(5) * sqrt(2))
+    assert word_similarity("Open Settings, then Export.", "Completely different answer text.") == 0.0
+    assert word_similarity("Zwei Wörter", "zwei WÖRTER") == 1.0
+    assert word_similarity("", "") == 1.0 and word_similarity("", "x") == 0.0
 
 
 def test_normalized_text_sets_case_punctuation_and_space_aside() -> None:

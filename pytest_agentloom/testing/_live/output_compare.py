@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from .._settings.drift_outputs import OutputMethod
 
-__all__ = ["OutputVerdict", "compare_output", "normalized_text", "similarity"]
+__all__ = ["OutputVerdict", "compare_output", "normalized_text", "word_similarity"]
 
 _WORD = re.compile(r"\w+")
 
@@ -51,7 +51,7 @@ def compare_output(method: OutputMethod, old: str, new: str) -> OutputVerdict:
             return OutputVerdict(False, True, "same once normalized")
         return OutputVerdict(False, False, f"{_shown(old)} -> {_shown(new)} (normalized: differs)")
     if method.kind == "similarity":
-        score = similarity(old, new)
+        score = word_similarity(old, new)
         if score >= method.threshold:
             return OutputVerdict(False, True, f"similar ({score:.2f} >= {method.threshold:g})")
         return OutputVerdict(False, False, f"{_shown(old)} -> {_shown(new)} (similarity {score:.2f} < "
@@ -64,7 +64,7 @@ def normalized_text(text: str) -> str:
     return " ".join(_words(text))
 
 
-def similarity(old: str, new: str) -> float:
+def word_similarity(old: str, new: str) -> float:
     """The cosine of the two texts' word counts (1.0 for the same words in any order, 0.0 for none shared)."""
     a, b = Counter(_words(old)), Counter(_words(new))
     if not a or not b:
