@@ -9,6 +9,7 @@
     agentloom runs [--json]
     agentloom visualize FILE [--format mermaid|ascii|svg] [--output PATH]
     agentloom drift [--dir DIR] [--report PATH.md|PATH.html] [-- PYTEST_ARGS ...]
+    agentloom drift --adopt TEST [TEST ...] [--dir DIR] [--force]
     agentloom combine SHARD_REPORT ... [--report PATH] [--cov-report json:PATH] [--fail-under N] [--delete-unused]
 
 Exit codes (:data:`EXIT_CODES`):
@@ -27,7 +28,9 @@ Exit codes (:data:`EXIT_CODES`):
 
 ``drift`` runs pytest and exits with pytest's own status (0: every compared
 test passed live; 1: a test failed live or nothing could be compared; 4: a
-refused flag or folder). ``combine`` exits 0 when the shards' reports pass, 1 when
+refused flag or folder); ``drift --adopt`` exits 0 when the files are adopted, 1
+when it refuses (a failed live run without ``--force``, an unknown test, a broken
+manifest). ``combine`` exits 0 when the shards' reports pass, 1 when
 unused files or the coverage bar fail them (or they miss tests), 8 when a report
 cannot be used (another version or suite).
 """
@@ -429,6 +432,8 @@ def _cmd_drift(args: argparse.Namespace, now: Callable[[], float] | None = None)
 
     import pytest
 
+    if args.adopt:
+        return _adopt(args)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime((now or time.time)()))
     folder = args.dir or str(Path(".agentloom", "drift", stamp))
     report = args.report or str(Path(folder, "drift-report.md"))
@@ -438,6 +443,22 @@ def _cmd_drift(args: argparse.Namespace, now: Callable[[], float] | None = None)
     print(f"agentloom drift: replaying, then running live into {folder}; report: {report}")
     sys.stdout.flush()
     return int(pytest.main([*extra, f"--agentloom-drift={folder}", f"--agentloom-report={report}"]))
+
+
+def _adopt(args: argparse.Namespace) -> int:
+    """``agentloom drift --adopt TEST ...``: the named tests' live files of a drift check over the committed ones."""
+    from .errors import DriftError
+    from .testing._live.adopt import adopt, newest_check
+
+    try:
+        folder = Path(args.dir) if args.dir else newest_check(Path(".agentloom", "drift"))
+        adopted = adopt(folder, args.adopt, force=args.force)
+    except (DriftError, OSError) as exc:
+        print(f"agentloom drift --adopt: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"agentloom drift --adopt: from {folder}")
+    print("\n".join(adopted.lines()))
+    return EXIT_OK
 
 
 def _runs_dir(args: argparse.Namespace) -> Any:
@@ -553,6 +574,10 @@ def _parser() -> argparse.ArgumentParser:
     drift.add_argument("--dir", metavar="DIR", help="the scratch folder (default: .agentloom/drift/<UTC time>)")
     drift.add_argument("--report", metavar="PATH", help="the report, PATH.md or PATH.html "
                        "(default: DIR/drift-report.md)")
+    drift.add_argument("--adopt", nargs="+", metavar="TEST", help="instead of a check: copy these tests' live "
+                       "cassettes, tool tapes and snapshots of the check in --dir (default: the newest) over the "
+                       "committed files")
+    drift.add_argument("--force", action="store_true", help="with --adopt: adopt a test whose live run failed too")
     drift.add_argument("pytest_args", nargs=argparse.REMAINDER, metavar="-- PYTEST_ARGS",
                        help="passed to pytest: test paths, -k, -n ... (after --)")
     drift.set_defaults(handler=_cmd_drift)

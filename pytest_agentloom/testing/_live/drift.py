@@ -244,11 +244,35 @@ class Drift:
             side["failure"] = _headline(report) if report.failed else ""
         if report.when == "call" and self.is_live(item.nodeid):
             side["snapshots"] = self._snapshot_states(item.nodeid)
+            side["files"] = self._live_files(item)
             problems = [f"  step '{step}': {message}" for run in side["runs"]
                         for step, message in sorted(run.get("messages", {}).items())]
             if problems and report.failed:
                 report.longrepr = "DriftError: " + str(_unavailable(item.nodeid, problems))
                 side["failure"] = "live provider unavailable"
+
+    def _live_files(self, item: pytest.Item) -> list[list[str]]:
+        """What ``agentloom drift --adopt`` would copy for this test: ``[scratch path, committed path]`` pairs
+        (relative to the scratch folder and the rootdir) of its live cassette, tool tape and changed snapshots."""
+        from ...replay._tool_tape import tape_path
+
+        live, committed = self.live_replay.cassette_path(item), self.replay_cassettes.cassette_path(item)
+        pairs = [(live, committed), (tape_path(live), tape_path(committed))]
+        scratch = self.settings.folder / "snapshots"
+        for path_text, owner in sorted(self.live_snapshots.owners.items()):
+            path = Path(path_text)
+            if owner == item.nodeid and _inside(path, scratch):
+                pairs.append((path, self.rootdir / path.relative_to(scratch)))
+        files = []
+        for source, target in pairs:
+            try:
+                shown = [source.relative_to(self.settings.folder).as_posix(),
+                         target.resolve().relative_to(self.rootdir.resolve()).as_posix()]
+            except ValueError:  # a cassette folder outside the rootdir: not adoptable (docs say so)
+                continue
+            if source.is_file():
+                files.append(shown)
+        return files
 
     def _snapshot_states(self, nodeid: str) -> dict[str, str]:
         """Each snapshot the live run wrote: ``same``, ``changed`` or ``new`` against the committed file."""
@@ -291,6 +315,17 @@ class Drift:
             return []
         least = VERDICTS.index(self.settings.fail_on)
         return [result for result in self.results() if VERDICTS.index(result.verdict) >= least]
+
+    def write_manifest(self) -> None:
+        """``DIR/drift.json``: per compared test, how its live run ended, its verdict and its live files (what
+        ``agentloom drift --adopt`` reads)."""
+        from .adopt import write_manifest
+
+        tests = {result.nodeid: {"outcome": result.live_outcome, "verdict": result.verdict,
+                                 "files": self.sides[result.nodeid].get(LIVE, {}).get("files", [])}
+                 for result in self.results()}
+        if tests:
+            write_manifest(self.settings.folder, self.rootdir.resolve(), tests)
 
     def nothing_compared(self) -> str | None:
         """The error text when no test was compared (none selected had a committed cassette), else ``None``."""

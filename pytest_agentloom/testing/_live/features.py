@@ -103,6 +103,7 @@ class DriftFeature(Feature):
         at least ``--agentloom-drift-fail-on``."""
         if self._is_worker:
             return ()
+        self.drift.write_manifest()
         if self.drift.nothing_compared() is not None or self.drift.partial:
             return (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
         return (pytest.ExitCode.OK,) if self.drift.failing() else ()
