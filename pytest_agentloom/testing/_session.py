@@ -75,8 +75,8 @@ class AgentloomSession:
         self.snapshots = self.snapshot_feature.snapshots
         mode = self.drift.live_replay.mode if self.drift is not None else self.replay.mode
         drift = _drift_feature(self.drift, self.defaults, is_worker=self.is_worker)
-        review = _review_feature(self.config, drift)
         repetitions = _repetition_feature(self.config, self.defaults) if self.live else None
+        review = _review_feature(self.config, drift, repetitions)
         usage = UsageFeature(self.config, self.replay, self.snapshot_feature, review,
                              judged=not self.live and self.drift is None)  # unused cassettes, shard report
         chosen = (self.snapshot_feature, usage, JudgeFeature(_harness_of), CassetteFeature(mode, self.snapshots),
@@ -361,14 +361,15 @@ _HOOKS = ("configure", "select", "deselected", "collected", "protocol", "check_c
           "finish", "summary_lines")
 
 
-def _review_feature(config: pytest.Config, drift: DriftFeature | None) -> ReviewFeature | None:
+def _review_feature(config: pytest.Config, drift: DriftFeature | None,
+                    repetitions: RepetitionFeature | None) -> ReviewFeature | None:
     """Workflow coverage and the review report, when asked for."""
     settings = ReviewSettings.from_config(config)
     if not settings.enabled:
         return None
     from ._review.feature import ReviewFeature
 
-    return ReviewFeature(Review(settings, Path(config.rootpath)), drift)
+    return ReviewFeature(Review(settings, Path(config.rootpath)), drift, repetitions)
 
 
 def _repetition_feature(config: pytest.Config, defaults: Any) -> RepetitionFeature:

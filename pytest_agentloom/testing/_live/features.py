@@ -45,6 +45,9 @@ class RepetitionFeature(Feature):
         run_repetitions(item, nextitem, plan, self.log)
         return True
 
+    def after_report(self, item: pytest.Item, when: str, report: pytest.TestReport) -> None:
+        self.log.hear(item.nodeid, report)  # the repetition's outcome so far, for an early stop
+
     def observer(self, nodeid: str) -> Observer | None:
         return self.log.observer(nodeid)
 

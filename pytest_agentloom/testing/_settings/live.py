@@ -25,6 +25,7 @@ __all__ = ["LIVE_FLAGS", "LiveSettings"]
 
 #: The flag that makes a session live; under CI it counts only when typed on the command line.
 LIVE_FLAGS = ("--agentloom-live",)
+_FLAGS_ALONE = ("record_repetitions", "repeat_early_stop")  # flags that take no value
 
 
 @dataclass(frozen=True)
@@ -58,14 +59,14 @@ class LiveSettings:
                 if value is not None:  # the command line's and the ini's; a marker's is checked per test
                     parse(value, source)
             return cls(live=True, record_repetitions=record)
-        for name in ("repeat", "min_pass_rate", "record_repetitions"):
+        for name in ("repeat", "min_pass_rate", "record_repetitions", "repeat_early_stop"):
             if config.getoption("agentloom_" + name, default=None) is not None:
                 flag = "--agentloom-" + name.replace("_", "-")
                 raise ValueError(
                     render_message(
                         f"{flag} needs --agentloom-live: without it the tests replay their cassettes, which give the "
                         "same answers every time, so repeating them would show nothing.",
-                        hint=f"pytest --agentloom-live {flag}{'' if name == 'record_repetitions' else '=...'} "
+                        hint=f"pytest --agentloom-live {flag}{'' if name in _FLAGS_ALONE else '=...'} "
                              "(API keys needed), or drop the flag.")
                 )
         if replay is None:

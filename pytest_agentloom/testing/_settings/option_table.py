@@ -248,6 +248,13 @@ OPTIONS: tuple[Option, ...] = (
         marker=True,
     ),
     Option(
+        "repeat_early_stop",
+        "with --agentloom-live: stop a test's repetitions once its verdict is decided (enough passes, or too few "
+        "left to reach them).",
+        kind="bool",
+        default=False,
+    ),
+    Option(
         "record_repetitions",
         "with --agentloom-live: write each repetition's calls to cassettes/<test>/<repetition>.yaml.",
         kind="bool",
