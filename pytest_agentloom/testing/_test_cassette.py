@@ -263,7 +263,7 @@ class TestCassette:
     def path(self) -> Path:
         """The test's cassette; a repetition's own (``<test>/<K>.yaml``) when recording or replaying one."""
         live = self.settings.live
-        if self.repetition is not None and live.record_repetitions:
+        if self.repetition is not None and (live.record_repetitions or live.replay_all):
             return self.settings.repetition_path(self.item, self.repetition)
         if live.replay_repetition is not None:
             return self.settings.repetition_path(self.item, live.replay_repetition)

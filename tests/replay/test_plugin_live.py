@@ -194,7 +194,7 @@ def test_without_live_the_marker_is_ignored_and_the_test_replays_once(project: P
     (["--agentloom-live", "--agentloom-update-snapshots"], "",
      "ERROR: --agentloom-live cannot be combined with --agentloom-update-snapshots/--agentloom-create-snapshots."),
     (["--agentloom-live", "--agentloom-replay-repetition=1"], "",
-     "ERROR: --agentloom-live cannot be combined with --agentloom-replay-repetition."),
+     "ERROR: --agentloom-live cannot be combined with --agentloom-replay-repetition(s)."),
     (["--agentloom-replay-repetition=0"], "",
      "ERROR: --agentloom-replay-repetition must be a whole number of repetitions, at least 1 (got '0')."),
 ])

@@ -3,15 +3,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from .._feature import NO_BODY_OPTIONS, Feature, Observer
 from .._settings.drift_outputs import OutputMethods
 from .drift import Drift
-from .repetitions import Plan, RepetitionLog, repetition_plan
+from .repetitions import Plan, RepetitionLog, kept_repetitions, repetition_plan
+
+if TYPE_CHECKING:
+    from .._test_cassette import ReplaySettings
 
 __all__ = ["DriftFeature", "RepetitionFeature"]
 
@@ -19,9 +23,11 @@ __all__ = ["DriftFeature", "RepetitionFeature"]
 class RepetitionFeature(Feature):
     """A live session: each agentloom test runs its number of repetitions, reported as one test."""
 
-    def __init__(self, config: pytest.Config, defaults: Callable[[pytest.Item], dict[str, Any]]) -> None:
+    def __init__(self, config: pytest.Config, defaults: Callable[[pytest.Item], dict[str, Any]],
+                 replay: ReplaySettings) -> None:
         self.config = config
         self._defaults = defaults  # a test's merged markers (raises MarkerError on a bad one)
+        self._replay = replay
         self.log = RepetitionLog()
 
     def plan(self, item: pytest.Item) -> Plan | None:
@@ -32,9 +38,13 @@ class RepetitionFeature(Feature):
         if any(getattr(self.config.option, name, False) for name in NO_BODY_OPTIONS):
             return None  # --setup-only, --setup-plan...: no body runs, so nothing to repeat
         try:
-            return repetition_plan(self.config, self._defaults(item))
+            plan = repetition_plan(self.config, self._defaults(item))
         except ValueError:  # MarkerError included
             return None
+        if self._replay.live.replay_all:  # as many repetitions as were kept: 1.yaml, 2.yaml, ... on disk
+            kept = kept_repetitions(self._replay, item)
+            return dataclasses.replace(plan, repeat=kept, early_stop=False) if kept else None
+        return plan
 
     def protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
         plan = self.plan(item)

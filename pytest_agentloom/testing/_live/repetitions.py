@@ -28,14 +28,14 @@ import pytest
 from ..._core.plain import to_plain
 from ...errors import render_message
 from .._settings.option_table import pass_rate, read_setting_from, repeat_count
-from .._test_cassette import WRITTEN_PROPERTY
+from .._test_cassette import WRITTEN_PROPERTY, ReplaySettings
 from .repetition_stats import RepetitionStats
 
 if TYPE_CHECKING:
     from ...engine._format.model import Workflow
     from ...engine._outcome.result import WorkflowResult
 
-__all__ = ["REPETITION_KEY", "Plan", "RepetitionLog", "repetition_plan", "run_repetitions"]
+__all__ = ["REPETITION_KEY", "Plan", "RepetitionLog", "kept_repetitions", "repetition_plan", "run_repetitions"]
 
 _SHOWN_OUTPUTS = 5
 _OUTPUT_WIDTH = 60
@@ -76,6 +76,14 @@ def repetition_plan(config: pytest.Config, marker: Mapping[str, Any]) -> Plan:
     return Plan(1 if repeat is None else repeat_count(repeat, repeat_from),
                 1.0 if rate is None else pass_rate(rate, rate_from), rate_from,
                 early_stop=bool(read_setting_from(config, "repeat_early_stop")[0]))
+
+
+def kept_repetitions(replay: ReplaySettings, item: pytest.Item) -> int:
+    """How many repetitions of ``item`` were kept (``<test>/1.yaml``, ``2.yaml``, ... with no gap)."""
+    count = 0
+    while replay.repetition_path(item, count + 1).is_file():
+        count += 1
+    return count
 
 
 class RepetitionLog:

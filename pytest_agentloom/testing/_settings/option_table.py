@@ -267,6 +267,14 @@ OPTIONS: tuple[Option, ...] = (
         ini=False,
     ),
     Option(
+        "replay_repetitions",
+        "replay every kept repetition of each test (cassettes/<test>/<K>.yaml, K = 1, 2, ...) as its repetitions, "
+        "offline: the live session's outcomes and statistics again.",
+        kind="bool",
+        default=False,
+        ini=False,
+    ),
+    Option(
         "drift",
         "drift check: run each recorded test replayed, then live into the scratch folder DIR (never the committed "
         "cassettes or snapshots), and report what changed (route, tools, reasons, schema, outputs, tokens, cost).",
