@@ -14,7 +14,7 @@ from .drift_diff import VERDICTS, TestDrift, signed
 if TYPE_CHECKING:
     from .drift import Drift
 
-__all__ = ["drift_html", "drift_markdown", "summary_lines"]
+__all__ = ["drift_html", "drift_markdown", "summary_lines", "verdict_text"]
 
 
 def _verdicts(results: list[TestDrift]) -> str:
@@ -22,9 +22,12 @@ def _verdicts(results: list[TestDrift]) -> str:
     return ", ".join(f"{count} {verdict}" for verdict, count in counts.items())
 
 
-def _verdict(result: TestDrift) -> str:
+def verdict_text(result: TestDrift) -> str:
     """``regression (route, output reply)``, ``benign`` or ``identical``."""
     return f"regression ({result.reasons()})" if result.regressions else result.verdict
+
+
+_verdict = verdict_text
 
 
 def _totals(results: list[TestDrift]) -> str:
