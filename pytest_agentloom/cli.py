@@ -9,6 +9,8 @@
     agentloom runs [--json]
     agentloom visualize FILE [--format mermaid|ascii|svg] [--output PATH]
     agentloom drift [--dir DIR] [--report PATH.md|PATH.html] [-- PYTEST_ARGS ...]
+    agentloom drift --adopt TEST [TEST ...] [--dir DIR] [--force]
+    agentloom fork FILE --replay CASSETTE --at STEP [--script FILE | --model M] [--state key=value ...]
     agentloom combine SHARD_REPORT ... [--report PATH] [--cov-report json:PATH] [--fail-under N] [--delete-unused]
 
 Exit codes (:data:`EXIT_CODES`):
@@ -27,7 +29,10 @@ Exit codes (:data:`EXIT_CODES`):
 
 ``drift`` runs pytest and exits with pytest's own status (0: every compared
 test passed live; 1: a test failed live or nothing could be compared; 4: a
-refused flag or folder). ``combine`` exits 0 when the shards' reports pass, 1 when
+refused flag or folder); ``drift --adopt`` exits 0 when the files are adopted, 1
+when it refuses (a failed live run without ``--force``, an unknown test, a broken
+manifest). ``fork`` exits 0 when both runs ended (its verdict is printed), 1 when the
+forked run failed, 8 when the cassette cannot be replayed. ``combine`` exits 0 when the shards' reports pass, 1 when
 unused files or the coverage bar fail them (or they miss tests), 8 when a report
 cannot be used (another version or suite).
 """
@@ -429,6 +434,8 @@ def _cmd_drift(args: argparse.Namespace, now: Callable[[], float] | None = None)
 
     import pytest
 
+    if args.adopt:
+        return _adopt(args)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime((now or time.time)()))
     folder = args.dir or str(Path(".agentloom", "drift", stamp))
     report = args.report or str(Path(folder, "drift-report.md"))
@@ -438,6 +445,61 @@ def _cmd_drift(args: argparse.Namespace, now: Callable[[], float] | None = None)
     print(f"agentloom drift: replaying, then running live into {folder}; report: {report}")
     sys.stdout.flush()
     return int(pytest.main([*extra, f"--agentloom-drift={folder}", f"--agentloom-report={report}"]))
+
+
+def _adopt(args: argparse.Namespace) -> int:
+    """``agentloom drift --adopt TEST ...``: the named tests' live files of a drift check over the committed ones."""
+    from .errors import DriftError
+    from .testing._live.adopt import adopt, newest_check
+
+    try:
+        folder = Path(args.dir) if args.dir else newest_check(Path(".agentloom", "drift"))
+        adopted = adopt(folder, args.adopt, force=args.force)
+    except (DriftError, OSError) as exc:
+        print(f"agentloom drift --adopt: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"agentloom drift --adopt: from {folder}")
+    print("\n".join(adopted.lines()))
+    return EXIT_OK
+
+
+def _cmd_fork(args: argparse.Namespace) -> int:
+    """``agentloom fork FILE --replay CASSETTE --at STEP``: the recorded run, and the same run with every model
+    request from ``STEP`` on answered by ``--script`` or the live providers (``--model`` in its place); the two
+    compared as a drift check compares them (docs/live-runs-and-drift.md: Forking a recorded run)."""
+    from .testing._live.drift_report import verdict_text
+    from .testing._live.fork import ForkedProvider, compare_fork
+    from .testing._settings.drift_outputs import parse_methods
+
+    workflow = load_workflow(args.file)
+    if args.at not in {step.id for step in workflow.steps}:
+        from ._core.suggest import did_you_mean
+
+        hint = did_you_mean(args.at, [step.id for step in workflow.steps])
+        raise _Usage(f"--at {args.at}: {args.file} has no step '{args.at}'" + (f"; {hint}" if hint else ""))
+    methods = parse_methods(args.outputs, "--outputs") if args.outputs else None
+    state, tools = parse_state_args(args.state), _load_tools(args.tools)
+    then = _scripted(args.script) if args.script else _real_provider(workflow)
+    results = []
+    for fork in (False, True):  # each run reads the cassette on its own: the recorded run plays it whole
+        session = _cassette(args.replay, record=False, workflow_file=args.file)
+        from .replay._tool_tape import ToolTape, tape_path
+
+        tape = ToolTape(tape_path(args.replay), recording=False, redact=session.redact_text)
+        session.open()
+        try:
+            session.add_run(workflow, state)
+            replayed = session.wrap(_real_provider(workflow, placeholder=True))
+            provider = ForkedProvider(replayed, then, args.at, model=args.model) if fork else replayed
+            results.append(run_workflow(workflow, provider=provider, state=state, runs_dir=False,
+                                        tools=tape.wrap_run_tools(workflow, tools), run_id=f"fork-{int(fork)}"))
+        finally:
+            session.close(keep=False)
+    forked = compare_fork(args.file, args.file, results[0], results[1], args.at, methods)
+    print(f"agentloom fork: {args.file} replayed from {args.replay}, forked at '{args.at}': "
+          f"{verdict_text(forked.drift)}")
+    print("\n".join(f"  {change}" for change in forked.changes) or "  no change")
+    return EXIT_FAILED if results[1].status is RunStatus.FAILED else EXIT_OK
 
 
 def _runs_dir(args: argparse.Namespace) -> Any:
@@ -518,6 +580,19 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--record", metavar="CASSETTE", help="call real providers and record them to a cassette")
     run.set_defaults(handler=_cmd_run_showing_text)
 
+    fork = commands.add_parser("fork", help="replay a recorded run up to a step, then run the rest against a "
+                               "script or another model, and say what changed")
+    fork.add_argument("file", metavar="FILE")
+    fork.add_argument("--replay", metavar="CASSETTE", required=True, help="the recorded run's cassette")
+    fork.add_argument("--at", metavar="STEP", required=True, help="the step whose first request is forked")
+    fork.add_argument("--model", help="the model the forked requests ask for (live providers, API keys needed)")
+    fork.add_argument("--outputs", metavar="METHODS", help="how outputs are compared, as drift_outputs "
+                      "(default similarity:0.6)")
+    fork.add_argument("--state", action="append", metavar="KEY=VALUE", help="as for run")
+    fork.add_argument("--tools", action="append", metavar="MODULE:ATTR", help="as for run")
+    fork.add_argument("--script", metavar="FILE", help="answer the forked requests from a script (as for run)")
+    fork.set_defaults(handler=_cmd_fork)
+
     validate = commands.add_parser("validate", help="check workflow files without running them")
     validate.add_argument("files", nargs="+", metavar="FILE")
     validate.add_argument("--model", help="the model the runs will be given (as run --model): llm_calls "
@@ -553,6 +628,10 @@ def _parser() -> argparse.ArgumentParser:
     drift.add_argument("--dir", metavar="DIR", help="the scratch folder (default: .agentloom/drift/<UTC time>)")
     drift.add_argument("--report", metavar="PATH", help="the report, PATH.md or PATH.html "
                        "(default: DIR/drift-report.md)")
+    drift.add_argument("--adopt", nargs="+", metavar="TEST", help="instead of a check: copy these tests' live "
+                       "cassettes, tool tapes and snapshots of the check in --dir (default: the newest) over the "
+                       "committed files")
+    drift.add_argument("--force", action="store_true", help="with --adopt: adopt a test whose live run failed too")
     drift.add_argument("pytest_args", nargs=argparse.REMAINDER, metavar="-- PYTEST_ARGS",
                        help="passed to pytest: test paths, -k, -n ... (after --)")
     drift.set_defaults(handler=_cmd_drift)

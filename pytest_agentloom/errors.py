@@ -235,6 +235,7 @@ class ErrorCode(enum.StrEnum):
     # -- the drift check (--agentloom-drift, agentloom drift)
     DRIFT_NOTHING_TO_COMPARE = "drift_nothing_to_compare"  # no selected test has a committed cassette
     DRIFT_FOLDER_REFUSED = "drift_folder_refused"  # the scratch folder could cost a committed file
+    DRIFT_ADOPT_REFUSED = "drift_adopt_refused"  # a drift check's live files cannot be adopted as asked
     LIVE_PROVIDER_UNAVAILABLE = "live_provider_unavailable"  # a live model call got no answer: key, host, status
 
     # -- skipped steps (StepResult.error_code of a step that did not run)

@@ -93,6 +93,8 @@ def test_docs_block_runs(lang: str, body: str, folder: Path, request: pytest.Fix
 def _run_as_tests(body: str, pytester: pytest.Pytester) -> None:
     shutil.copytree(ROOT / "examples" / "support_triage", pytester.path, dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("test_*", "__agentloom_snapshots__", "__pycache__"))
+    recorded = ROOT / "cassettes" / "examples" / "support_triage"  # the examples' recordings, for a fork of one
+    shutil.copytree(recorded, pytester.path / "cassettes" / "examples" / "support_triage", dirs_exist_ok=True)
     pytester.makepyfile(test_docs_block=body)
     outcome = pytester.runpytest_inprocess("-p", "no:randomly", "--agentloom-update-snapshots", "test_docs_block.py")
     counts = outcome.parseoutcomes()

@@ -8,6 +8,7 @@ for byte. Files the engine writes go under :attr:`AgentloomHarness.tmp_path`.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, final
 
 from .._core.clock import VirtualClock, derived_run_id
 from .._core.files import resolved
+from .._core.suggest import did_you_mean
 from ..engine._entry.options import mock_provider
 from ..engine._entry.resume_workflow import resume_workflow
 from ..engine._entry.run_workflow import arun_workflow, run_workflow
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from .._core.types import Provider
     from ..engine._outcome.result import WorkflowResult
     from ._judge.verdict import Verdict
+    from ._live.fork import ForkResult
     from ._review.review import Observer
     from ._side_calls import SideCalls
     from ._test_cassette import TestCassette
@@ -219,6 +222,55 @@ class AgentloomHarness:
                                                   only=only, start_at=start_at, **config_overrides)
         before = self._fallbacks_so_far(options["provider"].inner)
         return self._finish(run_workflow(workflow, **options), workflow, options, before, shared)
+
+    def fork(self, workflow_or_path: Workflow | str | Path | None = None, state: Mapping[str, Any] | None = None,
+             *, at: str, then: Provider | None = None, model: str | None = None,
+             variant: Workflow | str | Path | None = None, tools: Any = None, outputs: Any = None,
+             cassette: str | Path | None = None) -> ForkResult:
+        """Replay a recorded run (this test's cassette, or ``cassette``: a path relative to the rootdir), and again
+        with every model request from step ``at`` on answered by ``then`` (a provider; by default the live
+        gateway, API keys needed) with ``model`` in its place when given; compare the two as a drift check does
+        (``outputs``: the ``drift_outputs`` methods). ``variant`` runs another workflow file for the fork (an
+        edited prompt of ``at`` or a later step): the steps before ``at`` must send what was recorded. Nothing
+        is written (see :mod:`._live.fork`)."""
+        __tracebackhide__ = True
+        from ._live.fork import ForkedProvider, compare_fork
+        from ._settings.drift_outputs import parse_methods
+        from ._workflow_key import workflow_key
+
+        methods = parse_methods(outputs, "agentloom.fork(outputs=...)")
+        workflow = self._workflow(variant if variant is not None else workflow_or_path)[0]
+        if at not in {step.id for step in workflow.steps}:
+            raise UsageError(render_message(
+                f"agentloom.fork(at='{at}') in {self.nodeid}: the workflow has no step '{at}'.",
+                hint=did_you_mean(at, [step.id for step in workflow.steps]) or "name one of its steps"))
+        if then is None:
+            from ..providers._factory import default_gateway
+
+            then = default_gateway(workflow.config)
+        runs = []
+        for source, fork in ((workflow_or_path, None), (variant if variant is not None else workflow_or_path, then)):
+            reading = self._fork_cassette(at, cassette)  # each run reads the recording on its own
+            loaded = self._workflow(source)[0]
+            merged = {**self._defaults.get("state", {}), **dict(state or {})}
+            replayed = reading.provider(loaded, merged)
+            taped = reading.tools(loaded, {**self._defaults.get("tools", {}), **tools_by_name(tools)})
+            provider = replayed if fork is None else ForkedProvider(replayed, fork, at, model=model)
+            try:
+                runs.append(self.run(source, state, tools=dict(taped), provider=provider))
+            finally:
+                reading.release()
+        return compare_fork(self.nodeid, workflow_key(workflow, self.test_dir), runs[0], runs[1], at, methods)
+
+    def _fork_cassette(self, at: str, cassette: str | Path | None) -> TestCassette:
+        """A reading of the recording a fork replays (this test's cassette, or ``cassette``); only a replay can
+        be forked."""
+        if self._cassette is None or self._cassette.mode.records:
+            raise UsageError(render_message(
+                f"agentloom.fork(at='{at}') in {self.nodeid} forks a recorded run: it needs a cassette, replayed.",
+                hint="record the test first (pytest --agentloom-record), then fork it in a plain pytest run"))
+        path = None if cassette is None else self._cassette.settings.rootdir / cassette
+        return dataclasses.replace(self._cassette, session=None, tape=None, path_override=path)
 
     async def arun(self, workflow_or_path: Workflow | str | Path | None = None,
                    state: Mapping[str, Any] | None = None, provider: Provider | None = None,

@@ -74,9 +74,10 @@ class AgentloomSession:
                                                 recording=judged and self.replay.mode.records)
         self.snapshots = self.snapshot_feature.snapshots
         mode = self.drift.live_replay.mode if self.drift is not None else self.replay.mode
-        drift = _drift_feature(self.drift, is_worker=self.is_worker)
-        review = _review_feature(self.config, drift)
-        repetitions = _repetition_feature(self.config, self.defaults) if self.live else None
+        drift = _drift_feature(self.drift, self.defaults, is_worker=self.is_worker)
+        repetitions = _repetition_feature(self.config, self.defaults, self.replay) if self.replay.live.repeats \
+            else None
+        review = _review_feature(self.config, drift, repetitions)
         usage = UsageFeature(self.config, self.replay, self.snapshot_feature, review,
                              judged=not self.live and self.drift is None)  # unused cassettes, shard report
         chosen = (self.snapshot_feature, usage, JudgeFeature(_harness_of), CassetteFeature(mode, self.snapshots),
@@ -227,7 +228,7 @@ class AgentloomSession:
 
         place = TestPlace(item.nodeid, item.path.parent, tmp_path, hold_records=not folder_exists)
         test_snapshots = TestSnapshots(item.nodeid, snapshot_dir, snapshot_name, snapshots,
-                                       settings.snapshot_options, live=self.live)
+                                       settings.snapshot_options, live=self.replay.live.repeats)
         harness = item.stash[HARNESS_KEY] = AgentloomHarness(
             place, test_snapshots, defaults=defaults, cassette=cassette,
             observer=self.observer(item.nodeid) if self._observed else None,
@@ -361,28 +362,29 @@ _HOOKS = ("configure", "select", "deselected", "collected", "protocol", "check_c
           "finish", "summary_lines")
 
 
-def _review_feature(config: pytest.Config, drift: DriftFeature | None) -> ReviewFeature | None:
+def _review_feature(config: pytest.Config, drift: DriftFeature | None,
+                    repetitions: RepetitionFeature | None) -> ReviewFeature | None:
     """Workflow coverage and the review report, when asked for."""
     settings = ReviewSettings.from_config(config)
     if not settings.enabled:
         return None
     from ._review.feature import ReviewFeature
 
-    return ReviewFeature(Review(settings, Path(config.rootpath)), drift)
+    return ReviewFeature(Review(settings, Path(config.rootpath)), drift, repetitions)
 
 
-def _repetition_feature(config: pytest.Config, defaults: Any) -> RepetitionFeature:
+def _repetition_feature(config: pytest.Config, defaults: Any, replay: ReplaySettings) -> RepetitionFeature:
     from ._live.features import RepetitionFeature
 
-    return RepetitionFeature(config, defaults)
+    return RepetitionFeature(config, defaults, replay)
 
 
-def _drift_feature(drift: Any, *, is_worker: bool) -> DriftFeature | None:
+def _drift_feature(drift: Any, defaults: Any, *, is_worker: bool) -> DriftFeature | None:
     if drift is None:
         return None
     from ._live.features import DriftFeature
 
-    return DriftFeature(drift, is_worker=is_worker)
+    return DriftFeature(drift, defaults, is_worker=is_worker)
 
 
 def _drift(config: pytest.Config, replay: ReplaySettings) -> Drift | None:

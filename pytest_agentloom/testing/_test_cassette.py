@@ -254,6 +254,8 @@ class TestCassette:
     #: the record mode of this test: the session's, or ``all`` when an expired cassette is re-recorded
     mode_override: RecordMode | None = None
     expired: str = ""  # "<cassette> (recorded ..., N days ago; max age ...)" once found too old
+    #: another test's cassette read instead of this test's (a fork of it: ``agentloom.fork(cassette=...)``)
+    path_override: Path | None = None
 
     @property
     def mode(self) -> RecordMode:
@@ -263,7 +265,9 @@ class TestCassette:
     def path(self) -> Path:
         """The test's cassette; a repetition's own (``<test>/<K>.yaml``) when recording or replaying one."""
         live = self.settings.live
-        if self.repetition is not None and live.record_repetitions:
+        if self.path_override is not None:
+            return self.path_override
+        if self.repetition is not None and (live.record_repetitions or live.replay_all):
             return self.settings.repetition_path(self.item, self.repetition)
         if live.replay_repetition is not None:
             return self.settings.repetition_path(self.item, live.replay_repetition)

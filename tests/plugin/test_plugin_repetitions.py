@@ -74,14 +74,15 @@ def test_the_log_counts_runs_and_merges_what_workers_send() -> None:
     controller.merge(worker.to_wire())
     controller.merge(None)  # a worker that died sent nothing
     lines = controller.summary_lines()
-    assert lines[:5] == [
+    assert lines[:6] == [
         "agentloom live repetitions:",
         "  test_a.py::test_a: 2/3 passed (67%; needs 2, min pass rate 0.5): passed",
         "    repetitions: . F .",
+        "    statistics: pass rate 0.67 (95% CI 0.21-0.94) · flaky",
         "    termination reasons: completed x3",
         "    outputs: 'yes' x2, 'no' x1",
     ]
-    assert lines[5].startswith("    tokens: ") and lines[5].endswith("over 3 runs")
+    assert lines[6].startswith("    tokens: ") and lines[6].endswith("over 3 runs")
 
 
 def test_many_long_outputs_are_shortened_and_the_rest_counted() -> None:

@@ -62,11 +62,13 @@ def test_triage(agentloom):
 """
 
 
-def plan_bug(project: Project, *, category: str = "bug", ticket: int = 7, tokens: int = 10) -> None:
-    """The replies of a run where the ticket is classified ``category`` (a bug: the agent looks it up)."""
+def plan_bug(project: Project, *, category: str = "bug", ticket: int = 7, tokens: int = 10,
+             answer: str = "A printer fire.") -> None:
+    """The replies of a run where the ticket is classified ``category`` (a bug: the agent looks it up and
+    answers ``answer``)."""
     project.server.plan("openai", text(f'{{"category": "{category}"}}', input_tokens=tokens, output_tokens=3))
     if category == "bug":
-        project.server.plan("openai", tool_calls(("lookup", {"ticket": ticket})), text("A printer fire."))
+        project.server.plan("openai", tool_calls(("lookup", {"ticket": ticket})), text(answer))
     else:
         project.server.plan("openai", text("We will call you."))
 

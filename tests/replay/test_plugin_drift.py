@@ -18,14 +18,17 @@ def test_a_changed_route_is_reported_trace_by_trace_and_nothing_committed_change
 
     result.assert_outcomes(passed=1)  # the test still passes live: only the report shows the drift
     result.stdout.fnmatch_lines([
-        "agentloom drift: 1 test compared (replay -> live): 1 changed, 0 unchanged · tokens * -> * (*)*",
+        "agentloom drift: 1 test compared (replay -> live): 1 changed, 0 unchanged (1 regression, 0 benign, "
+        "0 identical) · tokens * -> * (*)*",
         "  scratch folder (live cassettes and snapshots): */.agentloom/drift/check",
-        "  test_triage.py::test_triage: passed -> passed, * changes",
+        "  test_triage.py::test_triage: passed -> passed, 8 changes: regression (route, tool calls, step "
+        "investigate, step reply, agent stop investigate, output classify)",
         "    route: route -> investigate -> route -> reply",
         "    tool calls: lookup({\"ticket\": 7}) -> (none)",
         "    step investigate: success -> skipped",
         "    step reply: skipped -> success",
         "    agent stop investigate: done -> —",
+        "    output classify: '{\"category\": \"bug\"}' -> '{\"category\": \"question\"}' (similarity 0.50 < 0.6)",
         "    snapshot __agentloom_snapshots__/test_triage/test_triage.yaml: changed",
         "    tokens * -> * (-*) · cost $* -> $* (-$*)",
     ])
@@ -49,8 +52,9 @@ def test_an_unchanged_test_says_so_and_the_report_is_the_same_bytes_each_time(pr
     first = drift(project, "--agentloom-report=scratch/one.md", folder="scratch/one")
     first.assert_outcomes(passed=1)
     first.stdout.fnmatch_lines([
-        "agentloom drift: 1 test compared (replay -> live): 0 changed, 1 unchanged · tokens 31 -> 31 (±0) *",
-        "  test_triage.py::test_triage: no change (tokens 31 -> 31 (±0) · cost $* -> $* (±$0))",
+        "agentloom drift: 1 test compared (replay -> live): 0 changed, 1 unchanged (0 regression, 0 benign, "
+        "1 identical) · tokens 31 -> 31 (±0) *",
+        "  test_triage.py::test_triage: identical, no change (tokens 31 -> 31 (±0) · cost $* -> $* (±$0))",
     ])
     project.server.reset()  # the fake server's ids count from zero again: the same bytes as the first time
     plan_bug(project)
@@ -70,7 +74,7 @@ def test_a_structured_output_that_stops_fitting_its_schema_fails_live_and_says_w
 
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
-        "  test_triage.py::test_triage: passed -> failed, * changes",
+        "  test_triage.py::test_triage: passed -> failed, * changes: regression (outcome, termination, *)",
         "    outcome: passed -> failed",
         "    termination: success (completed) -> failed (step_failed)",
         "    route: route -> investigate -> (none)",

@@ -124,9 +124,9 @@ def test_under_xdist_both_sides_of_every_test_meet_in_the_report(project: Projec
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines([
         "agentloom drift: 2 tests compared (replay -> live): 2 changed, 0 unchanged*",
-        "  test_triage.py::test_triage: passed -> passed, * changes",
+        "  test_triage.py::test_triage: passed -> passed, * changes: regression (*)",
         "    route: route -> investigate -> route -> reply",
-        "  test_triage_again.py::test_triage: passed -> passed, * changes",
+        "  test_triage_again.py::test_triage: passed -> passed, * changes: regression (*)",
         "    route: route -> investigate -> route -> reply",
     ])
     assert committed(project) == before

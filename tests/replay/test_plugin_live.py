@@ -194,7 +194,7 @@ def test_without_live_the_marker_is_ignored_and_the_test_replays_once(project: P
     (["--agentloom-live", "--agentloom-update-snapshots"], "",
      "ERROR: --agentloom-live cannot be combined with --agentloom-update-snapshots/--agentloom-create-snapshots."),
     (["--agentloom-live", "--agentloom-replay-repetition=1"], "",
-     "ERROR: --agentloom-live cannot be combined with --agentloom-replay-repetition."),
+     "ERROR: --agentloom-live cannot be combined with --agentloom-replay-repetition(s)."),
     (["--agentloom-replay-repetition=0"], "",
      "ERROR: --agentloom-replay-repetition must be a whole number of repetitions, at least 1 (got '0')."),
 ])
@@ -295,3 +295,80 @@ def test_repetitions_under_xdist_are_summarised_by_the_controller(project: Proje
         "  test_support.py::test_support[[]two[]]: 3/3 passed (100%; needs 3, min pass rate 1): passed",
     ])
     assert not list(project.path.rglob("*.yaml.tmp")) and not (project.path / "cassettes").exists()
+
+
+EARLY_TEST = """
+import os
+import pytest
+
+seen = []
+
+@pytest.fixture(scope="module")
+def shared():
+    seen.append("up")
+    yield
+    seen.append("down")
+
+def test_support(agentloom, shared):
+    result = agentloom.run("flow.yaml", state={"ticket": "Printer on fire",
+                                                "api_token": os.environ["CANARY_SECRET"]})
+    assert result.state["answer"] == "We are on it."
+"""
+OTHER_MODULE = """
+from test_support import seen
+
+def test_after():
+    assert seen == ["up", "down"]  # the module fixture was torn down once, when the repetitions stopped
+"""
+
+
+def test_early_stop_ends_the_repetitions_once_the_verdict_is_decided(project: Project) -> None:
+    project.live()
+    project.pytester.makepyfile(test_support=EARLY_TEST, test_zother=OTHER_MODULE)
+    project.server.plan("openai", *GOOD, *GOOD, *GOOD, *GOOD)  # needs 4 of 5: decided after 4 passes
+    passed = project.run("--agentloom-live", "--agentloom-repeat=5", "--agentloom-min-pass-rate=0.8",
+                         "--agentloom-repeat-early-stop", "-p", "no:randomly")
+    passed.assert_outcomes(passed=2)
+    assert len(project.server.requests) == 8  # 4 repetitions of 2 calls; the fifth never ran
+    passed.stdout.fnmatch_lines([
+        "  test_support.py::test_support: 4/5 passed (100%; needs 4, min pass rate 0.8): passed (stopped early "
+        "after 4 of 5: 4 passes reach the 4 needed)",
+        "    repetitions: . . . .",
+        "    statistics: pass rate 1.00 (95% CI 0.51-1.00) · pass@3 1.00 · pass^3 1.00 · stable pass",
+    ])
+
+    project.server.reset()
+    project.server.plan("openai", *BAD, *BAD)  # needs 4 of 5: two failures leave 3, too few
+    failed = project.run("--agentloom-live", "--agentloom-repeat=5", "--agentloom-min-pass-rate=0.8",
+                         "--agentloom-repeat-early-stop", "-p", "no:randomly")
+    failed.assert_outcomes(passed=1, failed=1)
+    assert len(project.server.requests) == 4
+    failed.stdout.fnmatch_lines([
+        "agentloom: 0 of 2 repetitions of test_support.py::test_support passed (0%); the minimum pass rate 0.8 "
+        "(--agentloom-min-pass-rate) needs 4 of 5 (stopped early: the other 3 could not reach it).",
+    ])
+    failed.stdout.fnmatch_lines(["*FAILED (stopped early after 2 of 5: 0 passes and 3 left cannot reach the 4 needed)",
+                                 "    statistics: pass rate 0.00 (95% CI 0.00-0.66) · stable fail"])
+
+
+def test_early_stop_needs_live(project: Project) -> None:
+    result = project.run("--agentloom-repeat-early-stop")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*--agentloom-repeat-early-stop needs --agentloom-live*"])
+
+
+@pytest.mark.parametrize("name", ["report.md", "report.html"])
+def test_the_review_report_lists_each_repeated_test_with_its_statistics(project: Project, name: str) -> None:
+    project.live()
+    project.server.plan("openai", *GOOD, *BAD, *GOOD)
+    result = project.run("--agentloom-live", "--agentloom-repeat=3", "--agentloom-min-pass-rate=0.6",
+                         f"--agentloom-report={name}")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["    statistics: pass rate 0.67 (95% CI 0.21-0.94) · flaky"])
+    report = (project.path / name).read_text()
+    if name.endswith(".md"):
+        assert ("| `test_support.py::test_support` | 2/3 | passed | flaky | pass rate 0.67 (95% CI 0.21-0.94) · "
+                "flaky |") in report
+    else:
+        assert ("<tr class=\"flaky\"><td><code>test_support.py::test_support</code></td><td>2/3</td><td>passed</td>"
+                "<td>flaky</td><td>pass rate 0.67 (95% CI 0.21-0.94) · flaky</td></tr>") in report

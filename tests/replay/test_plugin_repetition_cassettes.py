@@ -88,3 +88,40 @@ def test_side_effect_tools_run_live_and_each_repetition_keeps_its_tool_tape(proj
     project.offline()
     project.run("test_mail.py", "--agentloom-replay-repetition=2").assert_outcomes(passed=1)
     assert outbox.read_text() == "ana@example.org\n" * 3  # replayed from repetition 2's tape, not sent again
+
+
+def _summary(result: pytest.RunResult) -> list[str]:
+    lines = result.stdout.lines
+    start = lines.index("agentloom live repetitions:")
+    return [line for line in lines[start + 1:start + 4]]
+
+
+def test_replaying_every_kept_repetition_gives_the_live_outcomes_and_statistics_again(project: Project) -> None:
+    project.live()
+    project.server.plan("openai", *GOOD, *BAD, *GOOD)
+    live = project.run("--agentloom-live", "--agentloom-repeat=3", "--agentloom-min-pass-rate=0.6",
+                       "--agentloom-record-repetitions")
+    live.assert_outcomes(passed=1)
+
+    project.offline()
+    replayed = project.run("--agentloom-replay-repetitions", "--agentloom-min-pass-rate=0.6")
+
+    replayed.assert_outcomes(passed=1)
+    assert _summary(replayed) == _summary(live) == [
+        "  test_support.py::test_support: 2/3 passed (67%; needs 2, min pass rate 0.6): passed",
+        "    repetitions: . F .",
+        "    statistics: pass rate 0.67 (95% CI 0.21-0.94) · flaky",
+    ]
+    strict = project.run("--agentloom-replay-repetitions")  # the default bar, 1.0: the kept failure fails it
+    strict.assert_outcomes(failed=1)
+    strict.stdout.fnmatch_lines(["*2 of 3 repetitions of test_support.py::test_support passed (67%)*"])
+
+
+def test_replaying_every_repetition_is_refused_with_live_or_one_repetition(project: Project) -> None:
+    for args, message in ((["--agentloom-live"], "*--agentloom-live cannot be combined with "
+                                                  "--agentloom-replay-repetition(s)*"),
+                          (["--agentloom-replay-repetition=2"], "*--agentloom-replay-repetition=K and "
+                                                                "--agentloom-replay-repetitions cannot be combined*")):
+        result = project.run("--agentloom-replay-repetitions", *args)
+        assert result.ret == 4
+        result.stderr.fnmatch_lines([message])

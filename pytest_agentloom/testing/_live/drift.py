@@ -39,10 +39,11 @@ from typing import TYPE_CHECKING, Any
 from ..._redaction.api_keys import redact_api_keys
 from ...errors import HINT_PREFIX, DriftError, ErrorCode, RecordingRefusedError, render_message
 from ...replay._modes import RecordMode
-from .._settings.option_table import read_setting
+from .._settings.drift_outputs import OutputMethods
+from .._settings.option_table import read_setting, read_setting_from
 from .._snapshots.compare import SnapshotSession
 from .._test_cassette import ReplaySettings, refuse_under_ci
-from .drift_diff import TestDrift, compare_test
+from .drift_diff import VERDICTS, TestDrift, compare_test
 
 if TYPE_CHECKING:
     import pytest
@@ -60,11 +61,15 @@ _REFUSED_WITH = ("record", "record_mode", "update_snapshots", "create_snapshots"
                  "replay_repetition")
 
 
+FAIL_ON = ("never", "regression", "benign")
+
+
 @dataclass(frozen=True)
 class DriftSettings:
-    """The scratch folder of a drift check, checked once at the start of the session."""
+    """The scratch folder of a drift check, and what fails it, checked once at the start of the session."""
 
     folder: Path
+    fail_on: str = "never"  # the mildest verdict that fails the session (never: only failing tests do)
 
     @classmethod
     def from_config(cls, config: pytest.Config, replay: ReplaySettings,
@@ -85,7 +90,7 @@ class DriftSettings:
         problem = _conflicting_flags(config) or _folder_problem(folder, replay.cassette_dir.resolve(), config)
         if problem is not None:
             raise pytest.UsageError(str(DriftError(problem, code=ErrorCode.DRIFT_FOLDER_REFUSED)))
-        return cls(folder)
+        return cls(folder, fail_on=_fail_on(config))
 
     def prepare(self) -> None:
         """Make the folder, mark it as ours and keep it out of version control (``.gitignore`` with ``*``)."""
@@ -96,6 +101,29 @@ class DriftSettings:
                            (".gitignore", "*\n")):
             if not (self.folder / name).is_file():
                 write_text_atomic(self.folder / name, text)
+
+
+def _fail_on(config: pytest.Config) -> str:
+    """``--agentloom-drift-fail-on`` (or its ini key), checked; ``drift_outputs`` outside markers checked too."""
+    import pytest
+
+    from .._settings.drift_outputs import parse_methods
+
+    value, source = read_setting_from(config, "drift_fail_on")
+    mode = str(value or "never").strip().lower()
+    if mode == "change":
+        mode = "benign"
+    if mode not in FAIL_ON:
+        raise pytest.UsageError(render_message(
+            f"{source} must be one of never, regression or benign (got {value!r}).",
+            hint="e.g. --agentloom-drift-fail-on=regression: a test whose behaviour or an output beyond its "
+                 "threshold moved fails the session; benign also fails on outputs within it."))
+    outputs, source = read_setting_from(config, "drift_outputs")
+    try:
+        parse_methods(outputs, source)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return mode
 
 
 def _conflicting_flags(config: pytest.Config) -> str | None:
@@ -148,6 +176,7 @@ class Drift:
         self.compared: list[str] = []  # selected tests with a committed cassette
         self.not_compared: list[str] = []  # selected tests with no committed cassette
         self.partial = False  # a worker died: some tests' facts are missing
+        self.methods: dict[str, dict[str, str]] = {}  # node id -> its output methods (plain data)
 
     # -- collection and the two runs of a test --------------------------------------------------------------
 
@@ -177,7 +206,14 @@ class Drift:
 
     def side(self, nodeid: str) -> dict[str, Any]:
         phase = self.phase.get(nodeid, LIVE)
-        return self.sides.setdefault(nodeid, {}).setdefault(phase, {"outcome": "not run", "runs": []})
+        side = self.sides.setdefault(nodeid, {}).setdefault(phase, {"outcome": "not run", "runs": []})
+        if phase == LIVE and nodeid in self.methods:
+            side["output_methods"] = self.methods[nodeid]
+        return side
+
+    def compare_outputs_by(self, nodeid: str, methods: OutputMethods) -> None:
+        """How this test's outputs are compared (its marker, else the ini or flag); kept with its live facts."""
+        self.methods[nodeid] = methods.to_wire()
 
     def is_live(self, nodeid: str) -> bool:
         return self.phase.get(nodeid, LIVE) == LIVE
@@ -208,11 +244,35 @@ class Drift:
             side["failure"] = _headline(report) if report.failed else ""
         if report.when == "call" and self.is_live(item.nodeid):
             side["snapshots"] = self._snapshot_states(item.nodeid)
+            side["files"] = self._live_files(item)
             problems = [f"  step '{step}': {message}" for run in side["runs"]
                         for step, message in sorted(run.get("messages", {}).items())]
             if problems and report.failed:
                 report.longrepr = "DriftError: " + str(_unavailable(item.nodeid, problems))
                 side["failure"] = "live provider unavailable"
+
+    def _live_files(self, item: pytest.Item) -> list[list[str]]:
+        """What ``agentloom drift --adopt`` would copy for this test: ``[scratch path, committed path]`` pairs
+        (relative to the scratch folder and the rootdir) of its live cassette, tool tape and changed snapshots."""
+        from ...replay._tool_tape import tape_path
+
+        live, committed = self.live_replay.cassette_path(item), self.replay_cassettes.cassette_path(item)
+        pairs = [(live, committed), (tape_path(live), tape_path(committed))]
+        scratch = self.settings.folder / "snapshots"
+        for path_text, owner in sorted(self.live_snapshots.owners.items()):
+            path = Path(path_text)
+            if owner == item.nodeid and _inside(path, scratch):
+                pairs.append((path, self.rootdir / path.relative_to(scratch)))
+        files = []
+        for source, target in pairs:
+            try:
+                shown = [source.relative_to(self.settings.folder).as_posix(),
+                         target.resolve().relative_to(self.rootdir.resolve()).as_posix()]
+            except ValueError:  # a cassette folder outside the rootdir: not adoptable (docs say so)
+                continue
+            if source.is_file():
+                files.append(shown)
+        return files
 
     def _snapshot_states(self, nodeid: str) -> dict[str, str]:
         """Each snapshot the live run wrote: ``same``, ``changed`` or ``new`` against the committed file."""
@@ -248,6 +308,24 @@ class Drift:
     def results(self) -> list[TestDrift]:
         return [compare_test(nodeid, sides.get(REPLAY, {}), sides.get(LIVE, {}))
                 for nodeid, sides in sorted(self.sides.items())]
+
+    def failing(self) -> list[TestDrift]:
+        """The tests whose verdict fails the session by ``--agentloom-drift-fail-on`` (none with ``never``)."""
+        if self.settings.fail_on == "never":
+            return []
+        least = VERDICTS.index(self.settings.fail_on)
+        return [result for result in self.results() if VERDICTS.index(result.verdict) >= least]
+
+    def write_manifest(self) -> None:
+        """``DIR/drift.json``: per compared test, how its live run ended, its verdict and its live files (what
+        ``agentloom drift --adopt`` reads)."""
+        from .adopt import write_manifest
+
+        tests = {result.nodeid: {"outcome": result.live_outcome, "verdict": result.verdict,
+                                 "files": self.sides[result.nodeid].get(LIVE, {}).get("files", [])}
+                 for result in self.results()}
+        if tests:
+            write_manifest(self.settings.folder, self.rootdir.resolve(), tests)
 
     def nothing_compared(self) -> str | None:
         """The error text when no test was compared (none selected had a committed cassette), else ``None``."""

@@ -8,15 +8,30 @@ committed one. Runs are paired by position (the test's first run with its first
 run); each pair is compared fact by fact, and every difference becomes one line
 of a :class:`TestDrift`. Tokens and cost are numbers with deltas and always
 shown; a difference in them counts as a change too.
+
+Each step's output is compared by its method (:mod:`.output_compare`; the live
+side's ``output_methods``, else the default). The test's **verdict** follows:
+``regression`` when its behaviour moved (outcome, number of runs, termination,
+route, tool calls, step statuses, agent stops, schema validity, error codes) or
+an output is beyond its method's threshold; ``benign`` when only outputs within
+threshold, snapshots, tokens or cost changed; ``identical`` when nothing did.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["TestDrift", "compare_test", "signed"]
+from .._settings.drift_outputs import OutputMethods, parse_methods
+from .output_compare import compare_output
+
+__all__ = ["VERDICTS", "TestDrift", "compare_test", "signed"]
+
+_RUN_PREFIX = re.compile(r"^run \d+: ")
+#: The verdicts, mildest first.
+VERDICTS = ("identical", "benign", "regression")
 
 _LISTS = (("route", "route"), ("tools", "tool calls"))
 _TABLES = (("steps", "step"), ("stops", "agent stop"), ("schema", "schema"), ("errors", "error"))
@@ -36,10 +51,26 @@ class TestDrift:
     cost_usd: tuple[float, float] = (0.0, 0.0)
     live_failure: str = ""
     provider_problems: list[str] = field(default_factory=list)  # failed live model calls, step: message
+    regressions: list[str] = field(default_factory=list)  # the changes that make the verdict a regression
 
     @property
     def changed(self) -> bool:
         return bool(self.changes)
+
+    @property
+    def verdict(self) -> str:
+        """``identical``, ``benign`` or ``regression`` (see the module docs)."""
+        return "regression" if self.regressions else "benign" if self.changes else "identical"
+
+    def reasons(self) -> str:
+        """What made a regression, by the label of each change: ``route, tool calls, output reply``."""
+        labels = dict.fromkeys(_RUN_PREFIX.sub("", line).split(": ", 1)[0] for line in self.regressions)
+        return ", ".join(labels)
+
+    def _add(self, line: str, *, regression: bool) -> None:
+        self.changes.append(line)
+        if regression:
+            self.regressions.append(line)
 
     def numbers(self) -> str:
         """``tokens 120 -> 134 (+14) · cost $0.000120 -> $0.000150 (+$0.000030)``."""
@@ -48,27 +79,48 @@ class TestDrift:
                 f"({signed(c1 - c0, money=True)})")
 
 
-def compare_test(nodeid: str, replay: Mapping[str, Any], live: Mapping[str, Any]) -> TestDrift:
-    """The drift of one test from the facts of its two sides."""
+def compare_test(nodeid: str, replay: Mapping[str, Any], live: Mapping[str, Any],
+                 methods: OutputMethods | None = None) -> TestDrift:
+    """The drift of one test from the facts of its two sides; outputs compared by ``methods`` (else by the
+    live side's ``output_methods``, else by the default method)."""
+    if methods is None:
+        methods = parse_methods(live.get("output_methods"), "the drift facts' output_methods")
     old_runs, new_runs = list(replay.get("runs", ())), list(live.get("runs", ()))
     drift = TestDrift(nodeid, str(replay.get("outcome", "unknown")), str(live.get("outcome", "unknown")),
                       tokens=(_tokens(old_runs), _tokens(new_runs)), cost_usd=(_cost(old_runs), _cost(new_runs)),
                       live_failure=str(live.get("failure", "")))
     if drift.replay_outcome != drift.live_outcome:
-        drift.changes.append(f"outcome: {drift.replay_outcome} -> {drift.live_outcome}")
+        drift._add(f"outcome: {drift.replay_outcome} -> {drift.live_outcome}", regression=True)
     if len(old_runs) != len(new_runs):
-        drift.changes.append(f"runs: {len(old_runs)} -> {len(new_runs)}")
+        drift._add(f"runs: {len(old_runs)} -> {len(new_runs)}", regression=True)
     for number, (old, new) in enumerate(zip(old_runs, new_runs, strict=False), start=1):
         prefix = f"run {number}: " if max(len(old_runs), len(new_runs)) > 1 else ""
-        drift.changes += [prefix + line for line in _run_changes(old, new)]
+        for line in _run_changes(old, new):
+            drift._add(prefix + line, regression=True)
+        for line, regression in _output_changes(old, new, methods):
+            drift._add(prefix + line, regression=regression)
     for run in new_runs:
         drift.provider_problems += [f"{step}: {message}" for step, message in sorted(run.get("messages", {}).items())]
     for path, state in sorted(live.get("snapshots", {}).items()):
-        if state != "same":
-            drift.changes.append(f"snapshot {path}: {state}")
+        if state != "same":  # what a snapshot holds is judged by the facts above: its change alone is benign
+            drift._add(f"snapshot {path}: {state}", regression=False)
     if drift.tokens[0] != drift.tokens[1] or round(drift.cost_usd[0] - drift.cost_usd[1], 8):
-        drift.changes.append(drift.numbers())
+        drift._add(drift.numbers(), regression=False)
     return drift
+
+
+def _output_changes(old: Mapping[str, Any], new: Mapping[str, Any],
+                    methods: OutputMethods) -> list[tuple[str, bool]]:
+    """Each step with an output on both sides whose output differs: the line, and whether it regresses (a step
+    with an output on one side only shows already, by its status)."""
+    before, after = old.get("outputs", {}), new.get("outputs", {})
+    lines = []
+    for step in sorted(set(before) & set(after)):
+        method = methods.for_step(step)
+        verdict = compare_output(method, before[step], after[step])
+        if not verdict.same:
+            lines.append((f"output {step}: {verdict.detail}", not verdict.benign))
+    return lines
 
 
 def _run_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:

@@ -9,12 +9,25 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
-from .drift_diff import TestDrift, signed
+from .drift_diff import VERDICTS, TestDrift, signed
 
 if TYPE_CHECKING:
     from .drift import Drift
 
-__all__ = ["drift_html", "drift_markdown", "summary_lines"]
+__all__ = ["drift_html", "drift_markdown", "summary_lines", "verdict_text"]
+
+
+def _verdicts(results: list[TestDrift]) -> str:
+    counts = {verdict: sum(1 for result in results if result.verdict == verdict) for verdict in reversed(VERDICTS)}
+    return ", ".join(f"{count} {verdict}" for verdict, count in counts.items())
+
+
+def verdict_text(result: TestDrift) -> str:
+    """``regression (route, output reply)``, ``benign`` or ``identical``."""
+    return f"regression ({result.reasons()})" if result.regressions else result.verdict
+
+
+_verdict = verdict_text
 
 
 def _totals(results: list[TestDrift]) -> str:
@@ -22,7 +35,8 @@ def _totals(results: list[TestDrift]) -> str:
     tokens = [sum(r.tokens[i] for r in results) for i in (0, 1)]
     cost = [round(sum(r.cost_usd[i] for r in results), 8) for i in (0, 1)]
     return (f"{len(results)} test{'s' if len(results) != 1 else ''} compared (replay -> live): {changed} changed, "
-            f"{len(results) - changed} unchanged · tokens {tokens[0]} -> {tokens[1]} ({signed(tokens[1] - tokens[0])})"
+            f"{len(results) - changed} unchanged ({_verdicts(results)}) · tokens {tokens[0]} -> {tokens[1]} "
+            f"({signed(tokens[1] - tokens[0])})"
             f" · cost ${cost[0]:.6f} -> ${cost[1]:.6f} ({signed(cost[1] - cost[0], money=True)})")
 
 
@@ -37,11 +51,16 @@ def summary_lines(drift: Drift) -> list[str]:
                                                       f"{drift.settings.folder}"]
     for result in results:
         if not result.changed:
-            lines.append(f"  {result.nodeid}: no change ({result.numbers()})")
+            lines.append(f"  {result.nodeid}: identical, no change ({result.numbers()})")
             continue
         lines.append(f"  {result.nodeid}: {result.replay_outcome} -> {result.live_outcome}, "
-                     f"{len(result.changes)} change{'s' if len(result.changes) != 1 else ''}")
+                     f"{len(result.changes)} change{'s' if len(result.changes) != 1 else ''}: {_verdict(result)}")
         lines += [f"    {change}" for change in result.changes]
+    failing = drift.failing()
+    if failing:
+        lines.append(f"agentloom drift: the session fails (--agentloom-drift-fail-on={drift.settings.fail_on}): "
+                     f"{len(failing)} test{'s' if len(failing) != 1 else ''} at or beyond it:")
+        lines += [f"  {result.nodeid}: {_verdict(result)}" for result in failing]
     if drift.not_compared:
         lines.append(f"agentloom drift: {len(drift.not_compared)} test(s) not compared (no committed cassette; "
                      "record them with pytest --agentloom-record):")
@@ -53,11 +72,12 @@ def summary_lines(drift: Drift) -> list[str]:
 
 def drift_markdown(results: list[TestDrift]) -> list[str]:
     out = ["", "## Drift (replay -> live)", "", f"**{_totals(results)}**", "",
-           "| test | outcome | changes | tokens | cost |", "| --- | --- | ---: | ---: | ---: |"]
+           "| test | outcome | verdict | changes | tokens | cost |", "| --- | --- | --- | ---: | ---: | ---: |"]
     for result in results:
         (t0, t1), (c0, c1) = result.tokens, result.cost_usd
         out.append(f"| `{_cell(result.nodeid)}` | {result.replay_outcome} -> {result.live_outcome} | "
-                   f"{len(result.changes) or 'no change'} | {t0} -> {t1} ({signed(t1 - t0)}) | "
+                   f"{_cell(_verdict(result))} | {len(result.changes) or 'no change'} | "
+                   f"{t0} -> {t1} ({signed(t1 - t0)}) | "
                    f"${c0:.6f} -> ${c1:.6f} ({signed(c1 - c0, money=True)}) |")
     for result in results:
         out += ["", f"### `{result.nodeid}`", ""]
@@ -68,7 +88,8 @@ def drift_markdown(results: list[TestDrift]) -> list[str]:
 def drift_html(results: list[TestDrift]) -> str:
     rows = "".join(
         f"<tr class=\"{'changed' if r.changed else 'same'}\"><td><code>{_h(r.nodeid)}</code></td>"
-        f"<td>{_h(r.replay_outcome)} → {_h(r.live_outcome)}</td><td>{len(r.changes) or 'no change'}</td>"
+        f"<td>{_h(r.replay_outcome)} → {_h(r.live_outcome)}</td><td class=\"verdict {r.verdict}\">"
+        f"{_h(_verdict(r))}</td><td>{len(r.changes) or 'no change'}</td>"
         f"<td>{r.tokens[0]} → {r.tokens[1]} ({signed(r.tokens[1] - r.tokens[0])})</td>"
         f"<td>${r.cost_usd[0]:.6f} → ${r.cost_usd[1]:.6f} ({signed(r.cost_usd[1] - r.cost_usd[0], money=True)})</td>"
         "</tr>" for r in results)
@@ -78,7 +99,8 @@ def drift_html(results: list[TestDrift]) -> str:
            else "<p class=\"no-change\">no change</p>")
         + "</article>" for r in results)
     return (f"<section id=\"drift\"><h2>Drift (replay → live)</h2><p class=\"totals\">{_h(_totals(results))}</p>"
-            "<table class=\"drift\"><thead><tr><th>test</th><th>outcome</th><th>changes</th><th>tokens</th>"
+            "<table class=\"drift\"><thead><tr><th>test</th><th>outcome</th><th>verdict</th><th>changes</th>"
+            "<th>tokens</th>"
             f"<th>cost</th></tr></thead><tbody>{rows}</tbody></table>{details}</section>")
 
 

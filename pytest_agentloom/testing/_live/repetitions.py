@@ -28,13 +28,14 @@ import pytest
 from ..._core.plain import to_plain
 from ...errors import render_message
 from .._settings.option_table import pass_rate, read_setting_from, repeat_count
-from .._test_cassette import WRITTEN_PROPERTY
+from .._test_cassette import WRITTEN_PROPERTY, ReplaySettings
+from .repetition_stats import RepetitionStats
 
 if TYPE_CHECKING:
     from ...engine._format.model import Workflow
     from ...engine._outcome.result import WorkflowResult
 
-__all__ = ["REPETITION_KEY", "Plan", "RepetitionLog", "repetition_plan", "run_repetitions"]
+__all__ = ["REPETITION_KEY", "Plan", "RepetitionLog", "kept_repetitions", "repetition_plan", "run_repetitions"]
 
 _SHOWN_OUTPUTS = 5
 _OUTPUT_WIDTH = 60
@@ -47,10 +48,22 @@ class Plan:
     repeat: int
     min_pass_rate: float
     rate_from: str = "default"
+    early_stop: bool = False  # stop once the outcome is decided (--agentloom-repeat-early-stop)
 
     @property
     def passes_needed(self) -> int:
         return max(1, math.ceil(self.min_pass_rate * self.repeat - 1e-9))
+
+    def decided(self, outcomes: list[str]) -> str | None:
+        """Why no further repetition can change the verdict (``None`` while one still can)."""
+        passes, left = outcomes.count("passed"), self.repeat - len(outcomes)
+        if not left:
+            return None
+        if passes >= self.passes_needed:
+            return f"{passes} passes reach the {self.passes_needed} needed"
+        if passes + left < self.passes_needed:
+            return f"{passes} passes and {left} left cannot reach the {self.passes_needed} needed"
+        return None
 
 
 def repetition_plan(config: pytest.Config, marker: Mapping[str, Any]) -> Plan:
@@ -61,7 +74,16 @@ def repetition_plan(config: pytest.Config, marker: Mapping[str, Any]) -> Plan:
     repeat, repeat_from = read_setting_from(config, "repeat", marker)
     rate, rate_from = read_setting_from(config, "min_pass_rate", marker)
     return Plan(1 if repeat is None else repeat_count(repeat, repeat_from),
-                1.0 if rate is None else pass_rate(rate, rate_from), rate_from)
+                1.0 if rate is None else pass_rate(rate, rate_from), rate_from,
+                early_stop=bool(read_setting_from(config, "repeat_early_stop")[0]))
+
+
+def kept_repetitions(replay: ReplaySettings, item: pytest.Item) -> int:
+    """How many repetitions of ``item`` were kept (``<test>/1.yaml``, ``2.yaml``, ... with no gap)."""
+    count = 0
+    while replay.repetition_path(item, count + 1).is_file():
+        count += 1
+    return count
 
 
 class RepetitionLog:
@@ -69,12 +91,13 @@ class RepetitionLog:
 
     def __init__(self) -> None:
         self.tests: dict[str, dict[str, Any]] = {}
+        self.current: dict[str, str] = {}  # node id -> the outcome so far of its repetition in progress
 
     def start(self, nodeid: str, plan: Plan) -> None:
         self.tests[nodeid] = {
             "repeat": plan.repeat, "min_pass_rate": plan.min_pass_rate, "rate_from": plan.rate_from,
             "outcomes": [], "reasons": {}, "outputs": {}, "runs": 0, "input_tokens": 0, "output_tokens": 0,
-            "cost_usd": 0.0, "cassettes": [],
+            "cost_usd": 0.0, "cassettes": [], "stopped_early": "",
         }
 
     def observer(self, nodeid: str) -> Callable[[Workflow, WorkflowResult, Any, int], None]:
@@ -97,6 +120,20 @@ class RepetitionLog:
         entry = self.tests[nodeid]
         entry["outcomes"].append(outcome)
         entry["cassettes"].extend(cassettes)
+
+    def begin_repetition(self, nodeid: str) -> None:
+        self.current[nodeid] = "passed"
+
+    def hear(self, nodeid: str, report: pytest.TestReport) -> None:
+        """A phase's report of the repetition in progress (its outcome so far, read when it may stop early)."""
+        if nodeid in self.current and not report.passed and self.current[nodeid] != "failed":
+            self.current[nodeid] = "failed" if report.failed else "skipped"
+
+    def current_outcome(self, nodeid: str) -> str:
+        return self.current.get(nodeid, "passed")
+
+    def stop_early(self, nodeid: str, why: str) -> None:
+        self.tests[nodeid]["stopped_early"] = why
 
     # -- xdist --------------------------------------------------------------------------------------------
 
@@ -125,12 +162,16 @@ def _test_lines(nodeid: str, entry: Mapping[str, Any]) -> list[str]:
     verdict = "passed" if passes >= plan.passes_needed else "FAILED"
     if done and outcomes.count("skipped") == done:
         verdict = "skipped"
-    if done < plan.repeat:  # interrupted (Ctrl-C, a crash): the repetitions that did not run count as failed
+    stopped = entry.get("stopped_early", "")
+    if stopped:
+        verdict += f" (stopped early after {done} of {plan.repeat}: {stopped})"
+    elif done < plan.repeat:  # interrupted (Ctrl-C, a crash): the repetitions that did not run count as failed
         verdict += f" (interrupted after {done} of {plan.repeat})"
     lines = [f"  {nodeid}: {passes}/{plan.repeat} passed ({rate:.0%}; needs {plan.passes_needed}, "
              f"min pass rate {plan.min_pass_rate:g}): {verdict}"]
     if done:
         lines.append("    repetitions: " + " ".join(_mark(outcome) for outcome in outcomes))
+        lines.append("    statistics: " + RepetitionStats.of(outcomes).line())
     lines.append(f"    termination reasons: {_counted(entry['reasons'], quote=False) or 'no run finished'}")
     if entry["outputs"]:
         lines.append(f"    outputs: {_counted(entry['outputs'], quote=True)}")
@@ -184,7 +225,8 @@ def run_repetitions(item: pytest.Item, nextitem: pytest.Item | None, plan: Plan,
     Between repetitions only the test's own node is torn down (the "next item" its teardown is told of is
     the test's parent, whose fixtures stay), so function-scoped fixtures are fresh and wider ones are kept;
     the last repetition's teardown gets the real next item. Every repetition runs, even after a skip or a
-    setup error: stopping early would leave the parents set up for a next item that may need them gone.
+    setup error, unless the plan stops early: then each repetition's teardown decides, from the outcome so far,
+    whether the verdict is decided, and if so tears down to the real next item (see :class:`_NextOrParent`).
     """
     from ..._core.compat import run_protocol  # pytest's own protocol, as rerun plugins use it
 
@@ -192,15 +234,48 @@ def run_repetitions(item: pytest.Item, nextitem: pytest.Item | None, plan: Plan,
     ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
     log.start(item.nodeid, plan)
     done: list[list[pytest.TestReport]] = []
+    outcomes: list[str] = []
     for number in range(1, plan.repeat + 1):
         item.stash[REPETITION_KEY] = number
-        keep = item.parent if number < plan.repeat else nextitem
+        log.begin_repetition(item.nodeid)
+        keep: Any = item.parent if number < plan.repeat else nextitem
+        if plan.early_stop and number < plan.repeat:
+            keep = _NextOrParent(item, nextitem, lambda: plan.decided([*outcomes, log.current_outcome(item.nodeid)]))
         reports = run_protocol(item, nextitem=keep)
-        log.end_repetition(item.nodeid, _outcome(reports), _written(reports))
+        outcomes.append(_outcome(reports))
+        log.end_repetition(item.nodeid, outcomes[-1], _written(reports))
         done.append(reports)
+        if isinstance(keep, _NextOrParent) and keep.why is not None:  # torn down to the next item: stop here
+            log.stop_early(item.nodeid, keep.why)
+            break
     for report in _aggregated(item, done, plan):
         ihook.pytest_runtest_logreport(report=report)
     ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+
+
+class _NextOrParent:
+    """The "next item" a repetition's teardown is told of when the repetitions may stop early: asked at teardown
+    (after the call's report, which the log has heard), it stands for the real next item once the verdict is
+    decided, so that everything the next item does not need is torn down as usual; otherwise for the test's
+    parent, whose fixtures stay for the next repetition. ``why`` keeps the decision it gave."""
+
+    def __init__(self, item: pytest.Item, nextitem: pytest.Item | None, decided: Callable[[], str | None]) -> None:
+        self._parent, self._next, self._decided = item.parent, nextitem, decided
+        self.why: str | None = None
+
+    def _target(self) -> Any:
+        self.why = self._decided()
+        return self._next if self.why is not None else self._parent
+
+    def __bool__(self) -> bool:
+        return self._target() is not None
+
+    def listchain(self) -> list[Any]:
+        target = self._target()
+        return list(target.listchain()) if target is not None else []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._target(), name)
 
 
 def _outcome(reports: list[pytest.TestReport]) -> str:
@@ -241,10 +316,12 @@ def _aggregated(item: pytest.Item, done: list[list[pytest.TestReport]], plan: Pl
 
 def _failure_text(item: pytest.Item, outcomes: list[str], plan: Plan,
                   failed: list[tuple[int, list[pytest.TestReport]]]) -> str:
-    passes = outcomes.count("passed")
+    passes, ran = outcomes.count("passed"), len(outcomes)
+    early = f" of {plan.repeat} (stopped early: the other {plan.repeat - ran} could not reach it)" \
+        if ran < plan.repeat else ""
     lines = [
-        f"agentloom: {passes} of {plan.repeat} repetitions of {item.nodeid} passed ({passes / plan.repeat:.0%}); "
-        f"the minimum pass rate {plan.min_pass_rate:g} ({plan.rate_from}) needs {plan.passes_needed}.",
+        f"agentloom: {passes} of {ran} repetitions of {item.nodeid} passed ({passes / ran:.0%}); "
+        f"the minimum pass rate {plan.min_pass_rate:g} ({plan.rate_from}) needs {plan.passes_needed}{early}.",
         "  repetitions: " + " ".join(f"{number}:{outcome}" for number, outcome in enumerate(outcomes, 1)),
     ]
     for number, reports in failed:

@@ -16,6 +16,8 @@ order where order means something:
   ``output_schema``: its last answer check, once one answer did not fit);
 - ``errors``: the error code of each failed step (not of those skipped after it), and ``messages`` the error text
   of a failed model call (to say which provider could not be reached);
+- ``outputs``: each successful step's output as text (a structured one as canonical JSON), routers left out
+  (their choice is in ``route``), compared by :mod:`.output_compare`;
 - ``tokens`` (input, output, reasoning) and ``cost_usd``.
 
 Strings are scrubbed of the environment's API keys before they are kept.
@@ -34,6 +36,7 @@ __all__ = ["PROVIDER_FAILURES", "run_facts"]
 #: Error codes of a model call that never got an answer: no key, no connection, a status from the provider.
 PROVIDER_FAILURES = ("missing_credentials", "provider_error", "provider_misconfigured", "no_route")
 _ARGS_SHOWN = 200
+_OUTPUT_KEPT = 20_000  # enough to judge an answer by; a longer one is compared by its start
 
 
 def run_facts(result: WorkflowResult, workflow_key: str) -> dict[str, Any]:
@@ -41,7 +44,7 @@ def run_facts(result: WorkflowResult, workflow_key: str) -> dict[str, Any]:
     facts: dict[str, Any] = {
         "workflow": workflow_key, "status": result.status.value, "reason": result.reason.value,
         "steps": {step_id: step.status.value for step_id, step in sorted(result.steps.items())},
-        "route": [], "tools": [], "stops": {}, "schema": {}, "errors": {}, "messages": {},
+        "route": [], "tools": [], "stops": {}, "schema": {}, "errors": {}, "messages": {}, "outputs": {},
         "tokens": {"input": 0, "output": 0, "reasoning": 0},
         "cost_usd": round(result.cost_usd, 8),
     }
@@ -51,7 +54,10 @@ def run_facts(result: WorkflowResult, workflow_key: str) -> dict[str, Any]:
             facts["tokens"][name] = int(value)
     for event in result.trace:
         _read_event(facts, event.kind, event.step_id or "", event.data)
+    routers = {event.step_id for event in result.trace if event.kind == "router_choice"}
     for step_id, step in sorted(result.steps.items()):
+        if step.status.value == "success" and step.output is not None and step_id not in routers:
+            facts["outputs"][step_id] = _output_text(step.output)
         if step.error_code and step.status.value == "failed":  # a skipped step's code repeats why: not a change
             facts["errors"][step_id] = step.error_code
             if step.error_code in PROVIDER_FAILURES and step.error:
@@ -74,6 +80,11 @@ def _read_event(facts: dict[str, Any], kind: str, step: str, data: dict[str, Any
             facts["schema"][step] = f"invalid: {_short(data.get('detail'))}"
         elif data.get("code") == "ok" and step in facts["schema"]:
             facts["schema"][step] = "valid"
+
+
+def _output_text(output: Any) -> str:
+    text = output if isinstance(output, str) else json.dumps(output, sort_keys=True, ensure_ascii=False, default=str)
+    return redact_api_keys(text)[:_OUTPUT_KEPT]
 
 
 def _arguments(args: Any) -> str:

@@ -13,7 +13,7 @@ from .._feature import Feature, Observer
 from .review import Review
 
 if TYPE_CHECKING:
-    from .._live.features import DriftFeature
+    from .._live.features import DriftFeature, RepetitionFeature
 
 __all__ = ["ReviewFeature"]
 
@@ -21,9 +21,11 @@ __all__ = ["ReviewFeature"]
 class ReviewFeature(Feature):
     """The session's :class:`~.review.Review`; in a drift check it hears the live side only, and reports drift."""
 
-    def __init__(self, review: Review, drift: DriftFeature | None) -> None:
+    def __init__(self, review: Review, drift: DriftFeature | None,
+                 repetitions: RepetitionFeature | None = None) -> None:
         self.review = review
         self._drift = drift
+        self._repetitions = repetitions
         self.written: list[Path] = []
 
     def configure(self, config: pytest.Config) -> None:
@@ -45,6 +47,10 @@ class ReviewFeature(Feature):
         """Write the coverage JSON and the report; fail when the branch coverage is below the bar."""
         if self._drift is not None:
             self.review.drift = self._drift.drift.results()  # the report gets a drift section
+        if self._repetitions is not None:
+            from .._live.repetition_report import repetition_rows
+
+            self.review.repetitions = repetition_rows(self._repetitions.log.tests)
         self.written = self.review.write_files()
         return (pytest.ExitCode.OK,) if self.review.fails() else ()
 

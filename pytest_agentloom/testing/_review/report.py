@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ...engine._format import diagram
 from ...errors import AgentloomError
 from .._live.drift_report import drift_html, drift_markdown
+from .._live.repetition_report import repetition_html, repetition_markdown
 
 if TYPE_CHECKING:
     from ...engine._format.model import Workflow
@@ -43,6 +44,8 @@ class ReportSource(Protocol):
     def outcomes(self) -> dict[str, dict[str, Any]]: ...
     @property
     def drift(self) -> list[TestDrift] | None: ...
+    @property
+    def repetitions(self) -> list[dict[str, str]] | None: ...
 
 _TITLE = "agentloom review report"
 
@@ -122,6 +125,8 @@ class _Report:
                         f"{fence}text", text, fence, "", "</details>"]
         if self.review.drift is not None:
             out += drift_markdown(self.review.drift)
+        if self.review.repetitions:
+            out += repetition_markdown(self.review.repetitions)
         return "\n".join(out) + "\n"
 
     # -- HTML ---------------------------------------------------------------------------------------------
@@ -136,6 +141,8 @@ class _Report:
         body.append("</section>")
         if self.review.drift is not None:
             body.append(drift_html(self.review.drift))
+        if self.review.repetitions:
+            body.append(repetition_html(self.review.repetitions))
         return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{_TITLE}</title>\n"
                 f"<style>{_CSS}</style>\n</head>\n<body>\n" + "\n".join(body) + "\n</body>\n</html>\n")
 

@@ -102,6 +102,7 @@ class Review:
         self.outcomes: dict[str, dict[str, Any]] = {}  # node id -> outcome and failure text (controller)
         self.partial = False  # a worker died: its runs are missing
         self.drift: list[TestDrift] | None = None  # set at the end of a drift check: the report shows it
+        self.repetitions: list[dict[str, str]] | None = None  # set at the end of a live session with repetitions
 
     def observer(self, nodeid: str) -> Observer:
         """The callback a test's harness calls after each run (with the gateway fallbacks seen before it)."""

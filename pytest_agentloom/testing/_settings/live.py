@@ -25,6 +25,7 @@ __all__ = ["LIVE_FLAGS", "LiveSettings"]
 
 #: The flag that makes a session live; under CI it counts only when typed on the command line.
 LIVE_FLAGS = ("--agentloom-live",)
+_FLAGS_ALONE = ("record_repetitions", "repeat_early_stop")  # flags that take no value
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,13 @@ class LiveSettings:
     record_repetitions: bool = False
     #: ``--agentloom-replay-repetition=K``: tests replay ``<test>/<K>.yaml`` instead of their cassette
     replay_repetition: int | None = None
+    #: ``--agentloom-replay-repetitions``: each test runs once per kept ``<test>/<K>.yaml``, replayed
+    replay_all: bool = False
+
+    @property
+    def repeats(self) -> bool:
+        """Whether tests run as repetitions: live, or replaying every kept repetition."""
+        return self.live or self.replay_all
 
     @classmethod
     def from_config(cls, config: pytest.Config, mode: RecordMode) -> LiveSettings:
@@ -51,30 +59,42 @@ class LiveSettings:
         live = bool(read_setting(config, "live"))
         record = bool(read_setting(config, "record_repetitions"))
         replay = config.getoption("agentloom_replay_repetition", default=None)
+        replay_all = bool(read_setting(config, "replay_repetitions"))
         if live:
-            _refuse_with_live(config, mode, replay)
+            _refuse_with_live(config, mode, replay if replay is not None else (True if replay_all else None))
             for name, parse in (("repeat", repeat_count), ("min_pass_rate", pass_rate)):
                 value, source = read_setting_from(config, name)
                 if value is not None:  # the command line's and the ini's; a marker's is checked per test
                     parse(value, source)
             return cls(live=True, record_repetitions=record)
-        for name in ("repeat", "min_pass_rate", "record_repetitions"):
+        for name in ("repeat", "min_pass_rate", "record_repetitions", "repeat_early_stop"):
+            if name == "min_pass_rate" and replay_all:  # the bar the kept repetitions are judged by again
+                value, source = read_setting_from(config, name)
+                if value is not None:
+                    pass_rate(value, source)
+                continue
             if config.getoption("agentloom_" + name, default=None) is not None:
                 flag = "--agentloom-" + name.replace("_", "-")
                 raise ValueError(
                     render_message(
                         f"{flag} needs --agentloom-live: without it the tests replay their cassettes, which give the "
                         "same answers every time, so repeating them would show nothing.",
-                        hint=f"pytest --agentloom-live {flag}{'' if name == 'record_repetitions' else '=...'} "
+                        hint=f"pytest --agentloom-live {flag}{'' if name in _FLAGS_ALONE else '=...'} "
                              "(API keys needed), or drop the flag.")
                 )
-        if replay is None:
+        if replay is None and not replay_all:
             return cls()
+        flag = "--agentloom-replay-repetitions" if replay_all else "--agentloom-replay-repetition"
+        if replay is not None and replay_all:
+            raise ValueError(render_message(
+                "--agentloom-replay-repetition=K and --agentloom-replay-repetitions cannot be combined.",
+                hint="replay one repetition (=K) or all of them (the plural flag)."))
         if mode.records:
             raise ValueError(render_message(
-                    "--agentloom-replay-repetition replays a recorded repetition; it cannot record too "
-                    f"(record mode {mode.value}).",
+                    f"{flag} replays recorded repetitions; it cannot record too (record mode {mode.value}).",
                     hint="drop --agentloom-record/--agentloom-record-mode."))
+        if replay_all:
+            return cls(replay_all=True)
         return cls(replay_repetition=repeat_count(replay, "--agentloom-replay-repetition"))
 
 
@@ -87,8 +107,8 @@ def _refuse_with_live(config: pytest.Config, mode: RecordMode, replay: object) -
         (bool(read_setting(config, "update_snapshots")) or bool(read_setting(config, "create_snapshots")),
          "--agentloom-update-snapshots/--agentloom-create-snapshots",
          "live outputs are not golden: update snapshots from a replayed (or recorded) run, without --agentloom-live"),
-        (replay is not None, "--agentloom-replay-repetition",
-         "replaying a recorded repetition needs no live provider: drop --agentloom-live"),
+        (replay is not None, "--agentloom-replay-repetition(s)",
+         "replaying recorded repetitions needs no live provider: drop --agentloom-live"),
     ]
     for clash, flags, fix in clashes:
         if clash:

@@ -248,6 +248,13 @@ OPTIONS: tuple[Option, ...] = (
         marker=True,
     ),
     Option(
+        "repeat_early_stop",
+        "with --agentloom-live: stop a test's repetitions once its verdict is decided (enough passes, or too few "
+        "left to reach them).",
+        kind="bool",
+        default=False,
+    ),
+    Option(
         "record_repetitions",
         "with --agentloom-live: write each repetition's calls to cassettes/<test>/<repetition>.yaml.",
         kind="bool",
@@ -260,10 +267,32 @@ OPTIONS: tuple[Option, ...] = (
         ini=False,
     ),
     Option(
+        "replay_repetitions",
+        "replay every kept repetition of each test (cassettes/<test>/<K>.yaml, K = 1, 2, ...) as its repetitions, "
+        "offline: the live session's outcomes and statistics again.",
+        kind="bool",
+        default=False,
+        ini=False,
+    ),
+    Option(
         "drift",
         "drift check: run each recorded test replayed, then live into the scratch folder DIR (never the committed "
-        "cassettes or snapshots), and report what changed (route, tools, reasons, schema, tokens, cost).",
+        "cassettes or snapshots), and report what changed (route, tools, reasons, schema, outputs, tokens, cost).",
         ini=False,
+    ),
+    Option(
+        "drift_outputs",
+        "drift check: how each step's output is compared, replay against live: exact, normalized, similarity:T "
+        "or ignore (default similarity:0.6); 'step=method' lines for single steps.",
+        kind="linelist",
+        default=[],
+        marker=True,
+    ),
+    Option(
+        "drift_fail_on",
+        "drift check: fail the session when a test's verdict is a regression (regression), or anything but "
+        "identical (benign); never (the default): only failing tests fail it.",
+        default="never",
     ),
 )
 
@@ -342,12 +371,13 @@ MARKER_KEYS: dict[str, str] = {
     "cassette_on_expiry": "'warn', 'fail' or 're-record' for a cassette older than cassette_max_age",
     "repeat": "under --agentloom-live: how many times each of these tests runs (a whole number >= 1)",
     "min_pass_rate": "under --agentloom-live: the fraction of repetitions that must pass (0 < rate <= 1)",
+    "drift_outputs": "under --agentloom-drift: output comparison, 'similarity:0.8' or a dict of step -> method",
 }
 MARKER_SIGNATURE = ("agentloom(workflow=None, *, tools=None, state=None, snapshot_dir=None, snapshot_requests=True, "
                     "snapshot_exclude=None, snapshot_matchers=None, missing_template_keys='error', "
                     "cassette_ignore=None, cassette_matchers=None, cassette_response_ignore=None, "
                     "before_record_response=None, cassette_max_age=None, cassette_on_expiry='warn', repeat=None, "
-                    "min_pass_rate=None, **config)")
+                    "min_pass_rate=None, drift_outputs=None, **config)")
 
 
 @functools.cache
@@ -425,6 +455,7 @@ _KINDS: dict[str, tuple[tuple[type, ...], str]] = {
     "cassette_on_expiry": ((str,), "'warn', 'fail' or 're-record'"),
     "repeat": ((int,), "whole number >= 1"),
     "min_pass_rate": ((int, float), "fraction, 0 < rate <= 1"),
+    "drift_outputs": ((str, list, tuple, dict), "method like 'similarity:0.8' or dict of step -> method"),
 }
 
 
@@ -442,7 +473,7 @@ def _check_kinds(kwargs: Mapping[str, Any], where: str) -> None:
         raise MarkerError(f"@pytest.mark.agentloom argument 'missing_template_keys' must be 'warn' or 'error' "
                           f"(got {mode!r}) on {where}.")
     for key, parse in (("repeat", repeat_count), ("min_pass_rate", pass_rate), ("cassette_max_age", parse_age),
-                       ("cassette_on_expiry", on_expiry_mode)):
+                       ("cassette_on_expiry", on_expiry_mode), ("drift_outputs", _drift_outputs)):
         if kwargs.get(key) is not None:
             try:
                 parse(kwargs[key], f"@pytest.mark.agentloom argument '{key}'")
@@ -450,6 +481,12 @@ def _check_kinds(kwargs: Mapping[str, Any], where: str) -> None:
                 raise MarkerError(f"{exc}\n  on: {where}") from None
             except TypeError as exc:  # the UsageError of the cassette settings
                 raise MarkerError(f"{exc}\n  on: {where}") from None
+
+
+def _drift_outputs(value: Any, source: str) -> Any:
+    from .drift_outputs import parse_methods
+
+    return parse_methods(value, source)
 
 
 _AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}

@@ -1,0 +1,82 @@
+"""How a drift check compares a step's output on the replayed side with the live one.
+
+A live model rarely answers with the same bytes twice, so "the output changed" alone
+says little; what a reviewer wants is whether it changed *in meaning*. Each step is
+compared by its declared method (:mod:`.._settings.drift_outputs` reads them):
+
+- ``exact``: any difference is a regression;
+- ``normalized``: equal once case, Unicode forms, punctuation and runs of white
+  space are set aside; otherwise a regression;
+- ``similarity:T``: a lexical score, the cosine of the two texts' word counts after
+  normalizing (1.0 for the same words in any order, 0.0 for none shared); at or
+  above ``T`` the change is benign, below it a regression. Offline and
+  deterministic: no model is asked;
+- ``ignore``: the change is listed, never a regression.
+
+A structured output is compared as its canonical JSON text (see :mod:`.trace_facts`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass
+
+from .._settings.drift_outputs import OutputMethod
+
+__all__ = ["OutputVerdict", "compare_output", "normalized_text", "word_similarity"]
+
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class OutputVerdict:
+    """One step's outputs compared: ``same`` (equal text), else ``benign`` or a regression, and why."""
+
+    same: bool
+    benign: bool
+    detail: str
+
+
+def compare_output(method: OutputMethod, old: str, new: str) -> OutputVerdict:
+    """``old`` (replayed) against ``new`` (live) by ``method``."""
+    if old == new:
+        return OutputVerdict(True, True, "same")
+    if method.kind == "ignore":
+        return OutputVerdict(False, True, "changed, not compared (ignore)")
+    if method.kind == "normalized":
+        if normalized_text(old) == normalized_text(new):
+            return OutputVerdict(False, True, "same once normalized")
+        return OutputVerdict(False, False, f"{_shown(old)} -> {_shown(new)} (normalized: differs)")
+    if method.kind == "similarity":
+        score = word_similarity(old, new)
+        if score >= method.threshold:
+            return OutputVerdict(False, True, f"similar ({score:.2f} >= {method.threshold:g})")
+        return OutputVerdict(False, False, f"{_shown(old)} -> {_shown(new)} (similarity {score:.2f} < "
+                                           f"{method.threshold:g})")
+    return OutputVerdict(False, False, f"{_shown(old)} -> {_shown(new)} (exact: differs)")
+
+
+def normalized_text(text: str) -> str:
+    """``text`` with case, Unicode forms, punctuation and white space set aside: its words, one space apart."""
+    return " ".join(_words(text))
+
+
+def word_similarity(old: str, new: str) -> float:
+    """The cosine of the two texts' word counts (1.0 for the same words in any order, 0.0 for none shared)."""
+    a, b = Counter(_words(old)), Counter(_words(new))
+    if not a or not b:
+        return 1.0 if a == b else 0.0
+    dot = sum(count * b[word] for word, count in a.items())
+    return round(dot / math.sqrt(sum(c * c for c in a.values()) * sum(c * c for c in b.values())), 6)
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+def _shown(text: str, limit: int = 60) -> str:
+    one_line = " ".join(text.split())
+    return repr(one_line if len(one_line) <= limit else one_line[:limit] + "…")
