@@ -45,6 +45,7 @@ import json
 import logging
 import re
 import sys
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -59,7 +60,7 @@ from .engine._outcome.result import RunStatus, WorkflowResult
 from .engine._persist.checkpoints import CheckpointError, list_checkpoints
 from .engine._persist.checkpoints import default_checkpoint_dir as _default_checkpoint_dir
 from .engine._persist.records import resolve_runs_dir
-from .errors import AgentloomError, UsageError, WorkflowError, render_message
+from .errors import AgentloomError, UnreadDecisionWarning, UsageError, WorkflowError, render_message
 
 __all__ = ["EXIT_CODES", "main", "parse_state_args", "parse_state_value"]
 
@@ -362,7 +363,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     worst = EXIT_OK
     for file in args.files:
         try:
-            workflow = load_workflow(file)
+            with warnings.catch_warnings():  # the load-time warnings are findings below, each printed once
+                warnings.simplefilter("ignore", UnreadDecisionWarning)
+                workflow = load_workflow(file)
         except WorkflowError as exc:
             count = len(exc.problems) or 1
             print(f"{file}: {count} problem{'s' if count != 1 else ''}", file=sys.stderr)
@@ -384,8 +387,8 @@ def _report_findings(file: str, workflow: Workflow, model: str | None) -> int:
     if errors:
         print(f"{file}: {len(errors)} problem{'s' if len(errors) != 1 else ''} at run time", file=sys.stderr)
         return EXIT_INVALID_WORKFLOW
-    warnings = len(found)
-    noted = f", {warnings} warning{'s' if warnings != 1 else ''}" if warnings else ""
+    count = len(found)
+    noted = f", {count} warning{'s' if count != 1 else ''}" if count else ""
     print(f"{file}: ok ({workflow.name}, {len(workflow.steps)} steps{noted})")
     return EXIT_OK
 
