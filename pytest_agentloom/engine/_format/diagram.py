@@ -40,10 +40,21 @@ class Edge:
     source: str
     target: str
     label: str | None = None
+    #: a branch's conditions in full, and whether it is the router's ``default`` too
+    conditions: tuple[str, ...] = ()
+    default: bool = False
 
     @property
     def is_branch(self) -> bool:
         return self.label is not None
+
+    @property
+    def when(self) -> str:
+        """A branch in words, conditions in full: ``when a == 1``, ``otherwise (no condition holds)``, or
+        ``when a == 1, or otherwise``."""
+        if not self.conditions:
+            return "otherwise (no condition holds)"
+        return f"when {' or '.join(self.conditions)}" + (", or otherwise" if self.default else "")
 
 
 @dataclass(frozen=True)
@@ -86,7 +97,9 @@ def edges(workflow: Workflow) -> list[Edge]:
             if step.default is not None:
                 labels.setdefault(step.default, []).append("default")
             for target, texts in labels.items():
-                found.append(Edge(step.id, target, _short(" or ".join(texts))))
+                conditions = tuple(text for text in texts if text != "default")
+                found.append(Edge(step.id, target, _short(" or ".join(texts)), conditions,
+                                  default=target == step.default))
                 branch_pairs.add((step.id, target))
     plain = [Edge(dep, step.id) for step in workflow.steps for dep in dict.fromkeys(step.depends_on)
              if (dep, step.id) not in branch_pairs]
@@ -167,7 +180,7 @@ def to_ascii(workflow: Workflow, marks: Marks | None = None) -> str:
             out.append(f"  {edge.source} --> {edge.target}")
         else:
             never = " (never taken)" if (edge.source, edge.target) in missed else ""
-            out.append(f"  {edge.source} ==> {edge.target}  when {edge.label}{never}")
+            out.append(f"  {edge.source} ==> {edge.target}  {edge.when}{never}")
     return "\n".join(out) + "\n"
 
 

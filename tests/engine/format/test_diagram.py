@@ -37,7 +37,8 @@ def test_layers_follow_the_engine_and_keep_file_order(diamond) -> None:
 
 
 def test_edges_join_the_conditions_of_one_target(diamond) -> None:
-    assert edges(diamond)[-2:] == [Edge("pick", "done", "x == '<a|b>' or y == 1"), Edge("pick", "other", "default")]
+    assert edges(diamond)[-2:] == [Edge("pick", "done", "x == '<a|b>' or y == 1", ("x == '<a|b>'", "y == 1")),
+                                   Edge("pick", "other", "default", default=True)]
     assert Edge("right", "join") in edges(diamond) and not Edge("right", "join").is_branch
 
 
@@ -53,7 +54,7 @@ def test_mermaid_escapes_labels_and_colours_by_marks(diamond) -> None:
 def test_ascii_names_the_branch_never_taken(diamond) -> None:
     text = to_ascii(diamond, Marks({"other": "missed"}, frozenset({("pick", "other")})))
     assert "layer 2: [ left : llm_call ]  [ right : llm_call ]" in text
-    assert "  pick ==> other  when default (never taken)" in text and "[ other : llm_call (missed) ]" in text
+    assert "  pick ==> other  otherwise (no condition holds) (never taken)" in text and "[ other : llm_call (missed) ]" in text
 
 
 def test_svg_inlined_in_a_page_names_no_namespace_url(diamond) -> None:
