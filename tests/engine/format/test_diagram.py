@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import html
+import re
+
 import pytest
 
 from pytest_agentloom.engine._format.diagram import Edge, Marks, edges, layers, to_ascii, to_mermaid, to_svg
@@ -62,4 +65,17 @@ def test_svg_inlined_in_a_page_names_no_namespace_url(diamond) -> None:
     assert 'xmlns="http://www.w3.org/2000/svg"' in to_svg(diamond)
     inline = to_svg(diamond, standalone=False)
     assert "http" not in inline and inline.count('class="node') == 7
-    assert "<title>x == &#x27;&lt;a|b&gt;&#x27; or y == 1</title>" in inline  # the whole condition as a tooltip
+    assert "<title>when x == &#x27;&lt;a|b&gt;&#x27; or y == 1</title>" in inline  # the branch in words
+    assert ">x == &#x27;&lt;a|b&gt;&#x27; or y == 1</tspan>" in inline  # and written out, no hover needed
+
+
+def test_svg_writes_long_branch_labels_in_full_and_spaces_the_columns_for_them(diamond) -> None:
+    long = "classification.intent == 'billing_dispute' and classification.confidence > 0.8"
+    flow = diamond.model_copy(update={"steps": [
+        step.model_copy(update={"conditions": [step.conditions[0].model_copy(update={"expression": long})]})
+        if step.type == "router" else step for step in diamond.steps]})
+    drawn = to_svg(flow, standalone=False)
+    lines = re.findall(r'<tspan x="[\d.]+" y="[\d.]+">([^<]*)</tspan>', drawn)
+    assert html.unescape(" ".join(lines[:3])) == long  # wrapped at spaces, nothing cut
+    assert max(len(line) for line in lines) <= 36
+    assert "…" not in drawn
