@@ -78,4 +78,4 @@ def test_validate_lists_it_once_as_a_warning_and_still_exits_0(tmp_path: Path,
     out, err = capsys.readouterr()
     assert out == f"{path}: ok (outreach, 3 steps, 1 warning)\n"
     assert err.count("no router condition reads its decision") == 1
-    assert err.startswith(f"{path}: warning: step 'gate', field 'output': approval gate 'gate': ")
+    assert err.startswith(f"{path}:4: warning: step 'gate', field 'output': approval gate 'gate': ")  # at its line
