@@ -19,7 +19,7 @@ _EXPORTS = {
     ".errors": (
         "AgentloomError", "DataFileError", "DefinitionError", "JudgeError", "MissingTemplateKeyWarning",
         "OutcomeError", "ProviderError", "ReplayError", "RunError", "ScriptError", "StepError", "TemplateError",
-        "ToolError", "UsageError", "VerdictStaleError", "WorkflowError",
+        "ToolError", "UnreadDecisionWarning", "UsageError", "VerdictStaleError", "WorkflowError",
     ),
     ".providers": ("LLMRequest", "LLMResponse", "Scripted", "embedding", "error", "reply", "tool_call"),
     ".testing": ("Verdict", "assert_contains", "assert_json_schema", "assert_matches", "assert_similar", "similarity"),
@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from .errors import StepError as StepError
     from .errors import TemplateError as TemplateError
     from .errors import ToolError as ToolError
+    from .errors import UnreadDecisionWarning as UnreadDecisionWarning
     from .errors import UsageError as UsageError
     from .errors import VerdictStaleError as VerdictStaleError
     from .errors import WorkflowError as WorkflowError

@@ -45,11 +45,11 @@ import json
 import logging
 import re
 import sys
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ._core.clock import random_run_id
 from .engine._entry.options import mock_provider
 from .engine._entry.resume_workflow import resume_workflow
 from .engine._entry.run_workflow import run_workflow
@@ -59,7 +59,7 @@ from .engine._outcome.result import RunStatus, WorkflowResult
 from .engine._persist.checkpoints import CheckpointError, list_checkpoints
 from .engine._persist.checkpoints import default_checkpoint_dir as _default_checkpoint_dir
 from .engine._persist.records import resolve_runs_dir
-from .errors import AgentloomError, UsageError, WorkflowError, render_message
+from .errors import AgentloomError, UnreadDecisionWarning, UsageError, WorkflowError, render_message
 
 __all__ = ["EXIT_CODES", "main", "parse_state_args", "parse_state_value"]
 
@@ -151,6 +151,8 @@ def parse_state_args(items: Sequence[str] | None) -> dict[str, Any]:
 def _load_tools(specs: Sequence[str] | None) -> dict[str, Callable[..., Any]]:
     """``--tools package.module:attr``: a mapping of names to callables, a list of tools, or one callable."""
     tools: dict[str, Callable[..., Any]] = {}
+    if specs:
+        _import_from_the_current_folder()
     for spec in specs or ():
         module_name, _, attr = spec.partition(":")
         try:
@@ -170,6 +172,15 @@ def _load_tools(specs: Sequence[str] | None) -> dict[str, Callable[..., Any]]:
         else:
             raise _Usage(f"--tools {spec}: expected a mapping, a list or a callable, got {type(value).__name__}")
     return tools
+
+
+def _import_from_the_current_folder() -> None:
+    """Put the current folder first on ``sys.path``, as ``python -m`` does: the ``agentloom`` script's own
+    ``sys.path`` starts at its ``bin`` folder, so ``--tools acme_tools:TOOLS`` typed in the project folder
+    would otherwise need ``PYTHONPATH=.``."""
+    here = str(Path.cwd())
+    if not any(entry in ("", here) for entry in sys.path):
+        sys.path.insert(0, here)
 
 
 def _scripted(path: str) -> Any:
@@ -253,7 +264,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.replay and args.record:
         raise _Usage("--replay and --record exclude each other")
     common: dict[str, Any] = {
-        "state": state, "tools": tools, "run_id": args.run_id or random_run_id(),
+        # no --run-id: derived from the definition and the state, so identical invocations share an id
+        "state": state, "tools": tools, "run_id": args.run_id,
         "checkpoint_dir": args.checkpoint_dir, "runs_dir": _runs_dir(args),
     }
     cassette_path = args.replay or args.record
@@ -362,7 +374,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     worst = EXIT_OK
     for file in args.files:
         try:
-            workflow = load_workflow(file)
+            with warnings.catch_warnings():  # the load-time warnings are findings below, each printed once
+                warnings.simplefilter("ignore", UnreadDecisionWarning)
+                workflow = load_workflow(file)
         except WorkflowError as exc:
             count = len(exc.problems) or 1
             print(f"{file}: {count} problem{'s' if count != 1 else ''}", file=sys.stderr)
@@ -384,8 +398,8 @@ def _report_findings(file: str, workflow: Workflow, model: str | None) -> int:
     if errors:
         print(f"{file}: {len(errors)} problem{'s' if len(errors) != 1 else ''} at run time", file=sys.stderr)
         return EXIT_INVALID_WORKFLOW
-    warnings = len(found)
-    noted = f", {warnings} warning{'s' if warnings != 1 else ''}" if warnings else ""
+    count = len(found)
+    noted = f", {count} warning{'s' if count != 1 else ''}" if count else ""
     print(f"{file}: ok ({workflow.name}, {len(workflow.steps)} steps{noted})")
     return EXIT_OK
 
@@ -424,15 +438,14 @@ def _cmd_runs(args: argparse.Namespace) -> int:
 
 
 def _cmd_drift(args: argparse.Namespace, now: Callable[[], float] | None = None) -> int:
-    """``pytest --agentloom-drift=DIR --agentloom-report=PATH`` over the given pytest arguments
-    (docs/live-runs-and-drift.md: Drift check).
+    """``python -m pytest --agentloom-drift=DIR --agentloom-report=PATH`` over the given pytest arguments
+    (docs/live-runs-and-drift.md: Drift check), in a subprocess.
 
     ``DIR`` defaults to ``.agentloom/drift/<UTC time>`` (a new folder each time, so no earlier check is
     overwritten; ``now`` is the clock that names it), the report to ``DIR/drift-report.md``.
     """
+    import subprocess
     import time
-
-    import pytest
 
     if args.adopt:
         return _adopt(args)
@@ -444,7 +457,10 @@ def _cmd_drift(args: argparse.Namespace, now: Callable[[], float] | None = None)
         extra = extra[1:]
     print(f"agentloom drift: replaying, then running live into {folder}; report: {report}")
     sys.stdout.flush()
-    return int(pytest.main([*extra, f"--agentloom-drift={folder}", f"--agentloom-report={report}"]))
+    # pytest in a process of its own: in this one the plugin is imported already, so pytest could not rewrite
+    # its asserts and would print a PytestAssertRewriteWarning about it
+    command = [sys.executable, "-m", "pytest", *extra, f"--agentloom-drift={folder}", f"--agentloom-report={report}"]
+    return subprocess.call(command)
 
 
 def _adopt(args: argparse.Namespace) -> int:
@@ -575,7 +591,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--provider", help="replace config.provider")
     run.add_argument("--stream", action="store_true", help="stream model replies (config.stream)")
     run.add_argument("--checkpoint", action="store_true", help="save a checkpoint after each layer")
-    run.add_argument("--run-id", help="use this run id instead of a random one")
+    run.add_argument("--run-id", help="use this run id instead of the one derived from the workflow and its state")
     run.add_argument("--replay", metavar="CASSETTE", help="answer model calls from a recorded cassette")
     run.add_argument("--record", metavar="CASSETTE", help="call real providers and record them to a cassette")
     run.set_defaults(handler=_cmd_run_showing_text)

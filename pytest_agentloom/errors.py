@@ -10,7 +10,8 @@
     │   ├── FileNameClashError             two tests would write one snapshot, cassette or tool tape file
     │   ├── CheckpointError (ValueError)   a checkpoint cannot be found, read or resumed
     │   ├── ExpressionSyntaxError (ValueError)  a router expression does not compile (found at load time)
-    │   └── ScriptDataError (ValueError)   a scripted reply written as data has no reply's form
+    │   ├── ScriptDataError (ValueError)   a scripted reply written as data has no reply's form
+    │   └── UnreadDecisionWarning (UserWarning)  an approval gate's decision is read by no router
     ├── DataFileError                      a file read from disk is not data we accept
     │   ├── DataReadError (ValueError)     unreadable, too big, or data we refuse (file, line)
     │   │   ├── YamlReadError              YAML we refuse: duplicate keys, alias bombs, too deep, invalid
@@ -122,6 +123,7 @@ __all__ = [  # noqa: RUF022  (plain sorted order, as tests/test_public_api.py ke
     "TemplateError",
     "ToolError",
     "ToolReplayMissError",
+    "UnreadDecisionWarning",
     "UnusableResponseError",
     "UnusedInteractionsError",
     "UnusedRepliesError",
@@ -157,6 +159,7 @@ class ErrorCode(enum.StrEnum):
     INVALID_YAML = "invalid_yaml"  # a file is not readable YAML, or YAML we refuse (duplicate keys, alias bombs)
     INVALID_JSON_DATA = "invalid_json_data"  # a JSON file or value is invalid, has a duplicate key or is too deep
     CORRUPTED_FILE = "corrupted_file"  # a saved file (snapshot, tool tape, salt) cannot be used as it is
+    UNREAD_DECISION = "unread_decision"  # an approval gate's decision is read by no router (a warning)
 
     # -- a step that failed: any step
     STEP_ERROR = "step_error"  # a StepError that has no more specific code
@@ -382,6 +385,16 @@ class MarkerError(DefinitionError, ValueError):
     """An ``agentloom`` marker has an argument it does not take; fails the test that carries it."""
 
     code: str = ErrorCode.INVALID_MARKER
+
+
+class UnreadDecisionWarning(DefinitionError, UserWarning):
+    """An approval gate's decision is read by no router condition, so a rejected run goes on as an approved one.
+
+    Warned when the workflow loads (and listed by ``agentloom validate``); ``-W
+    error::pytest_agentloom.UnreadDecisionWarning`` makes it fail the test that loads the file.
+    """
+
+    code: str = ErrorCode.UNREAD_DECISION
 
 
 class FileNameClashError(DefinitionError):

@@ -43,14 +43,39 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SESSION_KEY].configure()  # each feature's own (the review report's outcome listener)
     if config.getoption("agentloom_full_trace", default=False):
         config.option.fulltrace = True  # frames marked __tracebackhide__ are shown too: everything
+    from .engine._persist.records import use_test_runs_dir
+
+    # a run the test starts through the engine's API (run_workflow, aresume_workflow) without runs_dir writes
+    # its record and checkpoint to a temporary folder of the session, never to ./agentloom_runs
+    config.stash[_RUNS_BEFORE] = use_test_runs_dir(_session_runs_dir())
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     """The event loop the session's runs shared is closed here, while threads can still start (its default
     executor is shut down by one): at interpreter exit, Python 3.12+ refuses new threads."""
     from .engine._entry.sync import close_runner
+    from .engine._persist.records import use_test_runs_dir
 
     close_runner()
+    use_test_runs_dir(config.stash.get(_RUNS_BEFORE, None))
+
+
+#: the default records folder before this session set its own (see pytest_configure)
+_RUNS_BEFORE = pytest.StashKey[Any]()
+
+
+def _session_runs_dir() -> Callable[[], Path]:
+    """A folder made in the system's temporary folder the first time a run writes to it, then kept."""
+    made: list[Path] = []
+
+    def folder() -> Path:
+        if not made:
+            import tempfile
+
+            made.append(Path(tempfile.mkdtemp(prefix="agentloom-test-runs-")).resolve())
+        return made[0]
+
+    return folder
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

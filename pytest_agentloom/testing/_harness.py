@@ -19,7 +19,7 @@ from .._core.clock import VirtualClock, derived_run_id
 from .._core.files import resolved
 from .._core.suggest import did_you_mean
 from ..engine._entry.options import mock_provider
-from ..engine._entry.resume_workflow import resume_workflow
+from ..engine._entry.resume_workflow import aresume_workflow, resume_workflow
 from ..engine._entry.run_workflow import arun_workflow, run_workflow
 from ..engine._format.model import Workflow
 from ..engine._outcome.held_records import HeldRecords
@@ -92,6 +92,10 @@ class AgentloomHarness:
         self._observer = observer  # what the session's features hear of each run (coverage, drift...), if any
         self._runs = 0
         self._run_inputs: dict[str, dict[str, Any]] = {}  # run id -> workflow, provider, tools (for resume)
+        self._resumes: dict[str, int] = {}  # run id -> how many times this test resumed it (numbers the records)
+        #: id of a result -> the requests its run sent (a resumed run's: with those before its pause) and the
+        #: unredacted states of the runs that sent them (whose secrets the snapshot replaces)
+        self._sent_by_run: dict[int, tuple[list[Any], list[Any]]] = {}
         self._missing_keys = missing_template_keys
         self._row: tuple[str, Path, int] | None = None  # the scenario table row running (see running_row)
         self._scripted: list[Scripted] = []  # checked for unused replies when the test passed
@@ -323,6 +327,7 @@ class AgentloomHarness:
         if self._observer is not None:
             self._observer(workflow, result, sent.inner, fallbacks_before)
         result.sent_requests = functools.partial(sent_data, sent.sent, workflow, result.unredacted_state)
+        self._sent_by_run[id(result)] = (sent.sent, [result.unredacted_state])
         self.results.append(result)
         self._run_inputs[result.run_id] = {"workflow": workflow, "provider": sent.inner, "tools": options["tools"],
                                            "shared": shared}
@@ -383,31 +388,64 @@ class AgentloomHarness:
         ``None`` resumes without a decision. ``state`` puts values back, e.g. a redacted secret a later
         step (or a paused agent's conversation) needs. The run goes on with the workflow, provider and tools
         of the run that paused (``provider=`` replaces the provider), on a fresh virtual clock.
+
+        The same paused result can be resumed any number of times (approve it, then reject it: each resume
+        starts from the pause, as saved then). The resumed result's snapshot holds the requests and tool
+        calls of the steps before the pause too.
         """
-        if result.checkpoint is None and result.checkpoint_path is None:
-            raise UsageError(render_message(
-                f"agentloom.resume() got run '{result.run_id}' (status {result.status.value}), which has no "
-                "checkpoint.",
-                hint="resume a run that paused at an approval gate, or run with config checkpoint: true.",
-            ))
+        __tracebackhide__ = True
+        checkpoint, options, inputs, fallbacks_before = self._prepare_resume(result, approve, state, provider)
+        return self._finish_resume(result, resume_workflow(checkpoint, **options), inputs, provider,
+                                   fallbacks_before, options["provider"])
+
+    async def aresume(self, result: WorkflowResult,
+                      approve: bool | Literal["approved", "rejected", "cancelled"] | None = True,
+                      state: Mapping[str, Any] | None = None, *, provider: Provider | None = None) -> WorkflowResult:
+        """:meth:`resume` for async tests, with the same arguments and the same cassette, coverage and tools:
+        ``resumed = await agentloom.aresume(paused, approve=False)``."""
+        __tracebackhide__ = True
+        checkpoint, options, inputs, fallbacks_before = self._prepare_resume(result, approve, state, provider)
+        return self._finish_resume(result, await aresume_workflow(checkpoint, **options), inputs, provider,
+                                   fallbacks_before, options["provider"])
+
+    def _prepare_resume(self, result: WorkflowResult, approve: Any, state: Mapping[str, Any] | None,
+                        provider: Provider | None) -> tuple[Any, dict[str, Any], dict[str, Any], int]:
+        """What to resume from (the checkpoint as saved at the pause) and the options of the resumed run."""
+        __tracebackhide__ = True
+        _check_resumable(result)
         inputs = self._run_inputs.get(result.run_id, {})
         self._watch(provider)
         clock = VirtualClock()
         inner = provider if provider is not None else inputs.get("provider")
         fallbacks_before = self._fallbacks_so_far(inner)
-        sent = SentRequests(inner) if inner is not None else None
-        resumed = resume_workflow(
-            result, decision=approve, state=state, tools=inputs.get("tools"), workflow=inputs.get("workflow"),
-            provider=sent, clock=clock, runs_dir=self._records, wall_clock=virtual_wall_clock(clock),
-        )
+        # from the document saved at the pause, not the file: a resume rewrites the file with its own status,
+        # and the next resume of the same result must start from the pause again (its record numbered on)
+        checkpoint: Any = result
+        if result.checkpoint is not None:
+            earlier = self._resumes.get(result.run_id, 0)
+            checkpoint = {**result.checkpoint, "resumes": int(result.checkpoint.get("resumes") or 0) + earlier}
+            self._resumes[result.run_id] = earlier + 1
+        options = {"decision": approve, "state": state, "tools": inputs.get("tools"),
+                   "workflow": inputs.get("workflow"), "provider": SentRequests(inner) if inner is not None else None,
+                   "clock": clock, "runs_dir": self._records, "wall_clock": virtual_wall_clock(clock)}
+        return checkpoint, options, inputs, fallbacks_before
+
+    def _finish_resume(self, result: WorkflowResult, resumed: WorkflowResult, inputs: dict[str, Any],
+                       provider: Provider | None, fallbacks_before: int, sent: SentRequests | None) -> WorkflowResult:
+        """As :meth:`_finish` for a run: coverage, snapshots (with what was sent before the pause), the report."""
+        __tracebackhide__ = True
         workflow = inputs.get("workflow")
         if self._observer is not None and isinstance(workflow, Workflow):
-            self._observer(workflow, resumed, inner, fallbacks_before)
+            self._observer(workflow, resumed, sent.inner if sent is not None else None, fallbacks_before)
         resumed.resumed_from = result
         if inputs.get("shared"):
             _hide_shared(resumed)
         if sent is not None:
-            resumed.sent_requests = functools.partial(sent_data, sent.sent, workflow, resumed.unredacted_state)
+            before, states = self._sent_by_run.get(id(result), ([], []))
+            earlier = [*states, resumed.unredacted_state]
+            resumed.sent_requests = functools.partial(sent_data, [*before, *sent.sent], workflow,
+                                                      resumed.unredacted_state, states)
+            self._sent_by_run[id(resumed)] = ([*before, *sent.sent], earlier)
         self.results.append(resumed)
         self._run_inputs[resumed.run_id] = inputs
         if result.run_id in self._cassette_runs and provider is None:
@@ -566,6 +604,31 @@ class AgentloomHarness:
         """
         __tracebackhide__ = True
         self._snapshots.check(result, name, exclude=exclude, matchers=matchers, requests=requests)
+
+
+def _check_resumable(result: WorkflowResult) -> None:
+    """Refuse a result that cannot be resumed, with the failure that made it so (not only "it has no pause")."""
+    __tracebackhide__ = True
+    saved = result.checkpoint.get("status") if result.checkpoint is not None else None
+    if result.status.value in ("paused", "running") or saved in ("paused", "running"):
+        return
+    if result.failed_step is not None:
+        step = result.steps.get(result.failed_step)
+        error = f" ({step.error_code}): {step.error}" if step is not None and step.error else ""
+        from ..errors import CheckpointError
+
+        raise CheckpointError(render_message(
+            f"agentloom.resume() got run '{result.run_id}', which did not pause: step '{result.failed_step}' "
+            f"failed first{error}",
+            hint="fix that failure (the run's report below names its step and cassette); a run is resumed "
+                 "from the pause it reached.",
+        ))
+    if result.checkpoint is None and result.checkpoint_path is None:
+        raise UsageError(render_message(
+            f"agentloom.resume() got run '{result.run_id}' (status {result.status.value}), which has no "
+            "checkpoint.",
+            hint="resume a run that paused at an approval gate, or run with config checkpoint: true.",
+        ))
 
 
 def _hide_shared(result: WorkflowResult) -> None:

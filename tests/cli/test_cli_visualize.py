@@ -54,8 +54,19 @@ def test_ascii_shows_the_layers_and_every_edge(flow: Path, capsys: pytest.Captur
         "edges:\n"
         "  classify --> route\n"
         "  route ==> file_bug  when category == 'bug'\n"
-        "  route ==> reply  when default\n"
+        "  route ==> reply  otherwise (no condition holds)\n"
     )
+
+
+def test_ascii_says_a_branch_in_words_with_its_conditions_in_full(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "long.yaml"
+    long = "classification.intent == 'billing_dispute' and classification.confidence > 0.8"
+    path.write_text(FLOW.replace("category == 'bug'", long).replace("default: reply", "default: file_bug"))
+    assert main(["visualize", str(path), "--format", "ascii"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert f"  route ==> file_bug  when {long}, or otherwise\n" in out  # not cut at 40 characters
+    assert "default" not in out
 
 
 def test_svg_is_a_well_formed_standalone_file(flow: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

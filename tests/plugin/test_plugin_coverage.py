@@ -231,3 +231,29 @@ def test_a_file_the_option_did_not_write_is_never_replaced(pytester: pytest.Pyte
     notes.unlink()
     assert pytester.runpytest(*FAST, option).ret == pytest.ExitCode.OK  # written, then replaced on the next run
     assert pytester.runpytest(*FAST, option).ret == pytest.ExitCode.OK and "# my notes" not in notes.read_text()
+
+
+AGENT_ONLY = """\
+name: helper
+config: {model: gpt-4o-mini}
+agents:
+  helper: {instructions: "Answer.", tools: []}
+steps:
+  - {id: ask, type: agent, agent: helper, prompt: "Answer 7.", output: answer}
+"""
+
+
+def test_every_step_reached_is_said_so_and_the_agent_stops_never_reached_follow(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", helper=AGENT_ONLY)
+    pytester.makepyfile(test_helper="""
+        def test_helper(agentloom):
+            assert agentloom.run("helper.yaml", provider=agentloom.scripted(ask="7")).status == "success"
+    """)
+    result = pytester.runpytest(*FAST, "--agentloom-cov", "--agentloom-report=review.md")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["  helper.yaml:", "    reached: run completed, ask done",
+                                 "    never reached: no step, branch or gate decision",
+                                 "    agent stops never reached: ask step_budget, *"])
+    assert "nothing" not in result.stdout.str()
+    page = (pytester.path / "review.md").read_text()
+    assert "- never reached: no step, branch or gate decision\n- agent stops never reached: ask step_budget, " in page

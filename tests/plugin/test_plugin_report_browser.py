@@ -97,3 +97,73 @@ def test_the_report_renders_its_graphs_and_timelines_offline_without_console_err
     assert (tmp_path / "report.png").stat().st_size > 10_000
     assert problems == [] and requested == []
     context.close()
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def examples_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The review report of the examples' own tests (replayed from their cassettes), in a pytest of its own."""
+    import subprocess
+    import sys
+
+    page = tmp_path_factory.mktemp("examples-report") / "review.html"
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTEST_XDIST_WORKER", "PYTEST_ADDOPTS")}
+    done = subprocess.run([sys.executable, "-m", "pytest", "examples", "-q", "-p", "no:randomly", "-p",
+                           "no:cacheprovider", f"--agentloom-report={page}"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return page
+
+
+def boxes_overlap(a: dict[str, float], b: dict[str, float]) -> bool:
+    return (a["x"] < b["x"] + b["width"] and b["x"] < a["x"] + a["width"]
+            and a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"])
+
+
+@pytest.mark.slow
+def test_the_examples_report_at_1400_px_reads_without_hover_or_sideways_scrolling(
+        browser: Any, examples_report: Path, tmp_path: Path) -> None:
+    context = browser.new_context(viewport={"width": 1400, "height": 900}, offline=True)
+    page = context.new_page()
+    page.goto(examples_report.as_uri())
+    page.screenshot(path=str(tmp_path / "examples-report.png"), full_page=True)
+
+    # no horizontal scroll: not the page, not a graph's or a timeline's box
+    assert page.evaluate("document.scrollingElement.scrollWidth <= document.scrollingElement.clientWidth")
+    assert page.evaluate("[...document.querySelectorAll('.graph, .run')]"
+                         ".filter(box => box.scrollWidth > box.clientWidth).length") == 0
+
+    # the router's branches written out in full, each label clear of the others and of every box
+    triage = page.locator("article.workflow", has_text="examples/support_triage/triage.yaml")
+    triage.screenshot(path=str(tmp_path / "support-triage-graph.png"))
+    labels = triage.locator("text.edge-label")
+    texts = [" ".join(labels.nth(i).locator("tspan").all_text_contents()) for i in range(labels.count())]
+    assert texts == ["category.strip().lower() == 'bug'", "category.strip().lower() == 'billing'", "otherwise"]
+    label_boxes = [labels.nth(i).bounding_box() for i in range(labels.count())]
+    nodes = triage.locator("g.node rect")
+    node_boxes = [nodes.nth(i).bounding_box() for i in range(nodes.count())]
+    assert all(box is not None for box in [*label_boxes, *node_boxes])
+    for index, box in enumerate(label_boxes):
+        assert not any(boxes_overlap(box, other) for other in label_boxes[index + 1:]), texts[index]
+        assert not any(boxes_overlap(box, node) for node in node_boxes), texts[index]
+
+    # a run that took no virtual time is drawn in the order its steps ran, not as bars all at 0 s
+    ordered = page.locator("svg.timeline", has_text="in the order they ran")
+    assert ordered.count() >= 1
+    several = [ordered.nth(i) for i in range(ordered.count()) if ordered.nth(i).locator("rect.bar").count() >= 3]
+    assert several, "no run of three steps or more at 0 s"
+    several[0].screenshot(path=str(tmp_path / "timeline-in-order.png"))
+    bars = several[0].locator("rect.bar")
+    starts = [float(bars.nth(i).get_attribute("x") or 0) for i in range(bars.count())]
+    assert starts == sorted(starts) and len(set(starts)) == len(starts)
+    assert page.locator("svg.timeline text.attempts").count() >= 1  # a retried step says so without hover
+
+    # coverage wording: never "nothing" followed by agent stops that were never reached
+    text = page.inner_text("body")
+    assert "never reached: nothing" not in text
+    agent = page.locator("article.workflow", has_text="examples/agent_triage/triage.yaml")
+    if agent.locator("text=agent stops never reached").count():
+        assert "never reached: no step, branch or gate decision" in agent.inner_text()
+    context.close()

@@ -45,6 +45,7 @@ def test_agentloom_drift_writes_a_fresh_scratch_folder_and_the_report(project: P
     assert committed(project) == before
     assert_no_secret_in(folder)
     assert CANARY_KEY not in done.stdout + done.stderr
+    assert "Warning" not in done.stdout + done.stderr  # PytestAssertRewriteWarning: the plugin imported too early
 
 
 @pytest.mark.slow

@@ -40,10 +40,21 @@ class Edge:
     source: str
     target: str
     label: str | None = None
+    #: a branch's conditions in full, and whether it is the router's ``default`` too
+    conditions: tuple[str, ...] = ()
+    default: bool = False
 
     @property
     def is_branch(self) -> bool:
         return self.label is not None
+
+    @property
+    def when(self) -> str:
+        """A branch in words, conditions in full: ``when a == 1``, ``otherwise (no condition holds)``, or
+        ``when a == 1, or otherwise``."""
+        if not self.conditions:
+            return "otherwise (no condition holds)"
+        return f"when {' or '.join(self.conditions)}" + (", or otherwise" if self.default else "")
 
 
 @dataclass(frozen=True)
@@ -86,7 +97,9 @@ def edges(workflow: Workflow) -> list[Edge]:
             if step.default is not None:
                 labels.setdefault(step.default, []).append("default")
             for target, texts in labels.items():
-                found.append(Edge(step.id, target, _short(" or ".join(texts))))
+                conditions = tuple(text for text in texts if text != "default")
+                found.append(Edge(step.id, target, _short(" or ".join(texts)), conditions,
+                                  default=target == step.default))
                 branch_pairs.add((step.id, target))
     plain = [Edge(dep, step.id) for step in workflow.steps for dep in dict.fromkeys(step.depends_on)
              if (dep, step.id) not in branch_pairs]
@@ -167,14 +180,17 @@ def to_ascii(workflow: Workflow, marks: Marks | None = None) -> str:
             out.append(f"  {edge.source} --> {edge.target}")
         else:
             never = " (never taken)" if (edge.source, edge.target) in missed else ""
-            out.append(f"  {edge.source} ==> {edge.target}  when {edge.label}{never}")
+            out.append(f"  {edge.source} ==> {edge.target}  {edge.when}{never}")
     return "\n".join(out) + "\n"
 
 
 # -- SVG -----------------------------------------------------------------------------------------------------
 
 _NODE_W, _NODE_H, _COL_GAP, _ROW_GAP, _PAD = 170, 46, 130, 26, 20
-_SVG_LABEL_LIMIT = 20  # what fits before the target box; the whole condition is in the label's tooltip
+#: a branch label is written out in full, wrapped at this many characters a line, at most _LABEL_LINES lines
+#: stacked above its arrow's end (more: the last line ends in "…", the whole condition in its tooltip)
+_LABEL_WRAP, _LABEL_LINES, _LABEL_LINE_H = 36, 4, 12
+_CHAR_W = 6.2  # the width of one character of a 10px sans-serif label, generously: columns are spaced by it
 
 
 def to_svg(workflow: Workflow, marks: Marks | None = None, *, standalone: bool = True,
@@ -187,11 +203,13 @@ def to_svg(workflow: Workflow, marks: Marks | None = None, *, standalone: bool =
     """
     arrow = f"{id_prefix}-arrow"
     columns = layers(workflow)
+    drawn = edges(workflow)
+    lefts = _column_lefts(columns, drawn)
     place: dict[str, tuple[int, int]] = {}
     for column, step_ids in enumerate(columns):
         for row, step_id in enumerate(step_ids):
-            place[step_id] = (_PAD + column * (_NODE_W + _COL_GAP), _PAD + 18 + row * (_NODE_H + _ROW_GAP))
-    width = _PAD * 2 + len(columns) * _NODE_W + max(len(columns) - 1, 0) * _COL_GAP
+            place[step_id] = (lefts[column], _PAD + 18 + row * (_NODE_H + _ROW_GAP))
+    width = (lefts[-1] + _NODE_W + _PAD) if columns else _PAD * 2
     height = _PAD * 2 + 18 + max((len(c) for c in columns), default=0) * (_NODE_H + _ROW_GAP)
     namespace = ' xmlns="http://www.w3.org/2000/svg"' if standalone else ""
     parts = [
@@ -201,14 +219,15 @@ def to_svg(workflow: Workflow, marks: Marks | None = None, *, standalone: bool =
         'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#546e7a"/></marker></defs>',
         '<style>text{font-family:sans-serif;font-size:12px;fill:#1b1b1b}.caption{font-size:10px;fill:#455a64}'
         '.edge{fill:none;stroke:#546e7a;stroke-width:1.4}.branch{stroke:#1565c0;stroke-width:2}'
-        '.missed-branch{stroke:#b0bec5;stroke-dasharray:5 4}.edge-label{font-size:10px;fill:#1565c0}</style>',
+        '.missed-branch{stroke:#b0bec5;stroke-dasharray:5 4}.edge-label{font-size:10px;fill:#1565c0;'
+        'paint-order:stroke;stroke:#ffffff;stroke-width:3px;stroke-linejoin:round}</style>',
     ]
-    for column in range(len(columns)):
-        x = _PAD + column * (_NODE_W + _COL_GAP)
+    for column, x in enumerate(lefts):
         parts.append(f'<text class="caption" x="{x}" y="{_PAD + 6}">layer {column + 1}</text>')
     missed = marks.missed_edges if marks else frozenset()
-    for edge in edges(workflow):
+    for edge in drawn:  # labels after every arrow, so no arrow is drawn over a label
         parts.append(_svg_edge(edge, place, (edge.source, edge.target) in missed, arrow))
+    parts += [_svg_label(edge, place) for edge in drawn if edge.label is not None]
     for step_id, (x, y) in place.items():
         mark = marks.nodes.get(step_id) if marks else None
         fill, stroke = MARK_CLASSES.get(mark or "", ("#ffffff", "#546e7a"))
@@ -232,11 +251,49 @@ def _svg_edge(edge: Edge, place: Mapping[str, tuple[int, int]], never_taken: boo
     x2, y2 = tx, ty + _NODE_H // 2
     bend = max((x2 - x1) // 2, 30)
     kind = "edge" if edge.label is None else ("edge missed-branch" if never_taken else "edge branch")
-    path = (f'<path class="{kind}" d="M {x1} {y1} C {x1 + bend} {y1}, {x2 - bend} {y2}, {x2} {y2}" '
+    return (f'<path class="{kind}" d="M {x1} {y1} C {x1 + bend} {y1}, {x2 - bend} {y2}, {x2} {y2}" '
             f'marker-end="url(#{arrow})"/>')
-    if edge.label is None:
-        return path
-    shown = edge.label if len(edge.label) <= _SVG_LABEL_LIMIT else edge.label[: _SVG_LABEL_LIMIT - 1] + "…"
-    label = (f'<text class="edge-label" x="{x2 - 6}" y="{y2 - 6}" text-anchor="end">'
-             f'<title>{html.escape(edge.label)}</title>{html.escape(shown)}</text>')
-    return path + label
+
+
+def _label_lines(edge: Edge) -> list[str]:
+    """A branch's label in full (``category == 'bug' or otherwise``), wrapped at spaces into short lines."""
+    text = " or ".join(edge.conditions) + (" or otherwise" if edge.default and edge.conditions else "")
+    lines: list[str] = []
+    for word in (text or "otherwise").split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= _LABEL_WRAP:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    if len(lines) > _LABEL_LINES:
+        lines = [*lines[: _LABEL_LINES - 1], lines[_LABEL_LINES - 1][: _LABEL_WRAP - 1] + "…"]
+    return lines
+
+
+def _label_width(edge: Edge) -> float:
+    return max((len(line) for line in _label_lines(edge)), default=0) * _CHAR_W
+
+
+def _column_lefts(columns: list[list[str]], drawn: list[Edge]) -> list[int]:
+    """Each column's left edge: the gap before a column is wide enough for the longest label ending there."""
+    column_of = {step_id: index for index, step_ids in enumerate(columns) for step_id in step_ids}
+    needed = [0.0] * len(columns)
+    for edge in drawn:
+        if edge.label is not None and edge.target in column_of:
+            needed[column_of[edge.target]] = max(needed[column_of[edge.target]], _label_width(edge) + 40)
+    lefts, x = [], _PAD
+    for index in range(len(columns)):
+        if index:
+            x += _NODE_W + max(_COL_GAP, round(needed[index]))
+        lefts.append(x)
+    return lefts
+
+
+def _svg_label(edge: Edge, place: Mapping[str, tuple[int, int]]) -> str:
+    """The label, right-aligned just before the target box, its lines stacked upward from above the arrow."""
+    tx, ty = place[edge.target]
+    x, y = tx - 8, ty + _NODE_H // 2 - 6
+    lines = _label_lines(edge)
+    spans = "".join(f'<tspan x="{x}" y="{y - (len(lines) - 1 - index) * _LABEL_LINE_H}">{html.escape(line)}</tspan>'
+                    for index, line in enumerate(lines))
+    return (f'<text class="edge-label" data-edge="{html.escape(edge.source)}-{html.escape(edge.target)}" '
+            f'text-anchor="end"><title>{html.escape(edge.when)}</title>{spans}</text>')

@@ -10,8 +10,9 @@ silently misbehave when run.
   the value there lacks (``{state.email.sendr}`` when ``state:`` has ``email: {sender: ...}``), with
   the closest path; a router without ``default`` (when no condition holds, the step fails with
   ``router_no_match``); and two steps that may run side by side writing one ``output``
-  (:mod:`.output_clashes`; a load error under ``config.strict_outputs``). Each finding names the file
-  and line it is about.
+  (:mod:`.output_clashes`; a load error under ``config.strict_outputs``); and an approval gate whose
+  decision no router reads (a rejected run would go on as an approved one: :mod:`.gates`). Each finding
+  names the file and line it is about.
 
 Child workflows are checked too, their findings named ``<step>/<child step>``.
 """
@@ -31,6 +32,7 @@ from ..._core.yaml_io import DEFAULT_LIMITS, read_text_capped
 from ..._core.yaml_lines import line_of
 from ...errors import render_message
 from .._evaluate.templates import template_fields
+from .gates import unread_gates
 from .model import AgentStep, EmbedStep, LLMCallStep, RouterStep, SubworkflowStep, ToolStep, Workflow
 from .output_clashes import parallel_outputs
 
@@ -68,7 +70,9 @@ def findings(workflow: Workflow, *, model: str | None = None, inherited: frozens
              prefix: str = "") -> list[Finding]:
     """Every finding for ``workflow``; ``model`` is a run-time ``--model``; ``inherited`` keys a parent passes."""
     found = [*_no_model(workflow, model, prefix), *_unknown_keys(workflow, inherited, prefix),
-             *_routers_without_default(workflow, prefix), *_parallel_outputs(workflow, prefix)]
+             *_routers_without_default(workflow, prefix), *_parallel_outputs(workflow, prefix),
+             *(Finding("warning", prefix + gate.step_id, "output", gate.message, gate.hint)
+               for gate in unread_gates(workflow))]
     for step in workflow.steps:
         child = workflow.compiled.children.get(step.id)
         if isinstance(step, SubworkflowStep) and child is not None:

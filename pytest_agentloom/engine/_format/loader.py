@@ -11,8 +11,10 @@ never reads another file.
 
 from __future__ import annotations
 
+import re
 import types
 import typing
+import warnings
 from collections.abc import Iterable
 from contextvars import ContextVar
 from pathlib import Path
@@ -22,9 +24,10 @@ from pydantic import BaseModel, ValidationError
 
 from ..._core.suggest import did_you_mean
 from ..._core.yaml_io import DEFAULT_LIMITS, load_yaml, read_text_capped
-from ...errors import DataReadError, WorkflowError
+from ...errors import DataReadError, UnreadDecisionWarning, WorkflowError, render_message
 from .._evaluate.expressions import ExpressionSyntaxError, compile_expression
 from . import load_checks as checks
+from .gates import unread_gates
 from .graph import check_cycles, check_ids, check_references
 from .input_checks import check_inputs
 from .model import (
@@ -148,6 +151,31 @@ def validate_workflow(workflow: Workflow, *, file: str = "<workflow>") -> None:
         problems.extend(load_children(workflow, file))
     if problems:
         raise _combine(problems, file)
+    _warn_unread_gates(workflow, file)
+
+
+def _warn_unread_gates(workflow: Workflow, file: str) -> None:
+    """An :class:`UnreadDecisionWarning` per approval gate that gates nothing (see :mod:`.gates`), at the file."""
+    gates = unread_gates(workflow)
+    lines = _source_lines(workflow) if gates else []
+    for gate in gates:
+        warning = UnreadDecisionWarning(render_message(
+            gate.message + ".", [("file", file), ("step", gate.step_id), ("field", "output")], hint=gate.hint))
+        warnings.warn_explicit(warning, UnreadDecisionWarning, filename=file, lineno=_step_line(lines, gate.step_id))
+
+
+def _source_lines(workflow: Workflow) -> list[str]:
+    """The workflow file's lines (none for a workflow built from text), to point a warning at a step's line."""
+    try:
+        return workflow.source.read_text(encoding="utf-8").splitlines() if workflow.source is not None else []
+    except (OSError, ValueError):
+        return []
+
+
+def _step_line(lines: list[str], step_id: str) -> int:
+    """The 1-based line of ``id: <step_id>`` (block or flow style), else 1."""
+    pattern = re.compile(rf"""(?:^|[\s{{,-])id:\s*['"]?{re.escape(step_id)}['"]?\s*(?:[,}}#]|$)""")
+    return next((number for number, line in enumerate(lines, start=1) if pattern.search(line)), 1)
 
 
 # -- child workflows ----------------------------------------------------------------------------------------

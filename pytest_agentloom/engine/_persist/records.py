@@ -38,6 +38,7 @@ __all__ = [
     "list_records",
     "record_name",
     "resolve_runs_dir",
+    "use_test_runs_dir",
 ]
 
 RECORD_FORMAT_VERSION = 1
@@ -59,7 +60,27 @@ def resolve_runs_dir(runs_dir: str | Path | bool | HeldRecords | None,
     environ = os.environ if env is None else env
     if environ.get(RUNS_DIR_ENV):
         return Path(environ[RUNS_DIR_ENV]).expanduser().resolve()
+    if _TEST_DEFAULT is not None:  # inside a pytest test: never the project folder
+        return _TEST_DEFAULT()
     return (Path.cwd() / DEFAULT_RUNS_DIR).resolve()
+
+
+#: Set by the pytest plugin while a test runs (:func:`use_test_runs_dir`): where a run given no ``runs_dir``
+#: writes, instead of ``./agentloom_runs``. A function, so the folder is made only when a run writes there.
+_TEST_DEFAULT: Callable[[], Path] | None = None
+
+
+def use_test_runs_dir(folder: Callable[[], Path] | None) -> Callable[[], Path] | None:
+    """Make ``folder()`` the records folder of runs given no ``runs_dir`` (``None``: ``./agentloom_runs`` again);
+    return the one set before (a pytest session inside a test puts its outer session's back).
+
+    The ``agentloom`` fixture hands its runs a folder of the test's; this covers the engine's own API
+    called in a test (``run_workflow``, ``aresume_workflow``), which would otherwise write run records and
+    checkpoints into the project folder. ``AGENTLOOM_RUNS_DIR`` still wins: it is an explicit choice.
+    """
+    global _TEST_DEFAULT
+    before, _TEST_DEFAULT = _TEST_DEFAULT, folder
+    return before
 
 
 def iso_time(seconds: float) -> str:

@@ -34,7 +34,7 @@ from ...engine._outcome.result import TerminationReason, WorkflowResult
 from ...engine._steps.approval_gate import DECISIONS
 from .._workflow_key import workflow_key
 
-__all__ = ["CoverageMap", "WorkflowCoverage", "gateway_fallbacks"]
+__all__ = ["NOTHING_MISSED", "CoverageMap", "WorkflowCoverage", "gateway_fallbacks", "never_reached_text"]
 
 def gateway_fallbacks(provider: Any) -> list[tuple[str, str, str]]:
     """The fallbacks a gateway took so far (``(step id, provider that failed, error)``), through wrappers."""
@@ -276,10 +276,20 @@ class CoverageMap:
             lines.append(f"{key}:")
             if summary["reasons_reached"]:
                 lines.append(f"  reached: {', '.join(summary['reasons_reached'])}")
-            lines.append(f"  never reached: {', '.join(summary['never_reached']) or 'nothing'}")
+            lines.append(f"  never reached: {never_reached_text(summary)}")
             if summary["agent_stops_never_reached"]:
                 lines.append(f"  agent stops never reached: {', '.join(summary['agent_stops_never_reached'])}")
         return lines
+
+
+#: what "never reached" says when every step, branch and gate decision was reached. Not "nothing": agent
+#: stops never reached are listed after it, on a line of their own.
+NOTHING_MISSED = "no step, branch or gate decision"
+
+
+def never_reached_text(summary: dict[str, Any]) -> str:
+    """The steps, branches and gate decisions a summary never reached, or :data:`NOTHING_MISSED`."""
+    return ", ".join(summary["never_reached"]) or NOTHING_MISSED
 
 
 def _declare(workflow: Workflow, prefix: str, data: dict[str, Any]) -> None:

@@ -23,6 +23,7 @@ from ...engine._format import diagram
 from ...errors import AgentloomError
 from .._live.drift_report import drift_html, drift_markdown
 from .._live.repetition_report import repetition_html, repetition_markdown
+from .coverage import never_reached_text
 
 if TYPE_CHECKING:
     from ...engine._format.model import Workflow
@@ -107,7 +108,7 @@ class _Report:
                     out += [f"{title}:", ""]
                 out += ["```mermaid", diagram.to_mermaid(level, marks).rstrip("\n"), "```", ""]
             out.append(f"- reached: {', '.join(summary['reasons_reached']) or 'nothing'}")
-            out.append(f"- never reached: {', '.join(summary['never_reached']) or 'nothing'}")
+            out.append(f"- never reached: {never_reached_text(summary)}")
             if summary["agent_stops_never_reached"]:
                 out.append(f"- agent stops never reached: {', '.join(summary['agent_stops_never_reached'])}")
         out += ["", "## Tests", "", "| test | status | runs | tokens | cost |", "| --- | --- | --- | ---: | ---: |"]
@@ -170,7 +171,7 @@ class _Report:
                 f"<h3><code>{_h(key)}</code> ({_h(entry.data['workflow'])})</h3>"
                 f"<div class=\"graph\">{graph}</div>"
                 f"<p><b>reached:</b> {_h(', '.join(summary['reasons_reached']) or 'nothing')}</p>"
-                f"<p><b>never reached:</b> {_h(', '.join(summary['never_reached']) or 'nothing')}</p>"
+                f"<p><b>never reached:</b> {_h(never_reached_text(summary))}</p>"
                 + (f"<p><b>agent stops never reached:</b> {_h(', '.join(stops))}</p>" if stops else "")
                 + "</article>")
 
@@ -225,42 +226,56 @@ _MARK_COLOURS = {"retry": "#6a1b9a", "tool": "#1565c0", "pause": "#ef6c00"}
 
 
 def _timeline_svg(run: dict[str, Any]) -> str:
-    """Steps as bars on the run's clock (one row each), retries, tool calls and pauses as marks on them."""
+    """Steps as bars on the run's clock (one row each), retries, tool calls and pauses as marks on them.
+
+    A run that took no virtual time (scripted, replayed) would put every bar at 0: it is drawn on the
+    order of its trace's events instead, so the steps still read in the order they ran, retries beside them.
+    """
     steps = run["steps"]
     duration = max(run["duration"], max((s["end"] for s in steps), default=0.0))
-    span = duration or 1.0  # a run that took no virtual time: every bar at 0
+    in_order = not duration and "events" in run
+    span = (run["events"] if in_order else duration) or 1.0
     height = (len(steps) + 1) * _ROW_H + 8
-    width = _LABEL_W + _TRACK_W + 60
+    width = _LABEL_W + _TRACK_W + 90
     rows = {step["step"]: index for index, step in enumerate(steps)}
 
     def x(time: float) -> float:
         return round(_LABEL_W + _TRACK_W * time / span, 2)
 
+    def bar_x(step: dict[str, Any]) -> tuple[float, float]:
+        return (x(step["first"] - 1), x(step["last"])) if in_order else (x(step["start"]), x(step["end"]))
+
     parts = [f"<svg class=\"timeline\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" "
              f"role=\"img\" aria-label=\"timeline of {_h(run['run_id'])}\">"]
     for step in steps:
         y = rows[step["step"]] * _ROW_H + 4
-        start, end = x(step["start"]), x(step["end"])
+        start, end = bar_x(step)
         colour = _BAR_COLOURS.get(step["status"], "#90a4ae")
         tip = f"{step['step']}: {step['status']}, {step['start']:g}s to {step['end']:g}s, attempts {step['attempts']}"
         parts.append(f"<text class=\"step-label\" x=\"4\" y=\"{y + 14}\">{_h(step['step'][:28])}</text>"
                      f"<rect class=\"bar {_h(step['status'])}\" x=\"{start}\" y=\"{y + 3}\" "
                      f"width=\"{max(end - start, 3):.2f}\" height=\"{_ROW_H - 8}\" rx=\"3\" fill=\"{colour}\">"
                      f"<title>{_h(tip)}</title></rect>")
+        if step["attempts"] > 1:  # retries show without hovering
+            parts.append(f"<text class=\"attempts\" x=\"{max(end, start + 3) + 6}\" y=\"{y + 14}\">"
+                         f"{step['attempts']} attempts</text>")
     for mark in run["marks"]:
         if mark["step"] not in rows:
             continue
         y = rows[mark["step"]] * _ROW_H + 4 + _ROW_H // 2
         colour = _MARK_COLOURS.get(mark["kind"], "#000000")
-        parts.append(f"<circle class=\"mark {mark['kind']}\" cx=\"{x(mark['time'])}\" cy=\"{y}\" r=\"4\" "
+        where = x(mark["order"] - 0.5) if in_order else x(mark["time"])
+        parts.append(f"<circle class=\"mark {mark['kind']}\" cx=\"{where}\" cy=\"{y}\" r=\"4\" "
                      f"fill=\"{colour}\" stroke=\"#ffffff\"><title>{_h(mark['label'])} at {mark['time']:g}s</title>"
                      "</circle>")
     axis_y = len(steps) * _ROW_H + 12
     parts.append(f"<line x1=\"{_LABEL_W}\" y1=\"{axis_y - 6}\" x2=\"{_LABEL_W + _TRACK_W}\" y2=\"{axis_y - 6}\" "
                  "stroke=\"#90a4ae\"/>"
-                 f"<text class=\"axis\" x=\"{_LABEL_W}\" y=\"{axis_y + 8}\">0s</text>"
-                 f"<text class=\"axis\" x=\"{_LABEL_W + _TRACK_W}\" y=\"{axis_y + 8}\" text-anchor=\"end\">"
-                 f"{duration:g}s{' (no virtual time passed)' if not duration else ''}</text></svg>")
+                 + (f"<text class=\"axis\" x=\"{_LABEL_W}\" y=\"{axis_y + 8}\">in the order they ran: no virtual "
+                    "time passed</text>" if in_order else
+                    f"<text class=\"axis\" x=\"{_LABEL_W}\" y=\"{axis_y + 8}\">0s</text>"
+                    f"<text class=\"axis\" x=\"{_LABEL_W + _TRACK_W}\" y=\"{axis_y + 8}\" text-anchor=\"end\">"
+                    f"{duration:g}s{' (no virtual time passed)' if not duration else ''}</text>") + "</svg>")
     return "".join(parts)
 
 
@@ -286,7 +301,8 @@ _CSS = (
     "h1{font-size:1.5em}h2{border-bottom:1px solid #cfd8dc;padding-bottom:4px}h3{font-size:1.05em}"
     "table{border-collapse:collapse}td,th{border:1px solid #cfd8dc;padding:4px 8px;text-align:left}"
     "article{background:#fff;border:1px solid #e0e0e0;border-radius:6px;padding:8px 14px;margin:12px 0}"
-    ".graph,.run{overflow-x:auto}.badge{font-size:.8em;padding:1px 6px;border-radius:8px;background:#eceff1}"
+    ".graph,.run{overflow-x:auto}svg.agentloom-graph{max-width:100%;height:auto}"
+    ".badge{font-size:.8em;padding:1px 6px;border-radius:8px;background:#eceff1}"
     ".outcome-passed .badge{background:#d7f0dc}.outcome-failed .badge,.outcome-error .badge{background:#f9d6d5}"
     ".drift tr.changed td:first-child{border-left:4px solid #fb8c00}.drift-test.same{opacity:.75}"
     ".outcome-skipped .badge{background:#fff1c2}pre{background:#263238;color:#eceff1;padding:8px;overflow-x:auto}"

@@ -3,7 +3,9 @@
 Plain data, read from the result's trace after the run: each step's start and
 end (a subworkflow's children as ``<step>/<child>``), its status and attempts,
 and marks for retries, tool calls and pauses. Times are the trace's, so the same
-test gives the same timeline on every run.
+test gives the same timeline on every run. Each bar and mark also carries its place in the trace
+(``first``/``last``, ``order``, out of ``events``): a scripted or replayed run takes no virtual time,
+and its timeline is drawn in the order things happened instead.
 """
 
 from __future__ import annotations
@@ -22,21 +24,24 @@ def run_timeline(result: WorkflowResult, workflow_key: str) -> dict[str, Any]:
     bars: dict[str, dict[str, Any]] = {}
     marks: list[dict[str, Any]] = []
     end = 0.0
-    for event in result.trace:
+    count = 0
+    for count, event in enumerate(result.trace, start=1):
         end = max(end, event.time)
         step = event.step_id
         if step is None:
             continue
         if event.kind == "step_start":
-            bars[step] = {"step": step, "start": event.time, "end": event.time, "status": "running", "attempts": 1}
+            bars[step] = {"step": step, "start": event.time, "end": event.time, "status": "running", "attempts": 1,
+                          "first": count, "last": count}
         elif event.kind == "step_end" and step in bars:
-            bars[step].update(end=event.time, status=event.data.get("status", "?"), attempts=event.attempt or 1)
+            bars[step].update(end=event.time, status=event.data.get("status", "?"), attempts=event.attempt or 1,
+                              last=count)
         elif event.kind == "step_skip":
             bars.setdefault(step, {"step": step, "start": event.time, "end": event.time, "status": "skipped",
-                                   "attempts": 0})
+                                   "attempts": 0, "first": count, "last": count})
         elif event.kind in _MARKED:
             marks.append({"time": event.time, "step": step, "kind": _MARKED[event.kind],
-                          "label": _mark_label(event.kind, event.data)})
+                          "label": _mark_label(event.kind, event.data), "order": count})
     return {
         "workflow": workflow_key,
         "name": result.workflow,
@@ -48,6 +53,7 @@ def run_timeline(result: WorkflowResult, workflow_key: str) -> dict[str, Any]:
         "tokens": sum(result.usage.values()),
         "steps": list(bars.values()),
         "marks": marks,
+        "events": count,
     }
 
 

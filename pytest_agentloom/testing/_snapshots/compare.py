@@ -64,6 +64,7 @@ def snapshot_data(result: WorkflowResult, *, requests: bool = True) -> dict[str,
     fixture); with ``requests=False``, or for a result that has none, the key is left out.
     """
     steps: dict[str, Any] = {}
+    events = _tool_call_events(result)
     for step_id, step in result.steps.items():
         entry: dict[str, Any] = {"status": step.status.value, "output": to_plain(step.output)}
         if step.finish_reason is not None:
@@ -72,7 +73,7 @@ def snapshot_data(result: WorkflowResult, *, requests: bool = True) -> dict[str,
             entry["error_code"] = step.error_code
         calls = [
             {"tool": event.data.get("tool"), "args": to_plain(event.data.get("args", {})), "ok": event.data.get("ok")}
-            for event in result.trace.events("tool_call", step=step_id)
+            for event in events if event.step_id == step_id
         ]
         if calls:
             entry["tool_calls"] = calls
@@ -91,6 +92,13 @@ def snapshot_data(result: WorkflowResult, *, requests: bool = True) -> dict[str,
     data["usage"] = dict(result.usage)
     data["cost_usd"] = result.cost_usd
     return data
+
+
+def _tool_call_events(result: WorkflowResult) -> list[Any]:
+    """The run's tool calls; a resumed run's (``resumed_from``, set by the fixture) start with those before its
+    pause, whose steps it did not run again."""
+    earlier = result.resumed_from
+    return [*(_tool_call_events(earlier) if earlier is not None else []), *result.trace.events("tool_call")]
 
 
 def _sorted(value: Any) -> Any:

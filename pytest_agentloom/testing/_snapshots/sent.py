@@ -13,7 +13,7 @@ every other file the plugin writes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..._core.plain import to_plain
@@ -69,8 +69,13 @@ def _entry(request: LLMRequest | EmbedRequest) -> dict[str, Any]:
 
 
 def sent_data(sent: list[LLMRequest | EmbedRequest], workflow: Workflow | None = None,
-              state: Mapping[str, Any] | None = None) -> dict[str, list[dict[str, Any]]] | None:
+              state: Mapping[str, Any] | None = None,
+              earlier_states: Sequence[Mapping[str, Any] | None] = ()) -> dict[str, list[dict[str, Any]]] | None:
     """The ``requests`` part of a snapshot (see the module docs); ``state`` is the run's unredacted state.
+
+    A resumed run's ``sent`` starts with what was sent before its pause, whose secrets only the unredacted
+    states of the runs before it hold (the resumed run starts from the redacted checkpoint):
+    ``earlier_states`` are those, so their values are replaced too.
 
     ``None`` when nothing was sent: a run without model calls has no ``requests`` key.
     """
@@ -92,5 +97,7 @@ def sent_data(sent: list[LLMRequest | EmbedRequest], workflow: Workflow | None =
     if not redaction_patterns(workflow):  # no pattern, no secret value in the state: nothing to replace
         return data
     redactor = redactor_for(workflow)
-    secrets = redactor.secret_values(state)
+    found = {value: None for each in (state, *earlier_states) if each is not None
+             for value in redactor.secret_values(each)}
+    secrets = sorted(found, key=len, reverse=True)
     return redactor.redact_strings(data, secrets) if secrets else data  # type: ignore[no-any-return]
