@@ -230,6 +230,14 @@ class HttpRedactor:
         # and base64-encoded
         return self.policy.form_pairs(pairs)
 
+    def with_api_keys(self, keys: Iterable[str]) -> HttpRedactor:
+        """This redactor with ``keys`` scrubbed as well (itself when it scrubs them already)."""
+        extra = set(keys) - set(self.api_keys)
+        if not extra:
+            return self
+        return HttpRedactor(secrets=self.secrets, marker=self._marker, api_keys=[*self.api_keys, *extra],
+                            policy=self.policy)
+
     @property
     def active(self) -> bool:
         return bool(self._pairs)

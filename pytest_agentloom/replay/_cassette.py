@@ -42,6 +42,7 @@ from .._core.arguments import bad_argument, check_positive_number
 from .._core.files import one_to_one_name
 from .._core.offline import SOCKET_TRANSPORT, Seal, seal
 from .._core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
+from .._redaction.api_keys import noted_keys_version
 from .._redaction.http_traffic import HttpRedactor, api_keys_from_env
 from ..errors import (
     CassetteFormatError,
@@ -309,7 +310,8 @@ class CassetteSession:
         self.mode = config.mode
         self._loaded: tuple[Provenance | None, list[Any], list[dict[str, Any]]] | None = None
         self._cassette: Any = None
-        self._http_redactor = HttpRedactor(api_keys=[*api_keys_from_env(config.env), *config.api_keys])
+        self._scrubber = HttpRedactor(api_keys=[*api_keys_from_env(config.env), *config.api_keys])
+        self._noted = noted_keys_version()
         self._secrets: set[str] = set()
         self._workflows: dict[str, str] = {}  # workflow file (relative to the root) -> its meaning hash
         self._workflow_files: dict[str, Path] = {}
@@ -323,6 +325,17 @@ class CassetteSession:
         self.loaded_count = 0
         self.opened = False
         self.removed = False  # set by write(): a re-recording that sent no request removed the old file
+
+    @property
+    def _http_redactor(self) -> HttpRedactor:
+        """What scrubs this cassette's traffic: the keys of the environment when the session began, the
+        runs' secrets, and the keys of every provider built since (a provider made inside the session,
+        ``OpenAIProvider(api_key_env="TEAM_KEY")``, notes its variable when it is built)."""
+        noted = noted_keys_version()
+        if noted != self._noted:
+            self._noted = noted
+            self._scrubber = self._scrubber.with_api_keys(api_keys_from_env(self.config.env))
+        return self._scrubber
 
     # -- lifecycle ------------------------------------------------------------------------------------------
 
@@ -509,8 +522,8 @@ class CassetteSession:
         keys = set(redactor.api_keys) - set(self._http_redactor.api_keys)  # those api_key_env names
         if (secrets and not set(secrets) <= self._secrets) or keys:
             self._secrets.update(secrets)
-            self._http_redactor = HttpRedactor(secrets=sorted(self._secrets), marker=redactor.marker,
-                                      api_keys=[*self._http_redactor.api_keys, *keys], policy=redactor.policy)
+            self._scrubber = HttpRedactor(secrets=sorted(self._secrets), marker=redactor.marker,
+                                          api_keys=[*self._http_redactor.api_keys, *keys], policy=redactor.policy)
 
     def redact_text(self, text: str) -> str:
         """``text`` with the secrets and API keys this session knows replaced, as in the cassette file."""

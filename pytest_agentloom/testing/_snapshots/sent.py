@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..._core.plain import to_plain
 from ..._core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse
+from ..._redaction.redactor import Redactor
 
 if TYPE_CHECKING:
     from ..._core.types import Provider
@@ -85,12 +86,13 @@ def sent_data(sent: list[LLMRequest | EmbedRequest], workflow: Workflow | None =
     order = {step.id: index for index, step in enumerate(workflow.steps)} if workflow is not None else {}
     ranked = sorted(by_step, key=lambda step: (order.get(step.split("/")[0], len(order)), step))
     data = {step: by_step[step] for step in ranked}
-    if workflow is None or state is None:
-        return data
     from ...engine._format.redaction_patterns import redaction_patterns, redactor_for
 
-    if not redaction_patterns(workflow):  # no pattern, no secret value in the state: nothing to replace
+    # API keys are scrubbed whatever the patterns (a tool result holding one is sent on to the model);
+    # the state's secret values only when a pattern marks some
+    redactor = redactor_for(workflow) if workflow is not None else Redactor()
+    patterned = workflow is not None and state is not None and bool(redaction_patterns(workflow))
+    secrets = redactor.secret_values(state) if patterned and state is not None else []
+    if not secrets and not redactor.api_keys:
         return data
-    redactor = redactor_for(workflow)
-    secrets = redactor.secret_values(state)
-    return redactor.redact_strings(data, secrets) if secrets else data  # type: ignore[no-any-return]
+    return redactor.redact_strings(data, secrets)  # type: ignore[no-any-return]
