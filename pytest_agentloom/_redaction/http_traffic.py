@@ -247,7 +247,10 @@ class HttpRedactor:
     def text(self, value: str) -> str:
         """``value`` with every secret and key replaced, longest first (a JSON text written with sorted keys,
         such as a tool result sent to the model, sorted again after: see :func:`.sorted_json.resorted`)."""
-        return resorted(value, replace_each(value, self._pairs))
+        return resorted(value, replace_each(value, self._pairs), self._replace)
+
+    def _replace(self, value: str) -> str:
+        return replace_each(value, self._pairs)
 
     def data(self, value: Any) -> Any:
         """A copy of JSON data with :meth:`text` applied to every string (keys included)."""

@@ -307,7 +307,15 @@ class Redactor:
         ``arguments`` writes it JSON-escaped. A JSON text with sorted keys is sorted again after
         (:func:`.sorted_json.resorted`), so a secret used as a key gives the same bytes in record and replay.
         """
-        original, known = text, self._secret_forms
+        secrets = tuple(secrets)
+        replaced = self._replaced(text, secrets)
+        if replaced is text:
+            return text
+        return resorted(text, replaced, lambda part: self._replaced(part, secrets))
+
+    def _replaced(self, text: str, secrets: Iterable[str]) -> str:
+        """``text`` with each secret's and API key's forms replaced (itself when none is in it)."""
+        known = self._secret_forms
         for secret in secrets:
             forms = known.get(secret)
             if forms is None:
@@ -318,7 +326,7 @@ class Redactor:
         for form in self._key_forms:
             if form in text:
                 text = text.replace(form, self.policy.api_key_marker)
-        return resorted(original, text) if text is not original else text
+        return text
 
     def redact_strings(self, value: Any, secrets: list[str]) -> Any:
         """A copy of ``value`` with :meth:`redact_text` applied to every string, dictionary keys included

@@ -54,7 +54,8 @@ def check(agentloom, provider, key):
 
 
 def test_by_variable(agentloom):
-    check(agentloom, OpenAIProvider(api_key_env="TEAM_KEY", base_url=os.environ.get("FAKE_URL")), os.environ["TEAM_KEY"])
+    provider = OpenAIProvider(api_key_env="TEAM_KEY", base_url=os.environ.get("FAKE_URL"))
+    check(agentloom, provider, os.environ["TEAM_KEY"])
 
 
 def test_by_value(agentloom):
