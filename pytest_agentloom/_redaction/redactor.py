@@ -205,10 +205,11 @@ class Redactor:
         if not short:
             return
         shortest = self.policy.min_secret_text_length
+        others = f" (also: {', '.join(repr(path) for path in short[1:4])})" if len(short) > 1 else ""
         raise UsageError(render_message(
             f"state key '{short[0]}' is redacted (state_schema redact: true or {PATTERNS_ENV}) but its value is "
             f"shorter than {shortest} characters: so short a value cannot be scrubbed from the prompts and outputs "
-            f"that embed it" + (f" (also: {', '.join(repr(path) for path in short[1:4])})" if len(short) > 1 else "") + ".",
+            f"that embed it{others}.",
             hint=f"give it a value of {shortest} characters or more in {given_as} (a dummy secret in CI such as "
                  f"'dummy-token'), or leave it empty"))
 
