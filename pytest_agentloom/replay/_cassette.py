@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._core.arguments import bad_argument, check_positive_number
 from .._core.files import one_to_one_name
-from .._core.offline import SOCKET_TRANSPORT, Seal, seal
+from .._core.offline import SOCKET_TRANSPORT, Seal, enter_seal, leave_seal
 from .._core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
 from .._redaction.api_keys import noted_keys_version
 from .._redaction.http_traffic import HttpRedactor, api_keys_from_env
@@ -840,7 +840,7 @@ class ReplayProvider:
         self.session.open()
         call = CallInfo(request)
         token = current_call.set(call)
-        sealed = seal.set(self.session.seal) if self.session.replays_only else None  # no request may leave
+        sealed = enter_seal(self.session.seal) if self.session.replays_only else None  # no request may leave
         try:
             response = await send()
         except Exception as exc:
@@ -854,7 +854,7 @@ class ReplayProvider:
             self.session._record_unanswered(call, None)  # a fallback answered after a provider failed
         finally:
             if sealed is not None:
-                seal.reset(sealed)
+                leave_seal(sealed)
             current_call.reset(token)
         if call.unsent is not None:  # a fallback answered, but a request of the call was not intercepted
             raise call.unsent
