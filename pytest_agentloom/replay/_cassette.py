@@ -49,6 +49,7 @@ from ..errors import (
     CassetteMismatchError,
     CassetteNotFoundError,
     RequestNotInterceptedError,
+    UnrecordableResponseError,
     UnusedInteractionsError,
     render_message,
 )
@@ -75,6 +76,8 @@ class CallInfo:
     mismatch: CassetteMismatchError | None = None
     #: a request of this call that vcrpy did not intercept (see :meth:`CassetteSession.not_intercepted`)
     unsent: RequestNotInterceptedError | None = None
+    #: a live response of this call too large (or of an encoding too unknown) to record
+    unrecordable: UnrecordableResponseError | None = None
     #: requests sent to a live provider during this call and not answered yet, with the position their
     #: interaction takes in the cassette (see :meth:`CassetteSession._record_unanswered`)
     pending: list[tuple[Any, int]] = field(default_factory=list)
@@ -588,7 +591,15 @@ class CassetteSession:
         return redacted
 
     def _redact_response(self, response: dict[str, Any]) -> dict[str, Any]:
-        return apply_hook(self.config.before_record_response, self._http_redactor.response(response))
+        try:
+            redacted = self._http_redactor.response(response, live=not self._loading)
+        except UnrecordableResponseError as exc:  # the SDK may wrap it: the call raises it as it is
+            exc.path = str(self.config.path)
+            call = current_call.get()
+            if call is not None and call.unrecordable is None:
+                call.unrecordable = exc
+            raise
+        return apply_hook(self.config.before_record_response, redacted)
 
     def _sent(self, request: Request) -> None:
         call = current_call.get()
@@ -844,6 +855,8 @@ class ReplayProvider:
         try:
             response = await send()
         except Exception as exc:
+            if call.unrecordable is not None:
+                raise call.unrecordable from exc
             if call.unsent is not None:
                 raise call.unsent from exc
             if call.mismatch is not None:
@@ -856,6 +869,8 @@ class ReplayProvider:
             if sealed is not None:
                 leave_seal(sealed)
             current_call.reset(token)
+        if call.unrecordable is not None:  # a fallback answered, but a response of the call was not recorded
+            raise call.unrecordable
         if call.unsent is not None:  # a fallback answered, but a request of the call was not intercepted
             raise call.unsent
         if call.mismatch is not None:  # a fallback answered, but the replay already went off the recording
