@@ -21,6 +21,7 @@ from .policy import POLICY
 __all__ = [
     "API_KEY_MARKER",
     "api_keys_from_env",
+    "forget_noted_keys",
     "is_api_key_name",
     "note_key_source",
     "noted_key_variables",
@@ -42,6 +43,7 @@ def is_api_key_name(name: str) -> bool:
 #: to them (``api_key="sk-..."``): kept for the life of the process (a secret once seen stays one)
 _NOTED_VARIABLES: dict[str, None] = {}
 _NOTED_KEYS: dict[str, None] = {}
+_noted_version = 0  # raised by each new note (never lowered, so a holder of keys read earlier sees a change)
 
 
 def note_key_source(*, variables: Iterable[str] = (), key: str | None = None) -> None:
@@ -52,11 +54,23 @@ def note_key_source(*, variables: Iterable[str] = (), key: str | None = None) ->
     Providers call it when they are built. Noting more than needed only scrubs more; a key shorter than the
     policy's minimum (a placeholder such as ``"x"``) is not searched for, as for the environment's.
     """
+    global _noted_version
     for name in variables:
-        if name:
+        if name and name not in _NOTED_VARIABLES:
             _NOTED_VARIABLES[name] = None
-    if key and len(key) >= POLICY.min_api_key_length:
+            _noted_version += 1
+    if key and len(key) >= POLICY.min_api_key_length and key not in _NOTED_KEYS:
         _NOTED_KEYS[key] = None
+        _noted_version += 1
+
+
+def forget_noted_keys() -> None:
+    """Forget every variable and key :func:`note_key_source` noted: for test suites that keep one test's
+    providers from scrubbing another's output (the package never calls it)."""
+    global _noted_version
+    _NOTED_VARIABLES.clear()
+    _NOTED_KEYS.clear()
+    _noted_version += 1
 
 
 def noted_key_variables() -> tuple[str, ...]:
@@ -67,7 +81,7 @@ def noted_key_variables() -> tuple[str, ...]:
 def noted_keys_version() -> int:
     """A number that grows each time a provider notes a new variable or key: a holder of keys read earlier
     (a cassette session) reads them again when it changes."""
-    return len(_NOTED_VARIABLES) + len(_NOTED_KEYS)
+    return _noted_version
 
 
 def api_keys_from_env(env: Mapping[str, str] | None = None, names: Iterable[str] = ()) -> list[str]:
