@@ -53,9 +53,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20, help="runs per repeat (default 20)")
     parser.add_argument("--repeats", type=int, default=5, help="repeats; the median is reported (default 5)")
     parser.add_argument("--no-secret", action="store_true",
-                        help="the token is too short to be searched for: only the API key is (the common case)")
+                        help="the token is empty, so not searched for: only the API key is (the common case)")
     args = parser.parse_args()
-    secret = "x" if args.no_secret else SECRET
+    secret = "" if args.no_secret else SECRET  # a redacted text of 1-3 characters is refused
     os.environ.setdefault("BENCH_OPENAI_API_KEY", "sk-bench-0123456789abcdef")
     workflow = chain()
     once(workflow, secret)  # warm: imports, the workflow's compiled parts

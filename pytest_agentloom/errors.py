@@ -44,6 +44,8 @@
     │   │   └── LiveRefusedError           --agentloom-live under CI=true, but not on the command line
     │   ├── UnusedInteractionsError (AssertionError)  the replay left recorded interactions unused
     │   ├── RequestNotInterceptedError     vcrpy did not intercept a replayed request: stopped, nothing sent
+    │   ├── UnrecordableResponseError      a live response cannot be recorded: too large once decompressed, or
+    │   │                                  of an encoding that cannot be decoded to be scrubbed
     │   └── ToolReplayMissError            a tool with side effects was called with arguments the tape lacks
     ├── OutcomeError                       a test's outcome is wrong or cannot be judged
     │   ├── UnusedRepliesError (AssertionError)  a test ended with scripted replies nobody asked for
@@ -124,6 +126,7 @@ __all__ = [  # noqa: RUF022  (plain sorted order, as tests/test_public_api.py ke
     "ToolError",
     "ToolReplayMissError",
     "UnreadDecisionWarning",
+    "UnrecordableResponseError",
     "UnusableResponseError",
     "UnusedInteractionsError",
     "UnusedRepliesError",
@@ -228,6 +231,7 @@ class ErrorCode(enum.StrEnum):
     LIVE_REFUSED = "live_refused"  # --agentloom-live under CI=true without the flag on the command line
     UNUSED_INTERACTIONS = "unused_interactions"  # the replay left recorded interactions unused
     REQUEST_NOT_INTERCEPTED = "request_not_intercepted"  # vcrpy did not intercept a replayed request (not sent)
+    RESPONSE_UNRECORDABLE = "response_unrecordable"  # a live response too large to record, or not decodable
     TOOL_REPLAY_MISS = "tool_replay_miss"  # a tool with side effects was called with arguments the tape lacks
 
     # -- judged assertions (agentloom.judge)
@@ -770,6 +774,16 @@ class RequestNotInterceptedError(ReplayError):
     """
 
     code: str = ErrorCode.REQUEST_NOT_INTERCEPTED
+
+
+class UnrecordableResponseError(ReplayError):
+    """A live response too large to record (over 32 MiB decompressed) or of an encoding that cannot be scrubbed.
+
+    ``br`` without the ``brotli`` package is such an encoding. Nothing is written; the step fails with it
+    like a :class:`CassetteMismatchError`, never retried.
+    """
+
+    code: str = ErrorCode.RESPONSE_UNRECORDABLE
 
 
 class CassetteMismatchError(ReplayError):

@@ -28,3 +28,12 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.slow)
         if lowest and item.get_closest_marker("newest_sdks"):
             item.add_marker(pytest.mark.skip(reason="checks today's SDK types; the floors' SDKs predate them"))
+
+
+@pytest.fixture(autouse=True)
+def _forget_noted_provider_keys():
+    """Each test starts with no provider key noted (providers note theirs when built, for the whole process)."""
+    from pytest_agentloom._redaction.api_keys import forget_noted_keys
+
+    forget_noted_keys()
+    yield

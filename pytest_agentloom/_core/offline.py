@@ -15,8 +15,14 @@ does not patch (or vcrpy with its patching turned off). So a seal also guards th
 ``socket.connect``, ``socket.getaddrinfo`` and the other calls that reach the network), which refuses
 those calls, before they happen, in a task (or a thread started with its context, as
 ``asyncio.to_thread`` does) whose provider call is sealed. The refusal is the seal's error, given a
-:class:`Connection` that says where the socket was going. Outside a sealed call the hook does nothing
-but compare the event's name. A thread started without the caller's context does not see the seal.
+:class:`Connection` that says where the socket was going.
+
+A thread started without the call's context (a plain ``threading.Thread``, ``loop.run_in_executor``,
+the executor ``loop.getaddrinfo`` resolves names in) does not see the seal's context variable, so the
+seal also counts, process-wide, the threads that run a sealed call (:func:`sealing`): while any sealed
+call runs, the hook refuses the network to every *other* thread too. Tasks of the thread that runs the
+sealed call, but outside it, keep the network (the rest of the test's event loop). Outside a sealed
+call the hook does nothing but compare the event's name and read one dictionary's size.
 
 Providers must not import the replay layer; this module is what both see.
 """
@@ -25,12 +31,14 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable
-from contextvars import ContextVar
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["SOCKET_TRANSPORT", "Connection", "Seal", "offline_transport", "seal", "sealed"]
+__all__ = ["SOCKET_TRANSPORT", "Connection", "Seal", "enter_seal", "leave_seal", "offline_transport", "seal", "sealed",
+           "sealing"]
 
 #: the transport name a refusal at the socket level is given (``refuse(connection, SOCKET_TRANSPORT)``)
 SOCKET_TRANSPORT = "socket"
@@ -39,6 +47,10 @@ _NETWORK_EVENTS = frozenset({"socket.connect", "socket.getaddrinfo", "socket.get
                              "socket.getnameinfo", "socket.sendto", "socket.sendmsg"})
 _HOOKED = threading.Lock()
 _hook_added = False
+#: the threads running a sealed call now (thread id -> how many): every other thread is refused the network
+#: while this holds anything, with the seal entered last
+_SEALED_THREADS: dict[int, int] = {}
+_latest_seal: Seal | None = None
 
 
 @dataclass(frozen=True)
@@ -89,9 +101,60 @@ def _refuse_in_sealed_calls(event: str, args: tuple[Any, ...]) -> None:
         return
     current = seal.get()
     if current is None:
-        return
+        if not _SEALED_THREADS:
+            return
+        current = _other_threads_seal()
+        if current is None:
+            return
     host, port = _destination(event, args)
     raise current.refuse(Connection(event, host, port), SOCKET_TRANSPORT)
+
+
+def _other_threads_seal() -> Seal | None:
+    """The seal of the sealed calls running in other threads, when this thread runs none: a thread started
+    without the call's context is refused as the call's own are."""
+    if threading.get_ident() in _SEALED_THREADS:
+        return None  # the thread of a sealed call: its other tasks are outside it
+    return _latest_seal if _SEALED_THREADS else None
+
+
+def enter_seal(value: Seal) -> Token[Seal | None]:
+    """Seal the provider call about to run in this task (see :func:`sealing`); give the token to :func:`leave_seal`.
+
+    Each thread changes only its own entry of the count, so no lock is needed (a dict's item assignment is
+    atomic): the whole costs about a microsecond per call (``bench/network_guard.py``).
+    """
+    global _latest_seal
+    token = seal.set(value)
+    ident = threading.get_ident()
+    _SEALED_THREADS[ident] = _SEALED_THREADS.get(ident, 0) + 1
+    _latest_seal = value
+    return token
+
+
+def leave_seal(token: Token[Seal | None]) -> None:
+    """End the sealed call :func:`enter_seal` began (in the same task)."""
+    ident = threading.get_ident()
+    left = _SEALED_THREADS.get(ident, 1) - 1
+    if left > 0:
+        _SEALED_THREADS[ident] = left
+    else:
+        _SEALED_THREADS.pop(ident, None)
+    seal.reset(token)
+
+
+@contextmanager
+def sealing(value: Seal | None) -> Iterator[None]:
+    """Seal the provider call run inside (``value`` ``None``: leave it open): set :data:`seal` for it and
+    count its thread, so threads started without its context are refused the network while it runs."""
+    if value is None:
+        yield
+        return
+    token = enter_seal(value)
+    try:
+        yield
+    finally:
+        leave_seal(token)
 
 
 def _destination(event: str, args: tuple[Any, ...]) -> tuple[str, int | None]:

@@ -31,6 +31,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from .._core.inflate import MAX_BODY_BYTES, inflate
+from ..errors import UnrecordableResponseError, render_message
 from .api_keys import API_KEY_MARKER, api_keys_from_env, replace_each
 from .policy import POLICY, RedactionPolicy
 from .sorted_json import resorted
@@ -186,21 +188,37 @@ def _keep_response_header(name: str) -> bool:
     return name in KEPT_RESPONSE_HEADERS or name.startswith(KEPT_RESPONSE_HEADER_PREFIXES)
 
 
-def _decompress(body: bytes, encoding: str) -> bytes | None:
-    if encoding == "gzip":
-        return zlib.decompress(body, zlib.MAX_WBITS | 16)
-    if encoding == "deflate":
-        try:
-            return zlib.decompress(body)
-        except zlib.error:
-            return zlib.decompress(body, -zlib.MAX_WBITS)
-    if encoding == "br":
-        try:
-            import brotli  # type: ignore[import-not-found]
-        except ImportError:
-            return None
-        return bytes(brotli.decompress(body))
-    return None
+def _decompress(body: bytes, encoding: str, *, live: bool) -> bytes | None:
+    """``body`` decoded from ``encoding``, a piece at a time and stopped past :data:`MAX_BODY_BYTES`; ``None`` to
+    keep it encoded (an encoding not known here).
+
+    A live response being recorded (``live``) fails closed: a body too large once decompressed, one not of its
+    encoding's data, or one of an encoding that cannot be decoded here (``br`` without ``brotli``: stored
+    encoded, it could not be scrubbed) is an :class:`~pytest_agentloom.errors.UnrecordableResponseError`.
+    A cassette being loaded keeps what it cannot decode encoded, as it was recorded.
+    """
+    try:
+        plain = inflate(body, encoding, MAX_BODY_BYTES)
+    except ImportError as exc:
+        if live:
+            raise _unrecordable(f"its content-encoding is {encoding}, and {exc}: stored encoded, the body could not "
+                                "be scrubbed of secrets", "pip install brotli, then record again") from None
+        return None
+    except zlib.error as exc:
+        if live:
+            raise _unrecordable(f"its body is not valid {encoding} data ({exc})",
+                                "check the provider (or proxy) that sent it, then record again") from None
+        raise
+    if plain is not None and len(plain) > MAX_BODY_BYTES:
+        raise _unrecordable(f"its body inflates to more than {MAX_BODY_BYTES:,} bytes ({encoding}: {len(body):,} "
+                            "bytes as sent), over the cassette limit", "record a smaller response (fewer items "
+                            "per call), or check the provider (or proxy) that sent it")
+    return bytes(plain) if plain is not None else None
+
+
+def _unrecordable(why: str, fix: str) -> UnrecordableResponseError:
+    return UnrecordableResponseError(render_message(f"A live response cannot be recorded: {why}. Nothing was written.",
+                                                    hint=fix))
 
 
 class HttpRedactor:
@@ -230,6 +248,14 @@ class HttpRedactor:
         # and base64-encoded
         return self.policy.form_pairs(pairs)
 
+    def with_api_keys(self, keys: Iterable[str]) -> HttpRedactor:
+        """This redactor with ``keys`` scrubbed as well (itself when it scrubs them already)."""
+        extra = set(keys) - set(self.api_keys)
+        if not extra:
+            return self
+        return HttpRedactor(secrets=self.secrets, marker=self._marker, api_keys=[*self.api_keys, *extra],
+                            policy=self.policy)
+
     @property
     def active(self) -> bool:
         return bool(self._pairs)
@@ -239,7 +265,10 @@ class HttpRedactor:
     def text(self, value: str) -> str:
         """``value`` with every secret and key replaced, longest first (a JSON text written with sorted keys,
         such as a tool result sent to the model, sorted again after: see :func:`.sorted_json.resorted`)."""
-        return resorted(value, replace_each(value, self._pairs))
+        return resorted(value, replace_each(value, self._pairs), self._replace)
+
+    def _replace(self, value: str) -> str:
+        return replace_each(value, self._pairs)
 
     def data(self, value: Any) -> Any:
         """A copy of JSON data with :meth:`text` applied to every string (keys included)."""
@@ -310,8 +339,12 @@ class HttpRedactor:
                            for name, value in pairs], safe="<>")
         return urlunsplit(parts._replace(query=query))
 
-    def response(self, response: dict[str, Any]) -> dict[str, Any]:
-        """``before_record_response``: bodies decompressed, headers cut to the kept ones, secrets replaced."""
+    def response(self, response: dict[str, Any], *, live: bool = False) -> dict[str, Any]:
+        """``before_record_response``: bodies decompressed, headers cut to the kept ones, secrets replaced.
+
+        ``live``: a response just received, being recorded (not one read from a cassette): a body over
+        :data:`~.._core.inflate.MAX_BODY_BYTES` once decompressed, or of an encoding that cannot be
+        decoded here, is refused (:class:`~pytest_agentloom.errors.UnrecordableResponseError`)."""
         headers = {str(name).lower(): list(values) if isinstance(values, list | tuple) else [values]
                    for name, values in (response.get("headers") or {}).items()}
         body = (response.get("body") or {}).get("string")
@@ -320,11 +353,14 @@ class HttpRedactor:
         encoding = (headers.get("content-encoding") or [""])[0].strip().lower()
         keep_encoding = False
         if body and encoding and encoding != "identity":
-            plain = _decompress(body, encoding)
+            plain = _decompress(body, encoding, live=live)
             if plain is None:
                 keep_encoding = True  # cannot decode it here: keep it encoded, and say how
             else:
                 body = plain
+        if live and body and len(body) > MAX_BODY_BYTES:
+            raise _unrecordable(f"its body is {len(body):,} bytes, over the cassette limit of {MAX_BODY_BYTES:,}",
+                                "record a smaller response (fewer items per call)")
         kept = {name: [self.text(str(v)) for v in values] for name, values in headers.items()
                 if _keep_response_header(name) or (keep_encoding and name == "content-encoding")}
         content_type = (headers.get("content-type") or [""])[0]

@@ -157,6 +157,62 @@ class Redactor:
 
     # -- matching and markers -------------------------------------------------------------------------------
 
+    def too_short(self, state: Mapping[str, Any]) -> list[str]:
+        """The dotted paths of redacted text values in ``state`` too short to be searched for in other text
+        (1 to ``min_secret_text_length - 1`` characters): such a value would be redacted where its key is,
+        but stay raw in a prompt or an output that embeds it, so a run refuses them (:func:`check_secret_lengths`).
+        Empty text (nothing to leak) and non-text values (numbers, true/false) are not counted."""
+        if not self.active:
+            return []
+        shortest = self.policy.min_secret_text_length
+        found: list[str] = []
+
+        def collect(value: Any, path: str) -> None:
+            value = _as_data(value)
+            if isinstance(value, Mapping):
+                for key, item in value.items():
+                    collect(item, f"{path}.{key}")
+            elif isinstance(value, list | tuple):
+                for index, item in enumerate(value):
+                    collect(item, f"{path}[{index}]")
+            elif isinstance(value, str) and 0 < len(value) < shortest and not self.policy.is_marker(value):
+                found.append(path)
+
+        def visit(value: Any, path: str | None) -> None:
+            value = _as_data(value)
+            if isinstance(value, Mapping):
+                for key, item in value.items():
+                    name = str(key)
+                    if path is None and name in OWN_STATE_KEYS:
+                        continue
+                    dotted = f"{path}.{name}" if path else name
+                    if self.matches(name, dotted):
+                        collect(item, dotted)
+                    else:
+                        visit(item, dotted)
+            elif isinstance(value, list | tuple):
+                for item in value:
+                    visit(item, path)
+
+        visit(state, None)
+        return found
+
+    def check_secret_lengths(self, state: Mapping[str, Any], *, given_as: str = "state= (--state)") -> None:
+        """Refuse (:class:`~pytest_agentloom.errors.UsageError`) a state whose redacted text values include one
+        shorter than the policy's ``min_secret_text_length`` (4 characters), naming the key: it could not be
+        scrubbed from prompts and outputs that embed it without replacing every such short text everywhere."""
+        short = self.too_short(state)
+        if not short:
+            return
+        shortest = self.policy.min_secret_text_length
+        others = f" (also: {', '.join(repr(path) for path in short[1:4])})" if len(short) > 1 else ""
+        raise UsageError(render_message(
+            f"state key '{short[0]}' is redacted (state_schema redact: true or {PATTERNS_ENV}) but its value is "
+            f"shorter than {shortest} characters: so short a value cannot be scrubbed from the prompts and outputs "
+            f"that embed it{others}.",
+            hint=f"give it a value of {shortest} characters or more in {given_as} (a dummy secret in CI such as "
+                 f"'dummy-token'), or leave it empty"))
+
     def matches(self, name: str, path: str | None = None) -> bool:
         """Whether a key called ``name`` (at dotted ``path``, if nested) must be redacted."""
         for pattern in self.patterns:
@@ -307,7 +363,15 @@ class Redactor:
         ``arguments`` writes it JSON-escaped. A JSON text with sorted keys is sorted again after
         (:func:`.sorted_json.resorted`), so a secret used as a key gives the same bytes in record and replay.
         """
-        original, known = text, self._secret_forms
+        secrets = tuple(secrets)
+        replaced = self._replaced(text, secrets)
+        if replaced is text:
+            return text
+        return resorted(text, replaced, lambda part: self._replaced(part, secrets))
+
+    def _replaced(self, text: str, secrets: Iterable[str]) -> str:
+        """``text`` with each secret's and API key's forms replaced (itself when none is in it)."""
+        known = self._secret_forms
         for secret in secrets:
             forms = known.get(secret)
             if forms is None:
@@ -318,7 +382,7 @@ class Redactor:
         for form in self._key_forms:
             if form in text:
                 text = text.replace(form, self.policy.api_key_marker)
-        return resorted(original, text) if text is not original else text
+        return text
 
     def redact_strings(self, value: Any, secrets: list[str]) -> Any:
         """A copy of ``value`` with :meth:`redact_text` applied to every string, dictionary keys included

@@ -22,6 +22,7 @@ from ._common import (
     Setting,
     check_params,
     dump_arguments,
+    key_setting,
     named_tool_choice,
     parse_arguments,
     refuse_unsupported,
@@ -68,7 +69,7 @@ class AnthropicProvider:
     ) -> None:
         check_provider_settings("AnthropicProvider()", api_key=api_key, base_url=base_url, timeout=timeout,
                                 api_key_env=api_key_env)
-        self._api_key = Setting(api_key, (api_key_env or "ANTHROPIC_API_KEY",))
+        self._api_key = key_setting(api_key, (api_key_env or "ANTHROPIC_API_KEY",))
         self._base_url = Setting(base_url, ("ANTHROPIC_BASE_URL",))
         self._timeout = timeout
         self._client: LoopLocal[AsyncAnthropic] = LoopLocal(self._make_client)

@@ -15,6 +15,7 @@ from typing import Any, Generic, TypeVar
 from .._core.offline import offline_transport, sealed
 from .._core.speedups import speedups_on
 from .._core.types import LLMRequest, Thinking, ToolCall
+from .._redaction.api_keys import note_key_source
 from ..errors import ErrorCode, MidStreamError, ProviderConfigError, StepError, render_message
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "Setting",
     "check_params",
     "dump_arguments",
+    "key_setting",
     "named_tool_choice",
     "parse_arguments",
     "plain_http_client",
@@ -77,6 +79,14 @@ class Setting:
                            hint=f"export {self.env[0]}=..., or replay from a cassette (no key needed there)."),
             provider=provider,
         )
+
+
+def key_setting(explicit: str | None, env: Sequence[str]) -> Setting:
+    """A provider's API key setting, noted for redaction (:func:`~.._redaction.api_keys.note_key_source`):
+    the variables it reads and a key given to the constructor are scrubbed from everything written or
+    printed, whatever the variables are called (``OpenAIProvider(api_key_env="TEAM_KEY")``)."""
+    note_key_source(variables=env, key=explicit if explicit != PLACEHOLDER_API_KEY else None)
+    return Setting(explicit, env)
 
 
 class LoopLocal(Generic[T]):

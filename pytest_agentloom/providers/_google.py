@@ -27,6 +27,7 @@ from ._common import (
     Setting,
     check_params,
     dump_arguments,
+    key_setting,
     named_tool_choice,
     parse_arguments,
     plain_http_client,
@@ -52,7 +53,7 @@ class GoogleProvider:
     ) -> None:
         check_provider_settings("GoogleProvider()", api_key=api_key, base_url=base_url, timeout=timeout,
                                 api_key_env=api_key_env)
-        self._api_key = Setting(api_key, (api_key_env,) if api_key_env else ("GOOGLE_API_KEY", "GEMINI_API_KEY"))
+        self._api_key = key_setting(api_key, (api_key_env,) if api_key_env else ("GOOGLE_API_KEY", "GEMINI_API_KEY"))
         self._base_url = Setting(base_url, ("GOOGLE_GEMINI_BASE_URL",), DEFAULT_BASE_URL)
         self._timeout = timeout
 

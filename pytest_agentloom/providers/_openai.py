@@ -35,6 +35,7 @@ from ._common import (
     LoopLocal,
     Setting,
     check_params,
+    key_setting,
     named_tool_choice,
     refuse_unsupported,
     required_unless_replay,
@@ -113,7 +114,7 @@ class OpenAIProvider:
         if name is not None:
             self.name = name
         self.api = api
-        self._api_key = Setting(api_key, (api_key_env,) if api_key_env else self._key_env)
+        self._api_key = key_setting(api_key, (api_key_env,) if api_key_env else self._key_env)
         self._base_url = Setting(base_url, self._url_env, self._default_url)
         self._timeout = timeout
         self._client: LoopLocal[AsyncOpenAI] = LoopLocal(self._make_client)

@@ -29,7 +29,8 @@ _EXPORTS = {
     "..errors": (
         "CassetteExpiredError", "CassetteFormatError", "CassetteMismatchError", "CassetteNotFoundError",
         "RecordingRefusedError",
-        "ReplayError", "RequestNotInterceptedError", "ToolReplayMissError", "UnusedInteractionsError",
+        "ReplayError", "RequestNotInterceptedError", "ToolReplayMissError", "UnrecordableResponseError",
+        "UnusedInteractionsError",
     ),
 }
 __getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from ..errors import ReplayError as ReplayError
     from ..errors import RequestNotInterceptedError as RequestNotInterceptedError
     from ..errors import ToolReplayMissError as ToolReplayMissError
+    from ..errors import UnrecordableResponseError as UnrecordableResponseError
     from ..errors import UnusedInteractionsError as UnusedInteractionsError
     from ._cassette import CallInfo as CallInfo
     from ._cassette import CassetteConfig as CassetteConfig

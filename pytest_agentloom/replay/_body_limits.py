@@ -15,17 +15,15 @@ from __future__ import annotations
 import zlib
 from collections.abc import Mapping, Sequence
 
+from .._core.inflate import MAX_BODY_BYTES, inflate
 from .._core.json_io import MAX_JSON_DEPTH, nested_deeper_than
 
 __all__ = ["MAX_BODY_BYTES", "MAX_BODY_DEPTH", "body_problem"]
 
-MAX_BODY_BYTES = 32 * 1024 * 1024
-"""Largest response body replayed, once decompressed (a chat reply is kilobytes; a big embedding batch a few MB)."""
 
 MAX_BODY_DEPTH = MAX_JSON_DEPTH
 """Deepest nesting of a JSON body (the limit of every JSON and YAML file the package reads)."""
 
-_PIECE = 1 << 20  # bytes inflated per step: the most held beyond the body itself
 _JSON_TYPES = ("json", "event-stream")  # application/json, application/x-ndjson, text/event-stream
 
 
@@ -68,28 +66,8 @@ def _is_json(headers: Mapping[str, Sequence[str]], data: bytes | bytearray) -> b
 
 
 def _inflate(data: bytes | bytearray, encoding: str) -> bytearray | None:
-    """``data`` decompressed, stopped one byte past :data:`MAX_BODY_BYTES`; ``None`` for an encoding not ours."""
-    if encoding in ("gzip", "x-gzip"):
-        return _zlib(data, zlib.MAX_WBITS | 16)
-    if encoding == "deflate":  # as the HTTP clients read it: a zlib stream, else raw deflate
-        try:
-            return _zlib(data, zlib.MAX_WBITS)
-        except zlib.error:
-            return _zlib(data, -zlib.MAX_WBITS)
-    return None
-
-
-def _zlib(data: bytes | bytearray, wbits: int) -> bytearray:
-    """Inflate ``data`` a MiB at a time, stopping one byte past :data:`MAX_BODY_BYTES`: a bomb gets no further."""
-    inflater = zlib.decompressobj(wbits)
-    out = bytearray()
-    pending = data
-    while True:  # zlib.error (not its encoding's data) goes to the caller
-        room = min(_PIECE, MAX_BODY_BYTES + 1 - len(out))
-        piece = inflater.decompress(pending, room)
-        out += piece
-        if len(out) > MAX_BODY_BYTES or inflater.eof:
-            return out
-        pending = inflater.unconsumed_tail
-        if not pending and len(piece) < room:
-            return out  # all input read and no output held back: a stream cut short, as clients allow
+    """``data`` decompressed, stopped one byte past :data:`MAX_BODY_BYTES`; ``None`` for an encoding not ours
+    (``br`` too: the HTTP clients decode it only when brotli is installed, and then as they please)."""
+    if encoding == "br":
+        return None
+    return inflate(data, encoding, MAX_BODY_BYTES)

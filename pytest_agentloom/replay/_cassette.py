@@ -40,14 +40,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._core.arguments import bad_argument, check_positive_number
 from .._core.files import one_to_one_name
-from .._core.offline import SOCKET_TRANSPORT, Seal, seal
+from .._core.offline import SOCKET_TRANSPORT, Seal, enter_seal, leave_seal
 from .._core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
+from .._redaction.api_keys import noted_keys_version
 from .._redaction.http_traffic import HttpRedactor, api_keys_from_env
 from ..errors import (
     CassetteFormatError,
     CassetteMismatchError,
     CassetteNotFoundError,
     RequestNotInterceptedError,
+    UnrecordableResponseError,
     UnusedInteractionsError,
     render_message,
 )
@@ -74,6 +76,8 @@ class CallInfo:
     mismatch: CassetteMismatchError | None = None
     #: a request of this call that vcrpy did not intercept (see :meth:`CassetteSession.not_intercepted`)
     unsent: RequestNotInterceptedError | None = None
+    #: a live response of this call too large (or of an encoding too unknown) to record
+    unrecordable: UnrecordableResponseError | None = None
     #: requests sent to a live provider during this call and not answered yet, with the position their
     #: interaction takes in the cassette (see :meth:`CassetteSession._record_unanswered`)
     pending: list[tuple[Any, int]] = field(default_factory=list)
@@ -309,7 +313,8 @@ class CassetteSession:
         self.mode = config.mode
         self._loaded: tuple[Provenance | None, list[Any], list[dict[str, Any]]] | None = None
         self._cassette: Any = None
-        self._http_redactor = HttpRedactor(api_keys=[*api_keys_from_env(config.env), *config.api_keys])
+        self._scrubber = HttpRedactor(api_keys=[*api_keys_from_env(config.env), *config.api_keys])
+        self._noted = noted_keys_version()
         self._secrets: set[str] = set()
         self._workflows: dict[str, str] = {}  # workflow file (relative to the root) -> its meaning hash
         self._workflow_files: dict[str, Path] = {}
@@ -323,6 +328,17 @@ class CassetteSession:
         self.loaded_count = 0
         self.opened = False
         self.removed = False  # set by write(): a re-recording that sent no request removed the old file
+
+    @property
+    def _http_redactor(self) -> HttpRedactor:
+        """What scrubs this cassette's traffic: the keys of the environment when the session began, the
+        runs' secrets, and the keys of every provider built since (a provider made inside the session,
+        ``OpenAIProvider(api_key_env="TEAM_KEY")``, notes its variable when it is built)."""
+        noted = noted_keys_version()
+        if noted != self._noted:
+            self._noted = noted
+            self._scrubber = self._scrubber.with_api_keys(api_keys_from_env(self.config.env))
+        return self._scrubber
 
     # -- lifecycle ------------------------------------------------------------------------------------------
 
@@ -509,8 +525,8 @@ class CassetteSession:
         keys = set(redactor.api_keys) - set(self._http_redactor.api_keys)  # those api_key_env names
         if (secrets and not set(secrets) <= self._secrets) or keys:
             self._secrets.update(secrets)
-            self._http_redactor = HttpRedactor(secrets=sorted(self._secrets), marker=redactor.marker,
-                                      api_keys=[*self._http_redactor.api_keys, *keys], policy=redactor.policy)
+            self._scrubber = HttpRedactor(secrets=sorted(self._secrets), marker=redactor.marker,
+                                          api_keys=[*self._http_redactor.api_keys, *keys], policy=redactor.policy)
 
     def redact_text(self, text: str) -> str:
         """``text`` with the secrets and API keys this session knows replaced, as in the cassette file."""
@@ -575,7 +591,15 @@ class CassetteSession:
         return redacted
 
     def _redact_response(self, response: dict[str, Any]) -> dict[str, Any]:
-        return apply_hook(self.config.before_record_response, self._http_redactor.response(response))
+        try:
+            redacted = self._http_redactor.response(response, live=not self._loading)
+        except UnrecordableResponseError as exc:  # the SDK may wrap it: the call raises it as it is
+            exc.path = str(self.config.path)
+            call = current_call.get()
+            if call is not None and call.unrecordable is None:
+                call.unrecordable = exc
+            raise
+        return apply_hook(self.config.before_record_response, redacted)
 
     def _sent(self, request: Request) -> None:
         call = current_call.get()
@@ -827,10 +851,12 @@ class ReplayProvider:
         self.session.open()
         call = CallInfo(request)
         token = current_call.set(call)
-        sealed = seal.set(self.session.seal) if self.session.replays_only else None  # no request may leave
+        sealed = enter_seal(self.session.seal) if self.session.replays_only else None  # no request may leave
         try:
             response = await send()
         except Exception as exc:
+            if call.unrecordable is not None:
+                raise call.unrecordable from exc
             if call.unsent is not None:
                 raise call.unsent from exc
             if call.mismatch is not None:
@@ -841,8 +867,10 @@ class ReplayProvider:
             self.session._record_unanswered(call, None)  # a fallback answered after a provider failed
         finally:
             if sealed is not None:
-                seal.reset(sealed)
+                leave_seal(sealed)
             current_call.reset(token)
+        if call.unrecordable is not None:  # a fallback answered, but a response of the call was not recorded
+            raise call.unrecordable
         if call.unsent is not None:  # a fallback answered, but a request of the call was not intercepted
             raise call.unsent
         if call.mismatch is not None:  # a fallback answered, but the replay already went off the recording

@@ -198,10 +198,51 @@ def _find(args: Sequence[str]) -> str | None:
     return f"'find {found}' runs a program for each file" if found else None
 
 
+_TAR_VALUED = "bCfgHKLNTVX"  # tar's short options that take a value (the rest of the cluster, or the next arg)
+
+
+def _tar_archives(options: Sequence[str]) -> list[str]:
+    """The archive names ``options`` give tar (``-f X``, ``-fX``, ``-xvf X``, ``--file=X``, ``--file X``,
+    old style ``tar xf X``): what tar opens, and may open on another host."""
+    found: list[str] = []
+    for index, arg in enumerate(options):
+        following = options[index + 1] if index + 1 < len(options) else ""
+        name, equals, value = arg.partition("=")
+        if name.startswith("--fi") and "--file".startswith(name):  # --fi, --fil, --file (getopt prefixes)
+            found.append(value if equals else following)
+        elif arg.startswith("-") and not arg.startswith("--"):
+            for position, letter in enumerate(arg[1:], start=2):
+                if letter in _TAR_VALUED:
+                    if letter == "f":
+                        found.append(arg[position:] or following)
+                    break
+        elif index == 0:  # old style: each letter that takes a value takes the next argument, in order
+            values = iter(options[1:])
+            for letter in arg:
+                if letter in _TAR_VALUED:
+                    value = next(values, "")
+                    if letter == "f":
+                        found.append(value)
+    return found
+
+
+def _remote_archive(options: Sequence[str]) -> str | None:
+    """The archive name GNU tar would open on another host (over ``rsh``/``ssh``: a program started for
+    it): a colon before any slash (``host:file``, ``user@host:path``), unless ``--force-local``."""
+    if any(arg.startswith("--force-l") and "--force-local".startswith(arg) for arg in options):
+        return None
+    return next((archive for archive in _tar_archives(options)
+                 if ":" in archive and "/" not in archive.split(":", 1)[0]), None)
+
+
 def _tar(args: Sequence[str]) -> str | None:
+    options = before_operands(args)
+    remote = _remote_archive(options)
+    if remote is not None:
+        return (f"'tar -f {remote}' names an archive on another host (a colon before any slash), which tar "
+                "reaches by running a remote shell; write './' before the name or add --force-local")
     names = ("--checkpoint-action", "--to-command", "--use-compress-program", "--rsh-command", "--rmt-command",
              "--info-script", "--new-volume-script")
-    options = before_operands(args)
     for index, arg in enumerate(options):
         option = long_option(arg, names, exact=("--checkpoint",)) or short_option(arg, "IF", "bCfgHKLNTVX")
         if option is None and index == 0 and not arg.startswith("-"):  # old style: "tar xIf prog archive"

@@ -11,8 +11,10 @@ server counts the connections it is offered: it must count none.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import inspect
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,6 +54,29 @@ class OwnClient:
             await asyncio.to_thread(socket.create_connection, ("127.0.0.1", self.port), 2)
         elif self.how == "dns":
             socket.getaddrinfo("example.org", 443)
+        elif self.how == "plain thread":  # a thread started without the call's context
+            failures: list[BaseException] = []
+
+            def connect() -> None:
+                try:
+                    with socket.create_connection(("127.0.0.1", self.port), timeout=2):
+                        pass
+                except BaseException as exc:
+                    failures.append(exc)
+
+            worker = threading.Thread(target=connect)
+            worker.start()
+            await asyncio.to_thread(worker.join)
+            if failures:
+                raise failures[0]
+        elif self.how == "run_in_executor":  # the loop's executor threads do not get the call's context
+            await asyncio.get_running_loop().run_in_executor(None, socket.create_connection,
+                                                              ("127.0.0.1", self.port), 2)
+        elif self.how == "loop.getaddrinfo":  # asyncio resolves names in its executor
+            await asyncio.get_running_loop().getaddrinfo("example.org", 443)
+        elif self.how == "own executor":
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                pool.submit(socket.getaddrinfo, "example.org", 443).result()
         elif self.how == "httpcore":
             import httpcore
 
@@ -80,7 +105,8 @@ def _replay(provider: Any, mode: RecordMode = RecordMode.NONE) -> tuple[Any, Cas
     return outcome, session
 
 
-@pytest.mark.parametrize("how", ["asyncio", "socket", "thread", "httpcore", "dns"])
+@pytest.mark.parametrize("how", ["asyncio", "socket", "thread", "httpcore", "dns", "plain thread", "run_in_executor",
+                                 "loop.getaddrinfo", "own executor"])
 def test_a_provider_with_its_own_client_cannot_connect_during_a_replay(counter: ConnectionCounter, how: str) -> None:
     outcome, session = _replay(OwnClient(int(counter.url.rsplit(":", 1)[1]), how))
     assert counter.connections == 0
@@ -136,3 +162,51 @@ def test_with_vcrpys_patching_all_skipped_the_sdk_still_sends_nothing(
     result, _ = closed._replay_example()
     assert counter.connections == 0
     assert result.steps["classify"].error_code == "request_not_intercepted"
+
+
+def test_other_threads_get_the_network_back_once_the_sealed_call_ends(counter: ConnectionCounter) -> None:
+    """The refusal of threads without the call's context lasts only while a sealed call runs."""
+    port = int(counter.url.rsplit(":", 1)[1])
+    outcome, _ = _replay(OwnClient(port, "plain thread"))
+    assert isinstance(outcome, RequestNotInterceptedError), outcome
+    done: list[object] = []
+    worker = threading.Thread(target=lambda: done.append(socket.create_connection(("127.0.0.1", port), 2).close()))
+    worker.start()
+    worker.join(5)
+    assert done == [None]
+    for _ in range(200):
+        if counter.connections == 1:
+            break
+        time.sleep(0.01)
+    assert counter.connections == 1
+
+
+def test_a_thread_outside_the_replay_is_refused_while_a_sealed_call_runs(counter: ConnectionCounter) -> None:
+    """A background thread of the process (no part of the call) is refused during the call, served after."""
+    from pytest_agentloom._core import offline
+
+    port = int(counter.url.rsplit(":", 1)[1])
+    inside, results = threading.Event(), []
+
+    class Waits:
+        name = "waits"
+
+        async def complete(self, request: LLMRequest) -> LLMResponse:
+            inside.set()
+            await asyncio.to_thread(time.sleep, 0.5)
+            return LLMResponse(text="x", model=request.model)
+
+    def background() -> None:
+        inside.wait(5)
+        try:
+            socket.create_connection(("127.0.0.1", port), 2).close()
+            results.append("connected")
+        except RequestNotInterceptedError:
+            results.append("refused")
+
+    worker = threading.Thread(target=background)
+    worker.start()
+    _replay(Waits())
+    worker.join(5)
+    assert results == ["refused"] and counter.connections == 0
+    assert offline._SEALED_THREADS == {}  # the count is back to nothing

@@ -190,13 +190,15 @@ def refusal(message: str) -> Planned:
     return Planned(text="", refusal=message, output_tokens=len(message.split()))
 
 
-def recorded(body: bytes | str, *, status: int = 200, content_type: str | None = None) -> Planned:
-    """A body some real server sent, served byte for byte (``text/event-stream`` when it looks like SSE)."""
+def recorded(body: bytes | str, *, status: int = 200, content_type: str | None = None,
+             headers: dict[str, str] | None = None) -> Planned:
+    """A body some real server sent, served byte for byte (``text/event-stream`` when it looks like SSE),
+    with ``headers`` (``content-encoding: gzip`` for a body given compressed)."""
     raw = body.encode("utf-8") if isinstance(body, str) else body
     if content_type is None:
         sse = raw.lstrip().startswith((b"data:", b"event:", b":"))
         content_type = "text/event-stream" if sse else "application/json"
-    return Planned(status=status, raw_body=raw, content_type=content_type)
+    return Planned(status=status, raw_body=raw, content_type=content_type, headers=tuple((headers or {}).items()))
 
 
 def drop() -> Planned:
@@ -379,7 +381,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.close()
             return
         if planned.raw_body is not None:
-            self._send_raw(planned.status, planned.raw_body, planned.content_type)
+            self._send_raw(planned.status, planned.raw_body, planned.content_type, planned.headers)
             return
         try:
             payload = json.loads(body) if body else {}
@@ -420,10 +422,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(raw)
 
-    def _send_raw(self, status: int, raw: bytes, content_type: str) -> None:
+    def _send_raw(self, status: int, raw: bytes, content_type: str, headers: tuple[tuple[str, str], ...] = ()) -> None:
         self.send_response(status)
         self.send_header("content-type", content_type)
         self.send_header("content-length", str(len(raw)))
+        for name, value in headers:
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(raw)
 

@@ -85,6 +85,7 @@ async def aresume_workflow(checkpoint: Checkpoint, **options: Unpack[ResumeOptio
     )
     if folder is not None and not (checkpoint_dir is not None or loaded.config.checkpoint):
         hooks.checkpoint_every_layer = False  # saved only at a pause, as in the original run
+    hooks.redactor.check_secret_lengths(dict(options.get("state") or {}))  # the values put back (the rest: markers)
     hooks.check_record(document["run_id"])
     run = Run(loaded, inputs.state, provider=inputs.provider, tools=inputs.tools, clock=inputs.clock,
               run_id=document["run_id"], hooks=hooks, resume=point)

@@ -62,6 +62,7 @@ async def _run(workflow: Workflow | str | Path, options: RunOptions) -> Workflow
         loaded, checkpoint_dir=options.get("checkpoint_dir"), runs_dir=options.get("runs_dir"),
         redaction_salt=options.get("redaction_salt"), wall_clock=options.get("wall_clock"), env=options.get("env"),
     )
+    hooks.redactor.check_secret_lengths(inputs.state)  # a secret too short to scrub is refused before anything runs
     run_id = _run_id(options.get("run_id"), loaded, options.get("state") or {})
     hooks.check_record(run_id)  # before anything runs: a record must not replace a file agentloom did not write
     run = Run(loaded, inputs.state, provider=inputs.provider, tools=inputs.tools, clock=inputs.clock,

@@ -6,17 +6,23 @@ is listed here with the types it may hold, and :func:`field_problems` names ever
 something else by its path (``state.steps``, ``steps.lookup.attempts``, ``completed_steps[0]``), so a
 tampered value is a :class:`~pytest_agentloom.errors.CheckpointError` (exit code 8), never a
 ``TypeError`` deep in the run. What the engine never interprets is free: the state's own keys, a step's
-``output``, the saved definition's insides (it is never run), an agent's saved loop (``detail``). A
-subworkflow's child paused inside the run (``pending_approval.detail.subworkflow``) is read like a
-checkpoint of its own, so its fields are checked the same way, at every depth.
+``output``, the saved definition's insides (it is never run). An agent's saved loop
+(``pending_approval.detail``) is read back into messages, a tool call and counters, so each of its fields is
+checked too (``pending_approval.detail.loop.messages[2].role``). A subworkflow's child paused inside the run
+(``pending_approval.detail.subworkflow``) is read like a checkpoint of its own, so its fields are checked the
+same way, at every depth.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pydantic import BaseModel, ValidationError
+
+from ..._core.types import Message, ToolCall, Usage
 from .._outcome.result import StepStatus
 
 __all__ = ["field_problems"]
@@ -85,6 +91,22 @@ PENDING: dict[str, Field] = {
     "detail": OPTIONAL_MAPPING,
 }
 
+DETAIL: dict[str, Field] = {
+    "agent": TEXT, "call": (_mapping, "a mapping (the tool call awaiting approval)", True),
+    "loop": (_mapping, "a mapping (the agent's saved loop)", True),
+}
+"""``pending_approval.detail``: what an agent step saved when a tool call waited for approval."""
+
+LOOP: dict[str, Field] = {
+    "messages": (_list, "a list of messages", False), "seen": (_list, "a list of call fingerprints (text)", False),
+    "pending": (lambda value: isinstance(value, list) and bool(value), "a list holding the call awaiting approval",
+                True),
+    "usage": (_mapping, "a mapping of token counts", False),
+    "steps": WHOLE, "stuck": WHOLE, "succeeded": WHOLE, "cost_usd": NUMBER, "elapsed": NUMBER,
+    "last_text": (_text, "text", False), "progress": (lambda value: isinstance(value, bool), "true or false", False),
+}
+"""``pending_approval.detail.loop``: an :class:`~.._calls.agent_loop.AgentSnapshot` as saved."""
+
 STEP_RESULT: dict[str, Field] = {
     "step_id": TEXT,
     "status": (_status, f"one of {', '.join(sorted(_STATUSES))}", True),
@@ -124,7 +146,10 @@ def _run_problems(data: Mapping[str, Any], prefix: str) -> list[str]:
     if pending is not None:
         where = f"{prefix}pending_approval."
         problems += _table(pending, PENDING, where)
-        child = pending["detail"].get("subworkflow") if isinstance(pending.get("detail"), dict) else None
+        detail = pending.get("detail")
+        child = detail.get("subworkflow") if isinstance(detail, dict) else None
+        if isinstance(detail, dict) and "subworkflow" not in detail:
+            problems += _detail(detail, f"{where}detail.")
         if child is not None:
             inner = f"{where}detail.subworkflow"
             if not isinstance(child, dict):
@@ -149,6 +174,43 @@ def _table(data: Mapping[str, Any], fields: Mapping[str, Field], prefix: str) ->
         elif not check(data[name]):
             problems.append(_problem(prefix + name, kind, data[name]))
     return problems
+
+
+def _detail(detail: Mapping[str, Any], where: str) -> list[str]:
+    """The fields of an agent's saved loop (``detail`` at ``where``), down to each message and tool call (read
+    back with pydantic)."""
+    problems = _table(detail, DETAIL, where)
+    if problems:
+        return problems
+    problems += _model(ToolCall, detail["call"], where + "call")
+    loop = detail["loop"]
+    problems += _table(loop, LOOP, where + "loop.")
+    if problems:
+        return problems
+    for name, model in (("messages", Message), ("pending", ToolCall)):
+        for index, item in enumerate(loop.get(name) or []):
+            problems += _model(model, item, f"{where}loop.{name}[{index}]")
+    problems += _model(Usage, loop.get("usage") or {}, where + "loop.usage")
+    problems += [_problem(f"{where}loop.seen[{index}]", "text", item)
+                 for index, item in enumerate(loop.get("seen") or []) if not isinstance(item, str)]
+    return problems
+
+
+def _model(model: type[BaseModel], value: Any, where: str) -> list[str]:
+    """What ``model`` finds wrong with ``value``, each problem by its path: read as the JSON it was, strictly
+    (no text taken for a number), as the file holds it."""
+    if not isinstance(value, dict):
+        return [_problem(where, "a mapping", value)]
+    try:
+        model.model_validate_json(json.dumps(value), strict=True)
+    except ValidationError as exc:
+        return [f"'{where}{_location(error['loc'])}' {error['msg'].lower()} (got {_kind_of(error.get('input'))})"
+                for error in exc.errors()[:5]]
+    return []
+
+
+def _location(loc: tuple[Any, ...]) -> str:
+    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
 
 
 def _step_results(steps: Mapping[str, Any], prefix: str = "") -> list[str]:

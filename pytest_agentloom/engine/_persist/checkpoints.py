@@ -30,7 +30,7 @@ from ..._core.json_io import load_json
 from ..._core.plain import to_plain
 from ..._core.yaml_io import DEFAULT_LIMITS, read_text_capped
 from ..._redaction.redactor import Redactor
-from ...errors import CheckpointError, DataReadError, render_message
+from ...errors import CheckpointError, DataReadError, UsageError, render_message
 from .._format.model import Workflow
 from .._outcome.held_records import HeldRecords
 from .._outcome.redacted import redact_step
@@ -46,6 +46,7 @@ __all__ = [
     "RESUMABLE",
     "CheckpointError",
     "check_checkpoint",
+    "check_checkpoint_target",
     "check_run_id",
     "checkpoint_document",
     "default_checkpoint_dir",
@@ -151,6 +152,36 @@ def checkpoint_document(snapshot: CheckpointSnapshot, *, status: str, redactor: 
         "steps": {sid: replace(redact_step(redactor, result, secrets), reasoning_content=None).to_dict()
                   for sid, result in steps.items()},
     })
+
+
+def _is_checkpoint_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file (not a link) holding a checkpoint agentloom wrote: its top-level
+    ``kind`` (written indented by two, keys sorted; a checkpoint reformatted by hand is parsed instead)."""
+    if os.path.islink(path) or not os.path.isfile(path):
+        return False
+    try:
+        text = read_text_capped(path, max_bytes=DEFAULT_LIMITS.max_bytes, what="checkpoint")
+        if f'\n  "kind": "{CHECKPOINT_KIND}",' in text:
+            return True
+        data = load_json(text, file=str(path))
+    except (OSError, DataReadError):
+        return False
+    return isinstance(data, dict) and data.get("kind") == CHECKPOINT_KIND
+
+
+def check_checkpoint_target(path: Path) -> None:
+    """Refuse (:class:`~pytest_agentloom.errors.UsageError`) to save a checkpoint over anything but a checkpoint.
+
+    A run id names the file (``--run-id package --checkpoint-dir .`` would be ``package.json``), so, as run
+    records do, a checkpoint replaces only a missing file or an earlier checkpoint; anything else (a file
+    agentloom did not write, a folder, a link) is left as it is.
+    """
+    if not os.path.lexists(path) or _is_checkpoint_file(path):
+        return
+    raise UsageError(render_message(
+        f"the checkpoint {path} would replace a file that is not a checkpoint agentloom wrote; it is left as it is.",
+        hint="give the run another id (--run-id, run_id=) or another checkpoint folder (--checkpoint-dir, "
+             "checkpoint_dir=, AGENTLOOM_CHECKPOINT_DIR), or move that file away."))
 
 
 # -- finding and reading checkpoints ------------------------------------------------------------------------

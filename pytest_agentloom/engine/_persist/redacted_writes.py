@@ -25,7 +25,13 @@ from .._outcome.held_records import HeldRecords, check_record_target, write_reco
 from .._outcome.redacted import redact_result
 from .._outcome.result import RunStatus, WorkflowResult
 from .._run.loop import ResumePoint, Run
-from .checkpoints import checkpoint_document, default_checkpoint_dir, workflow_file, workflow_hash
+from .checkpoints import (
+    check_checkpoint_target,
+    checkpoint_document,
+    default_checkpoint_dir,
+    workflow_file,
+    workflow_hash,
+)
 from .records import build_record, record_name, resolve_runs_dir
 
 __all__ = ["Persistence"]
@@ -156,6 +162,8 @@ class Persistence:
         (checked again when the record is written: :func:`~.._outcome.held_records.write_record_file`)."""
         if self.runs_dir is not None and self.held_records is None:
             check_record_target(self.runs_dir / record_name(run_id, self.resume.resumes if self.resume else 0))
+        if self.checkpoint_every_layer:  # the folder is known anyway; a paused run's first save checks too
+            check_checkpoint_target(self.checkpoint_dir / f"{run_id}.json")
 
     def _keep_resumable(self, run: Run) -> None:
         """A resumed run that failed leaves its checkpoint resumable, so the same resume can be typed again
@@ -175,8 +183,11 @@ class Persistence:
         run.event("checkpoint_saved", status=status)
 
     def _write(self, run: Run, document: dict[str, object]) -> None:
+        path = self.checkpoint_dir / f"{run.run_id}.json"
+        if self.checkpoint_path != path:  # the run's first save: the file there must be a checkpoint, or nothing
+            check_checkpoint_target(path)
         # owner-only: a checkpoint holds the run's state and outputs (redacted, but not meant to be shared)
-        self.checkpoint_path = write_json_atomic(self.checkpoint_dir / f"{run.run_id}.json", document, private=True)
+        self.checkpoint_path = write_json_atomic(path, document, private=True)
         self.checkpoint = document
 
 

@@ -57,7 +57,7 @@ from ..._core.plain import copy_plain
 from ..._core.state_paths import OutputPathError, parse_path, set_path
 from ..._core.types import Provider
 from ..._redaction.redactor import Redactor
-from ...errors import AgentloomError, CassetteMismatchError, StepError
+from ...errors import AgentloomError, CassetteMismatchError, StepError, UnrecordableResponseError
 from .._format.graph import ReadySet, dependency_graph
 from .._format.model import AnyStep, ApprovalGateStep, RouterStep, Workflow
 from .._format.redaction_patterns import child_redactor
@@ -466,7 +466,8 @@ class Run:
             return await STEP_RUNNERS[type(step)](step, ctx)
         except StepError as exc:
             return exc
-        except CassetteMismatchError as exc:  # a ReplayError that fails its step as it is, like a StepError
+        except (CassetteMismatchError, UnrecordableResponseError) as exc:  # ReplayErrors that fail their step as
+            # they are, like a StepError, and are never retried (a retry would get the same answer)
             return StepError(str(exc), code=exc.code, retryable=False)
         except AgentloomError as exc:
             return StepError(str(exc), code=exc.code)

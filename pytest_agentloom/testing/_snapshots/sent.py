@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..._core.plain import to_plain
 from ..._core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse
+from ..._redaction.redactor import Redactor
 
 if TYPE_CHECKING:
     from ..._core.types import Provider
@@ -90,14 +91,16 @@ def sent_data(sent: list[LLMRequest | EmbedRequest], workflow: Workflow | None =
     order = {step.id: index for index, step in enumerate(workflow.steps)} if workflow is not None else {}
     ranked = sorted(by_step, key=lambda step: (order.get(step.split("/")[0], len(order)), step))
     data = {step: by_step[step] for step in ranked}
-    if workflow is None or state is None:
-        return data
     from ...engine._format.redaction_patterns import redaction_patterns, redactor_for
 
-    if not redaction_patterns(workflow):  # no pattern, no secret value in the state: nothing to replace
-        return data
-    redactor = redactor_for(workflow)
-    found = {value: None for each in (state, *earlier_states) if each is not None
+    # API keys are scrubbed whatever the patterns (a tool result holding one is sent on to the model);
+    # the secret values of the states (this run's, and those of the runs before a pause) only when a
+    # pattern marks some
+    redactor = redactor_for(workflow) if workflow is not None else Redactor()
+    patterned = workflow is not None and bool(redaction_patterns(workflow))
+    found = {value: None for each in (state, *earlier_states) if patterned and each is not None
              for value in redactor.secret_values(each)}
     secrets = sorted(found, key=len, reverse=True)
-    return redactor.redact_strings(data, secrets) if secrets else data  # type: ignore[no-any-return]
+    if not secrets and not redactor.api_keys:
+        return data
+    return redactor.redact_strings(data, secrets)  # type: ignore[no-any-return]
