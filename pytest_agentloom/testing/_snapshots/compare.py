@@ -26,14 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from ..._core.diffs import diff_report
 from ..._core.files import one_to_one_name, write_text_atomic
 from ..._core.plain import to_plain
 from ..._core.yaml_io import load_yaml, read_text_capped
 from ..._redaction.policy import POLICY
 from ...errors import HINT_PREFIX, ArtifactError, DataReadError, FileNameClashError, render_message
+from .dumper import dump_yaml, fast_dumper_agrees
 from .shape import FORMAT_VERSION, OLD_FORMATS, compact, full_data, output_notes, output_paths, upgrade
 
 if TYPE_CHECKING:
@@ -71,25 +70,7 @@ def is_run(subject: Any) -> bool:
     return isinstance(subject, WorkflowResult)
 
 
-# -- how it is written ------------------------------------------------------------------------------------
-
-
-class _SnapshotDumper(yaml.SafeDumper):
-    """Keeps insertion order (already stable) and writes multi-line strings as ``|`` blocks."""
-
-
-def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    if "\n" in value:
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
-
-
-_SnapshotDumper.add_representer(str, _represent_str)
-
-
-def dump_yaml(data: Any) -> str:
-    return yaml.dump(data, Dumper=_SnapshotDumper, sort_keys=False, allow_unicode=True, width=100,
-                     default_flow_style=False)
+# -- where it is written ------------------------------------------------------------------------------
 
 
 _MAX_BYTES = 64 * 1024 * 1024  # as the YAML reader's limit: a bigger file is refused, naming it
@@ -227,15 +208,17 @@ class SnapshotSession:
         """Compare ``subject`` (a run's result or a plain value) with the file at ``path`` (or write it under
         create/update); raise AssertionError.
 
-        The file's bytes are compared first: an unchanged snapshot is never parsed. A format-1 file is read
-        in the current shape (:mod:`.shape`) and rewritten only under update (noted in :attr:`migrated`).
+        The file is read (libyaml's parser) and compared with the snapshot's data as it is: such data reads
+        back from its YAML as written (:mod:`.dumper`; tests/plugin/test_snapshot_dumper.py checks it), so the
+        text is made only when a file is written (the rare document that would not read back as written is
+        written and read back first). A format-1 file is read in the current shape (:mod:`.shape`) and
+        rewritten only under update (noted in :attr:`migrated`).
         """
         __tracebackhide__ = True
         claim_file(self.owners, path, nodeid, what="snapshot")
         options = options or SnapshotOptions()
         self.used.add(str(path))
         data, outputs = options.data(subject)
-        text = dump_yaml(data)
         shown = _display(path)
         if path.is_dir():
             raise ArtifactError("Snapshot", "it is a directory, not a file", file=shown,
@@ -246,16 +229,19 @@ class SnapshotSession:
             stored_text = self._unreadable(exc, path, nodeid)
         except FileNotFoundError:
             if self.update or self.create:
-                write_text_atomic(path, text, durable=True)
+                write_text_atomic(path, dump_yaml(data), durable=True)
                 self.created.add(str(path))
                 return
             raise AssertionError(
                 f"Snapshot '{label}' does not exist: {shown}\n"
                 f"{update_hint(nodeid, missing=True)}"
             ) from None
-        if stored_text == text:
-            return
         stored = self._stored(stored_text, path, nodeid)
+        agrees = fast_dumper_agrees(data)
+        # odd characters (a line separator reads back as a space): compared as the file would read them back
+        read_back = data if agrees else load_yaml(dump_yaml(data, agrees=False), file=path)
+        if stored == read_back:
+            return
         version = stored.get("format_version") if isinstance(stored, dict) else None
         old = isinstance(stored, dict) and version in OLD_FORMATS and outputs is not None
         if old and outputs is not None:
@@ -266,15 +252,14 @@ class SnapshotSession:
                 f"Snapshot '{label}' has format_version {version!r}, this plugin writes {FORMAT_VERSION}: {shown}\n"
                 f"{update_hint(nodeid, recording=self.recording)}"
             )
-        fresh = load_yaml(text, file=path)
-        stored, fresh = _as_compared(stored), _as_compared(fresh)
+        stored, fresh = _as_compared(stored), _as_compared(read_back)
         if stored == fresh:
             if old and self.update:  # the run is unchanged: only the format is new
-                write_text_atomic(path, text, durable=True)
+                write_text_atomic(path, dump_yaml(data, agrees=agrees), durable=True)
                 self.migrated.add(str(path))
             return  # also when only the secrets behind markers differ: the file is left as it is
         if self.update:
-            write_text_atomic(path, text, durable=True)
+            write_text_atomic(path, dump_yaml(data, agrees=agrees), durable=True)
             self.updated.add(str(path))
             if old:
                 self.migrated.add(str(path))

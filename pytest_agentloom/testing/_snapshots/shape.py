@@ -85,7 +85,7 @@ def full_data(result: WorkflowResult, *, requests: bool = True) -> dict[str, Any
         "status": result.status.value,
         "reason": result.reason.value,
         "failed_step": result.failed_step,
-        "state": _sorted(to_plain(result.state)),
+        "state": _sorted(result.state),
         "steps": steps,
     }
     if requests and result.sent_requests is not None:
@@ -102,12 +102,21 @@ def _tool_call_events(result: WorkflowResult) -> list[Any]:
     return [*(_tool_call_events(earlier) if earlier is not None else []), *result.trace.events("tool_call")]
 
 
+_ATOMS = frozenset({str, int, bool, type(None)})
+
+
 def _sorted(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _sorted(value[key]) for key in sorted(value)}
-    if isinstance(value, list):
+    """``to_plain(value)`` with every dict's keys sorted, in one walk (a state may hold megabytes)."""
+    kind = type(value)
+    if kind in _ATOMS:
+        return value
+    if kind is dict:
+        plain = {key if type(key) is str else str(key): item for key, item in value.items()}  # as to_plain
+        return {key: _sorted(plain[key]) for key in sorted(plain)}
+    if kind is list:
         return [_sorted(item) for item in value]
-    return value
+    plain = to_plain(value)  # a model, a tuple, a set, a read-only dict...: made plain, then sorted
+    return plain if type(plain) in _ATOMS or type(plain) is float else _sorted(plain)
 
 
 def compact(data: dict[str, Any], outputs: Mapping[str, str]) -> dict[str, Any]:
