@@ -14,7 +14,7 @@ _EXPORTS = {
     ".engine": (
         "RunStatus", "StepResult", "StepStatus", "SystemClock", "TerminationReason", "Trace", "TraceEvent",
         "VirtualClock", "Workflow", "WorkflowResult", "aresume_workflow", "arun_workflow", "current_clock",
-        "load_workflow", "resume_workflow", "run_workflow",
+        "load_workflow", "redacted", "resume_workflow", "run_workflow",
     ),
     ".errors": (
         "AgentloomError", "DataFileError", "DefinitionError", "JudgeError", "MissingTemplateKeyWarning",
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from .engine import arun_workflow as arun_workflow
     from .engine import current_clock as current_clock
     from .engine import load_workflow as load_workflow
+    from .engine import redacted as redacted
     from .engine import resume_workflow as resume_workflow
     from .engine import run_workflow as run_workflow
     from .errors import AgentloomError as AgentloomError

@@ -9,7 +9,9 @@ one renderer. Each place that differs gets one entry, sorted by path:
   either side and the difference marked with ``^`` under both versions;
 - the same change at several paths once, with the other paths named
   (``(same change at steps.draft.output)``), and a run's ``state.steps.<id>``
-  copy of a step's entry left out when ``steps.<id>`` already shows it.
+  copy of a step's entry left out when ``steps.<id>`` already shows it;
+- ``notes`` (path parts -> text) name what a place holds: a snapshot says which step's output a state key
+  is (``state.reply (output of step draft)``), since the step's entry no longer repeats it.
 
 The whole is capped at ``limit`` lines with a last line ``... N more lines``;
 ``verbose >= 2`` (``pytest -vv``) shows everything and never cuts a value.
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,7 +78,7 @@ class DiffReport:
 
 
 def diff_report(expected: Any, actual: Any, *, root: str = "", limit: int = MAX_DIFF_LINES, width: int = 60,
-                verbose: int = 0) -> DiffReport:
+                verbose: int = 0, notes: Mapping[tuple[Any, ...], str] | None = None) -> DiffReport:
     """Every place where ``actual`` differs from ``expected``, rendered (see the module docs)."""
     if expected == actual:
         return DiffReport(0, [])
@@ -85,7 +87,7 @@ def diff_report(expected: Any, actual: Any, *, root: str = "", limit: int = MAX_
         limit, width = _UNLIMITED, _UNLIMITED
     lines: list[str] = []
     for change, also in changes:
-        lines.extend(_render(change, also, root, width))
+        lines.extend(_render(change, also, root, width, _note(change.parts, notes or {})))
     if len(lines) > limit:
         rest = len(lines) - limit + 1
         lines = [*lines[: limit - 1], f"... {rest} more line{'s' if rest > 1 else ''} (pytest -vv shows all)"]
@@ -99,13 +101,38 @@ def path_diff(expected: Any, actual: Any, *, root: str = "", limit: int = MAX_DI
 
 
 def _changes(expected: Any, actual: Any) -> list[_Change]:
+    changes: list[_Change] = []
+    _walk(expected, actual, (), changes)
+    return sorted(changes, key=lambda change: render_path(change.parts))
+
+
+def _walk(expected: Any, actual: Any, parts: tuple[Any, ...], changes: list[_Change]) -> None:
+    """Go down the dicts and same-length lists both sides share, skipping equal parts (``==`` runs in C), and
+    hand only the places that differ to deepdiff: a changed value in a state of megabytes is found at once."""
+    if type(expected) is dict and type(actual) is dict:
+        for key, old in expected.items():
+            if key not in actual:
+                changes.append(_Change((*parts, key), "removed", old=old))
+            elif not _same(old, actual[key]):
+                _walk(old, actual[key], (*parts, key), changes)
+        changes.extend(_Change((*parts, key), "added", new=new) for key, new in actual.items() if key not in expected)
+        return
+    if type(expected) is list and type(actual) is list and len(expected) == len(actual):
+        for index, (old, new) in enumerate(zip(expected, actual, strict=True)):
+            if not _same(old, new):
+                _walk(old, new, (*parts, index), changes)
+        return
+    changes.extend(_deepdiff(expected, actual, parts))
+
+
+def _deepdiff(expected: Any, actual: Any, prefix: tuple[Any, ...]) -> list[_Change]:
     from deepdiff import DeepDiff  # imported here: loading the plugin must stay light
 
-    tree = DeepDiff(expected, actual, view="tree", verbose_level=2)
+    tree = DeepDiff(expected, actual, view="tree", verbose_level=2, **_deeper(DeepDiff))
     changes = []
     for report, levels in tree.items():
         for level in levels:
-            parts = tuple(level.path(output_format="list"))
+            parts = (*prefix, *level.path(output_format="list"))
             if report in ("values_changed", "type_changes"):
                 changes.append(_Change(parts, "changed", level.t1, level.t2))
             elif report.endswith("_added"):
@@ -114,7 +141,16 @@ def _changes(expected: Any, actual: Any) -> list[_Change]:
                 changes.append(_Change(parts, "removed", old=level.t1))
             else:
                 changes.append(_Change(parts, report.replace("_", " ")))
-    return sorted(changes, key=lambda change: render_path(change.parts))
+    return changes
+
+
+def _deeper(deepdiff: Any) -> dict[str, Any]:
+    """Always name the keys that differ: deepdiff 8 reports a whole dict as changed when few keys are shared
+    (a step's entry gaining ``output_in`` where it had ``output``); deepdiff 7 has no such threshold."""
+    import inspect
+
+    known = inspect.signature(deepdiff).parameters
+    return {"threshold_to_diff_deeper": 0} if "threshold_to_diff_deeper" in known else {}
 
 
 def _merged(changes: list[_Change]) -> list[tuple[_Change, list[_Change]]]:
@@ -139,8 +175,18 @@ def _merged(changes: list[_Change]) -> list[tuple[_Change, list[_Change]]]:
     return out
 
 
-def _render(change: _Change, also: list[_Change], root: str, width: int) -> list[str]:
+def _note(parts: tuple[Any, ...], notes: Mapping[tuple[Any, ...], str]) -> str | None:
+    """The note of the longest noted path that ``parts`` is inside of."""
+    for end in range(len(parts), 0, -1):
+        if parts[:end] in notes:
+            return notes[parts[:end]]
+    return None
+
+
+def _render(change: _Change, also: list[_Change], root: str, width: int, note: str | None = None) -> list[str]:
     where = render_path(change.parts, root)
+    if note:
+        where += f" ({note})"
     if also:
         named = ", ".join(render_path(other.parts, root) for other in also[:3])
         more = f" and {len(also) - 3} more place{'s' if len(also) > 4 else ''}" if len(also) > 3 else ""

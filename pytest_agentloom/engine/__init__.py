@@ -20,6 +20,7 @@ _EXPORTS = {
     "._outcome.trace": ("Trace", "TraceEvent"),
     "._persist.checkpoints": ("CheckpointError",),
     ".._core.clock": ("Clock", "SystemClock", "VirtualClock", "current_clock", "derived_run_id", "random_run_id"),
+    ".._redaction.expected": ("redacted",),
     ".._redaction.redactor": ("Redactor",),
 }
 __getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from .._core.clock import current_clock as current_clock
     from .._core.clock import derived_run_id as derived_run_id
     from .._core.clock import random_run_id as random_run_id
+    from .._redaction.expected import redacted as redacted
     from .._redaction.redactor import Redactor as Redactor
     from ._entry.resume_workflow import aresume_workflow as aresume_workflow
     from ._entry.resume_workflow import resume_workflow as resume_workflow

@@ -586,11 +586,15 @@ class AgentloomHarness:
         """The file a snapshot called ``name`` of this test lives in (without counting it as a use)."""
         return self._snapshots.path(name)
 
-    def assert_snapshot(self, result: WorkflowResult, name: str | None = None, *,
+    def assert_snapshot(self, result: WorkflowResult | Any, name: str | None = None, *,
                         exclude: Iterable[str] = (), matchers: Mapping[str, Any] | None = None,
                         requests: bool | None = None) -> None:
         """Compare ``result`` with its golden snapshot file; ``--agentloom-create-snapshots`` writes a missing
         one, ``--agentloom-update-snapshots`` also rewrites a changed one.
+
+        ``result`` is a run's result, or any plain value (a dict, list, str, number, pydantic model or
+        dataclass), written under ``value:``; a plain value's ``exclude`` and ``matchers`` paths start at
+        the value itself (``items[*].id``).
 
         Without ``name`` the first snapshot of a test is ``<test>.yaml``, the
         next ones ``<test>.2.yaml``, ``<test>.3.yaml``... ``exclude`` paths

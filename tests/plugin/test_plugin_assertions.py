@@ -92,7 +92,7 @@ def test_explanation_of_two_results_lists_paths(flow, runs_dir) -> None:
     lines = explain_comparison("==", left, right)
     assert lines is not None and len(lines) <= 22
     assert lines[1].startswith("The runs differ in ")
-    assert "  state.category (same change at steps.classify.output): 'bug' -> 'question'" in lines
+    assert "  state.category (output of step classify): 'bug' -> 'question'" in lines
     assert "  steps.reply.status: 'skipped' -> 'success'" in lines
     assert not any(line.startswith("  state.steps.classify") for line in lines)  # a mirror, shown once
 

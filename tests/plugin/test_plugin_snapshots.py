@@ -74,10 +74,11 @@ def test_file_format_is_versioned_ordered_and_uses_literal_blocks(snap: pytest.P
     keys = [line.split(":")[0] for line in text.splitlines() if line and not line.startswith(" ")]
     assert keys == ["format_version", "workflow", "status", "reason", "failed_step", "state", "steps", "requests",
                     "usage", "cost_usd"]
-    assert text.startswith("format_version: 1\nworkflow: triage\nstatus: success\nreason: completed\n")
+    assert text.startswith("format_version: 2\nworkflow: triage\nstatus: success\nreason: completed\n")
     assert "  answer: |-\n    Line one.\n    Line two.\n" in text
     data = yaml.safe_load(text)
-    assert data["steps"]["reply"] == {"status": "success", "output": "Line one.\nLine two.", "finish_reason": "stop"}
+    assert data["steps"]["reply"] == {"status": "success", "output_in": "state.answer", "finish_reason": "stop"}
+    assert "steps" not in data["state"]  # each output once: the engine's state.steps copy is not repeated
     assert data["steps"]["file_bug"] == {"status": "skipped", "output": None, "error_code": "not_chosen"}
     assert data["usage"] == {"input_tokens": 0, "output_tokens": 0, "reasoning_tokens": 0}
     bug = yaml.safe_load((snap.path / EXPECTED_FILES[0]).read_text())
@@ -94,7 +95,7 @@ def test_mismatch_shows_a_sorted_path_diff_and_the_update_command(snap: pytest.P
     assert (
         "E       AssertionError: Snapshot 'test_triage[crash]' does not match "
         "__agentloom_snapshots__/test_snap/test_triage[crash].yaml (1 difference, stored -> now):\n"
-        "E         state.bug_id (same change at steps.file_bug.output): 'BUG-5' -> 'JIRA-7'\n"
+        "E         state.bug_id (output of step file_bug): 'BUG-5' -> 'JIRA-7'\n"
         "E       How to fix: if the change is intended, run:\n"
         "E         pytest --agentloom-update-snapshots 'test_snap.py::test_triage[crash]'"
     ) in text
@@ -112,7 +113,7 @@ def test_added_and_removed_keys_are_named(snap: pytest.Pytester) -> None:
     result = snap.runpytest_inprocess("-k", "crash")
     result.stdout.fnmatch_lines([
         "*(2 differences, stored -> now):",
-        "E         state.bug_id: added 'BUG-5'",
+        "E         state.bug_id (output of step file_bug): added 'BUG-5'",
         "E         state.old_key: removed 1",
     ])
 
@@ -120,10 +121,10 @@ def test_added_and_removed_keys_are_named(snap: pytest.Pytester) -> None:
 def test_unknown_format_version_says_how_to_rewrite(snap: pytest.Pytester) -> None:
     snap.runpytest_inprocess("--agentloom-update-snapshots").assert_outcomes(passed=3)
     path = snap.path / EXPECTED_FILES[0]
-    path.write_text(path.read_text().replace("format_version: 1", "format_version: 99"))
+    path.write_text(path.read_text().replace("format_version: 2", "format_version: 99"))
     result = snap.runpytest_inprocess("-k", "crash")
     result.stdout.fnmatch_lines(["E       AssertionError: Snapshot 'test_triage?crash?' has format_version 99, "
-                                 "this plugin writes 1: *"])
+                                 "this plugin writes 2: *"])
 
 
 def test_unused_snapshots_are_reported_on_a_full_run_only_and_deleted_with_update(snap: pytest.Pytester) -> None:

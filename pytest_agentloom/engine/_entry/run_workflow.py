@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Unpack
 
 from ..._core.clock import RunIdPrefix, RunIdSource, is_valid_run_id
-from ..._core.plain import to_plain
+from ..._core.plain import copy_plain, to_plain
 from ...errors import UsageError, render_message
 from .._format.loader import load_workflow
 from .._format.model import Workflow
@@ -107,9 +107,33 @@ def _state_json(workflow: Workflow, overrides: Mapping[str, Any]) -> str:
         return json.dumps(to_plain({**workflow.state, **overrides}), sort_keys=True)
     members = dict(workflow.memoized("state_json", lambda: {key: _member(value)
                                                             for key, value in workflow.state.items()}))
-    members.update({key: _member(value) for key, value in overrides.items()})
+    kept: dict[str, tuple[Any, Any, str]] = workflow.memoized("override_json", dict)
+    members.update({key: _override_member(kept, key, value) for key, value in overrides.items()})
     return "{" + ", ".join(f"{json.dumps(key)}: {members[key]}" for key in sorted(members)) + "}"
 
 
 def _member(value: Any) -> str:
     return json.dumps(to_plain(value), sort_keys=True)
+
+
+#: an override whose JSON is at least this long is remembered (see :func:`_override_member`)
+_KEPT_OVERRIDE = 64 * 1024
+
+
+def _override_member(kept: dict[str, tuple[Any, Any, str]], key: str, value: Any) -> str:
+    """:func:`_member` of a top-level key of ``run_workflow(state=...)``, remembered for a big value.
+
+    Tests pass the same big state run after run; encoding megabytes each time cost a run several times what
+    the same state in the workflow file costs (whose JSON is worked out once per workflow). So the JSON of a
+    big value is kept per workflow and key with a copy of the value, and used again when the same object
+    comes back unchanged: ``==`` against the copy runs in C, a hundredth of the encoding. A changed object, or
+    another one, is encoded again. (``==`` takes ``1`` for ``1.0`` and ``True``: an override changed from one
+    to the other in place, between two runs, keeps the id of the first.)
+    """
+    held = kept.get(key)
+    if held is not None and held[0] is value and held[1] == value:
+        return held[2]
+    text = _member(value)
+    if len(text) >= _KEPT_OVERRIDE:
+        kept[key] = (value, copy_plain(value), text)
+    return text

@@ -49,6 +49,16 @@ class CheckedRun(Protocol):
     def steps(self) -> Mapping[str, _Step]: ...
     @property
     def trace(self) -> Trace: ...
+    @property
+    def state(self) -> dict[str, Any]: ...
+
+
+def _expected(result: CheckedRun, expected: Any) -> Any:
+    """``expected`` as the run recorded it: ``redacted(...)`` bound to the run's markers, the run's secrets
+    replaced by theirs, so a match does not depend on redaction and a failure never prints a secret."""
+    from ..._redaction.expected import resolve_expected
+
+    return resolve_expected(expected, result.state, getattr(result, "unredacted_state", None))
 
 
 def _fail(headline: str, events: Iterable[TraceEvent], extra: Sequence[str] = (), shown: str | None = None
@@ -123,7 +133,7 @@ def check_tool_calls(result: CheckedRun, expected: Sequence[Any]) -> None:
     __tracebackhide__ = True
     events = result.trace.events("tool_call")
     actual = [(e.data.get("tool"), e.data.get("args")) for e in events]
-    wanted = [(item, None) if isinstance(item, str) else (item[0], item[1]) for item in expected]
+    wanted = [(item, None) if isinstance(item, str) else (item[0], _expected(result, item[1])) for item in expected]
     same = len(actual) == len(wanted) and all(
         name == got_name and (args is None or args == got_args)
         for (name, args), (got_name, got_args) in zip(wanted, actual, strict=True)
@@ -147,6 +157,7 @@ def check_output(result: CheckedRun, step_id: str, expected: Any) -> None:
         raise AssertionError(
             f"No result for step '{step_id}' in run of '{result.workflow}'; steps: {', '.join(result.steps)}."
         )
+    expected = _expected(result, expected)
     if step.output == expected and step.status.value == "success":
         return
     extra = [f"  expected: {expected!r}", f"  actual:   {step.output!r}"]

@@ -12,6 +12,7 @@ from typing import Any
 from ..._core.diffs import diff_report
 from ...engine._outcome.result import WorkflowResult
 from .compare import snapshot_data
+from .shape import output_notes
 
 __all__ = ["explain_comparison"]
 
@@ -21,7 +22,9 @@ def explain_comparison(op: str, left: Any, right: Any, *, verbose: int = 0) -> l
     if op != "==":
         return None
     if isinstance(left, WorkflowResult) and isinstance(right, WorkflowResult):
-        report = diff_report(snapshot_data(left), snapshot_data(right), verbose=verbose)
+        left_data, right_data = snapshot_data(left), snapshot_data(right)
+        notes = {**output_notes(left_data), **output_notes(right_data)}
+        report = diff_report(left_data, right_data, verbose=verbose, notes=notes)
         head = f"{left!r} == {right!r}"
         return [head, f"The runs differ in {_count(report.count)} (left -> right):",
                 *[f"  {line}" for line in report.lines]]

@@ -26,14 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from ..._core.diffs import diff_report
 from ..._core.files import one_to_one_name, write_text_atomic
 from ..._core.plain import to_plain
-from ..._core.yaml_io import load_yaml, read_yaml_file
+from ..._core.yaml_io import load_yaml, read_text_capped
 from ..._redaction.policy import POLICY
 from ...errors import HINT_PREFIX, ArtifactError, DataReadError, FileNameClashError, render_message
+from .dumper import dump_yaml, fast_dumper_agrees
+from .shape import FORMAT_VERSION, OLD_FORMATS, compact, full_data, output_notes, output_paths, upgrade
 
 if TYPE_CHECKING:
     from ...engine._outcome.result import WorkflowResult
@@ -45,90 +45,35 @@ __all__ = [
     "claim_file",
     "display_path",
     "dump_yaml",
+    "is_run",
     "record_and_update_command",
     "sanitize",
     "snapshot_data",
     "update_hint",
 ]
 
-FORMAT_VERSION = 1
 
 
 # -- what goes in -----------------------------------------------------------------------------------------
 
 
 def snapshot_data(result: WorkflowResult, *, requests: bool = True) -> dict[str, Any]:
-    """The stable part of a run: status, reason, final state, each step, what was sent, totals.
-
-    Nothing time-dependent. ``requests`` come from ``result.sent_requests`` (set by the ``agentloom``
-    fixture); with ``requests=False``, or for a result that has none, the key is left out.
-    """
-    steps: dict[str, Any] = {}
-    events = _tool_call_events(result)
-    for step_id, step in result.steps.items():
-        entry: dict[str, Any] = {"status": step.status.value, "output": to_plain(step.output)}
-        if step.finish_reason is not None:
-            entry["finish_reason"] = step.finish_reason
-        if step.error_code is not None:
-            entry["error_code"] = step.error_code
-        calls = [
-            {"tool": event.data.get("tool"), "args": to_plain(event.data.get("args", {})), "ok": event.data.get("ok")}
-            for event in events if event.step_id == step_id
-        ]
-        if calls:
-            entry["tool_calls"] = calls
-        steps[step_id] = entry
-    data: dict[str, Any] = {
-        "format_version": FORMAT_VERSION,
-        "workflow": result.workflow,
-        "status": result.status.value,
-        "reason": result.reason.value,
-        "failed_step": result.failed_step,
-        "state": _sorted(to_plain(result.state)),
-        "steps": steps,
-    }
-    if requests and result.sent_requests is not None:
-        data["requests"] = result.sent_requests
-    data["usage"] = dict(result.usage)
-    data["cost_usd"] = result.cost_usd
-    return data
+    """The stable part of a run: status, reason, final state, each step, what was sent, totals (see
+    :mod:`.shape`: each output is written once)."""
+    return compact(full_data(result, requests=requests), output_paths(result))
 
 
-def _tool_call_events(result: WorkflowResult) -> list[Any]:
-    """The run's tool calls; a resumed run's (``resumed_from``, set by the fixture) start with those before its
-    pause, whose steps it did not run again."""
-    earlier = result.resumed_from
-    return [*(_tool_call_events(earlier) if earlier is not None else []), *result.trace.events("tool_call")]
+def is_run(subject: Any) -> bool:
+    """Whether ``subject`` is a run's result (a snapshot of its own shape) rather than a plain value."""
+    from ...engine._outcome.result import WorkflowResult
+
+    return isinstance(subject, WorkflowResult)
 
 
-def _sorted(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _sorted(value[key]) for key in sorted(value)}
-    if isinstance(value, list):
-        return [_sorted(item) for item in value]
-    return value
+# -- where it is written ------------------------------------------------------------------------------
 
 
-# -- how it is written ------------------------------------------------------------------------------------
-
-
-class _SnapshotDumper(yaml.SafeDumper):
-    """Keeps insertion order (already stable) and writes multi-line strings as ``|`` blocks."""
-
-
-def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    if "\n" in value:
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
-
-
-_SnapshotDumper.add_representer(str, _represent_str)
-
-
-def dump_yaml(data: Any) -> str:
-    return yaml.dump(data, Dumper=_SnapshotDumper, sort_keys=False, allow_unicode=True, width=100,
-                     default_flow_style=False)
-
+_MAX_BYTES = 64 * 1024 * 1024  # as the YAML reader's limit: a bigger file is refused, naming it
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.\-\[\]=+,@]")
 
@@ -194,13 +139,33 @@ class SnapshotOptions:
     strict_paths: tuple[str, ...] = ()
     verbose: int = 0
 
-    def data(self, result: WorkflowResult) -> dict[str, Any]:
+    def data(self, subject: Any) -> tuple[dict[str, Any], dict[str, str] | None]:
+        """The snapshot of ``subject`` and its step -> output key table (``None`` for a plain value).
+
+        A run's volatile values are applied to its full data, before each output is written once
+        (:mod:`.shape`); a plain value's paths start at the value itself.
+        """
         from .volatile import apply_volatile
 
-        data = snapshot_data(result, requests=self.requests)
-        if not self.exclude and not self.matchers:
-            return data
-        return apply_volatile(data, self.exclude, self.matchers, strict=self.strict_paths)  # type: ignore[no-any-return]
+        if not is_run(subject):
+            value = to_plain(subject)
+            if self.exclude or self.matchers:
+                value = apply_volatile(value, self.exclude, self.matchers, strict=self.strict_paths)
+            return {"format_version": FORMAT_VERSION, "value": value}, None
+        outputs = output_paths(subject)
+        data = full_data(subject, requests=self.requests)
+        if self.exclude or self.matchers:
+            data = apply_volatile(data, self.exclude, self.matchers, strict=self.strict_paths, outputs=outputs)
+        return compact(data, outputs), outputs
+
+    def upgraded(self, stored: dict[str, Any], outputs: dict[str, str]) -> dict[str, Any]:
+        """A format-1 file's data as this format writes it, this assertion's volatile values applied again
+        (so a value its matchers now also cover reads as the placeholder, as in the run's data)."""
+        from .volatile import apply_volatile
+
+        if self.exclude or self.matchers:
+            stored = apply_volatile(stored, self.exclude, self.matchers, outputs=outputs)
+        return upgrade(stored, outputs)
 
 
 # -- the session ------------------------------------------------------------------------------------------
@@ -228,66 +193,105 @@ class SnapshotSession:
     owners: dict[str, str] = field(default_factory=dict)  # file -> the test that used it (in this process)
     clashes: list[str] = field(default_factory=list)  # files tests of two xdist workers both used (controller)
     mismatched: set[str] = field(default_factory=set)  # tests (in this process) whose snapshot did not match
+    migrated: set[str] = field(default_factory=set)  # files of an older format rewritten in this one (update)
 
     @property
     def written(self) -> set[str]:
-        return self.created | self.updated
+        return self.created | self.updated | self.migrated
 
     def _refresh_command(self, nodeid: str) -> str:
         return (f"pytest {'--agentloom-record ' if self.recording else ''}--agentloom-update-snapshots "
                 f"'{nodeid}'")
 
-    def assert_match(self, path: Path, result: WorkflowResult, *, label: str, nodeid: str,
+    def assert_match(self, path: Path, subject: Any, *, label: str, nodeid: str,
                      options: SnapshotOptions | None = None) -> None:
-        """Compare ``result`` with the file at ``path`` (or write it under create/update); raise AssertionError."""
+        """Compare ``subject`` (a run's result or a plain value) with the file at ``path`` (or write it under
+        create/update); raise AssertionError.
+
+        The file is read (libyaml's parser) and compared with the snapshot's data as it is: such data reads
+        back from its YAML as written (:mod:`.dumper`; tests/plugin/test_snapshot_dumper.py checks it), so the
+        text is made only when a file is written (the rare document that would not read back as written is
+        written and read back first). A format-1 file is read in the current shape (:mod:`.shape`) and
+        rewritten only under update (noted in :attr:`migrated`).
+        """
         __tracebackhide__ = True
         claim_file(self.owners, path, nodeid, what="snapshot")
         options = options or SnapshotOptions()
         self.used.add(str(path))
-        text = dump_yaml(options.data(result))
-        fresh = load_yaml(text, file=path)
+        data, outputs = options.data(subject)
         shown = _display(path)
         if path.is_dir():
             raise ArtifactError("Snapshot", "it is a directory, not a file", file=shown,
                                 hint=f"remove the directory, then run {self._refresh_command(nodeid)}.")
-        if not path.exists():
+        try:
+            stored_text = read_text_capped(path, max_bytes=_MAX_BYTES, what="YAML file")
+        except DataReadError as exc:
+            stored_text = self._unreadable(exc, path, nodeid)
+        except FileNotFoundError:
             if self.update or self.create:
-                write_text_atomic(path, text, durable=True)
+                write_text_atomic(path, dump_yaml(data), durable=True)
                 self.created.add(str(path))
                 return
             raise AssertionError(
                 f"Snapshot '{label}' does not exist: {shown}\n"
                 f"{update_hint(nodeid, missing=True)}"
-            )
-        try:
-            stored = read_yaml_file(path)
-        except DataReadError as exc:
-            if not self.update:
-                raise ArtifactError("Snapshot", f"{exc.problem}{exc.at_line}", file=shown, hint=(
-                    f"run {self._refresh_command(nodeid)} to write it again (then review the "
-                    "diff), or restore it from version control.")) from None
-            stored = None  # rewritten below: the update repairs a corrupted snapshot
+            ) from None
+        stored = self._stored(stored_text, path, nodeid)
+        agrees = fast_dumper_agrees(data)
+        # odd characters (a line separator reads back as a space): compared as the file would read them back
+        read_back = data if agrees else load_yaml(dump_yaml(data, agrees=False), file=path)
+        if stored == read_back:
+            return
         version = stored.get("format_version") if isinstance(stored, dict) else None
-        if version != FORMAT_VERSION and not self.update:
+        old = isinstance(stored, dict) and version in OLD_FORMATS and outputs is not None
+        if old and outputs is not None:
+            stored = options.upgraded(stored, outputs)
+        elif version != FORMAT_VERSION and not self.update:
             self.mismatched.add(nodeid)
             raise AssertionError(
                 f"Snapshot '{label}' has format_version {version!r}, this plugin writes {FORMAT_VERSION}: {shown}\n"
                 f"{update_hint(nodeid, recording=self.recording)}"
             )
-        stored, fresh = _as_compared(stored), _as_compared(fresh)
+        stored, fresh = _as_compared(stored), _as_compared(read_back)
         if stored == fresh:
+            if old and self.update:  # the run is unchanged: only the format is new
+                write_text_atomic(path, dump_yaml(data, agrees=agrees), durable=True)
+                self.migrated.add(str(path))
             return  # also when only the secrets behind markers differ: the file is left as it is
         if self.update:
-            write_text_atomic(path, text, durable=True)
+            write_text_atomic(path, dump_yaml(data, agrees=agrees), durable=True)
             self.updated.add(str(path))
+            if old:
+                self.migrated.add(str(path))
             return
-        report = diff_report(stored, fresh, verbose=options.verbose)
+        notes = {**output_notes(stored), **output_notes(fresh)}  # which step's output a state key holds
+        report = diff_report(stored, fresh, verbose=options.verbose, notes=notes)
         body = "\n".join(f"  {line}" for line in report.lines)
         self.mismatched.add(nodeid)
+        note = (f"  (the file is in format {version}; --agentloom-update-snapshots rewrites it in format "
+                f"{FORMAT_VERSION}, each output stored once)\n" if old else "")
         raise AssertionError(
-            f"Snapshot '{label}' does not match {shown} ({report.places}, stored -> now):\n{body}\n"
+            f"Snapshot '{label}' does not match {shown} ({report.places}, stored -> now):\n{body}\n{note}"
             f"{update_hint(nodeid, recording=self.recording)}"
         )
+
+    def _stored(self, text: str, path: Path, nodeid: str) -> Any:
+        """The stored file's data; ``None`` for a corrupted file under update (which then rewrites it)."""
+        __tracebackhide__ = True
+        try:
+            return load_yaml(text, file=path)
+        except DataReadError as exc:
+            self._unreadable(exc, path, nodeid)
+            return None
+
+    def _unreadable(self, exc: DataReadError, path: Path, nodeid: str) -> str:
+        """A snapshot that cannot be read fails the test, naming the file; under update it is written again."""
+        __tracebackhide__ = True
+        if not self.update:
+            raise ArtifactError("Snapshot", f"{exc.problem}{exc.at_line}", file=_display(path), hint=(
+                f"run {self._refresh_command(nodeid)} to write it again (then review the "
+                "diff), or restore it from version control.")) from None
+        return ""
 
     def protect(self, prefix: Path, *, folder: bool = False) -> None:
         """Keep ``prefix``'s snapshots (``prefix.yaml``, ``prefix.<name>.yaml``), or a whole folder, unreported."""
@@ -303,6 +307,7 @@ class SnapshotSession:
         self.used.update(other.get("used", ()))
         self.created.update(other.get("created", ()))
         self.updated.update(other.get("updated", ()))
+        self.migrated.update(other.get("migrated", ()))
         self.roots.update(other.get("roots", ()))
         self.protected.update(other.get("protected", ()))
 
@@ -311,6 +316,7 @@ class SnapshotSession:
             "used": sorted(self.used),
             "created": sorted(self.created),
             "updated": sorted(self.updated),
+            "migrated": sorted(self.migrated),
             "roots": sorted(self.roots),
             "protected": sorted(self.protected),
             "owners": sorted(f"{path}\t{nodeid}" for path, nodeid in self.owners.items()),

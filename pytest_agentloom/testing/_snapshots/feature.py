@@ -18,6 +18,7 @@ from .._feature import NO_BODY_OPTIONS, Feature
 from .._selection import SelectionWatch
 from .._settings.option_table import read_setting
 from .compare import SnapshotSession, sanitize
+from .shape import FORMAT_VERSION
 
 __all__ = ["SnapshotFeature", "module_name"]
 
@@ -184,6 +185,11 @@ class SnapshotFeature(Feature):
             if paths:
                 lines.append(f"agentloom: {len(paths)} snapshot{'s' if len(paths) != 1 else ''} {verb}:")
                 lines += [f"  {_relative(Path(path))}" for path in sorted(paths)]
+        if self.snapshots.migrated:
+            count = len(self.snapshots.migrated)
+            lines.append(f"agentloom: {count} snapshot{'s' if count != 1 else ''} rewritten in format_version "
+                         f"{FORMAT_VERSION} (each output stored once; review and commit them):")
+            lines += [f"  {_relative(Path(path))}" for path in sorted(self.snapshots.migrated)]
         if self.unused:
             verb = "deleted" if self.deleted else "unused"
             lines += render_message(

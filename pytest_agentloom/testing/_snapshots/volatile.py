@@ -9,7 +9,10 @@ in place and shows in the diff.
 Paths are dotted, from the top of the snapshot: ``state.reply.id``,
 ``steps.*.output.id``, ``state.items[*].id``. A segment is a shell pattern
 (``*`` is any one key or position, ``call_*`` any key starting so). A path
-that starts with ``steps.`` also covers the run's ``state.steps.`` copy.
+that starts with ``steps.`` also covers the run's ``state.steps.`` copy, and
+one on ``steps.<id>.output`` covers the state key that step's output was
+written to (``outputs``: step id -> its state path), so a value seen in two
+places is matched in both (and the snapshot then holds it once: see :mod:`.shape`).
 
 A matcher is a type (``int``, ``str``), a compiled regular expression (it must
 ``fullmatch`` the text of the value), a callable returning true for a good
@@ -19,12 +22,14 @@ value, or text (for markers and ini lines): a type name (``int``, ``float``,
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..._core.patterns import DROP, edit_path, split_path
+from ..._core.state_paths import parse_path
 from ...errors import UsageError, render_message
 
 __all__ = ["Matcher", "apply_volatile", "matchers_from_lines", "parse_matcher"]
@@ -104,20 +109,41 @@ def _action(matcher: Matcher | None) -> Callable[[Any], Any]:
     return lambda value: matcher.placeholder if matcher.accepts(value) else value
 
 
-def _patterns(path: str) -> list[list[str]]:
+def _patterns(path: str, outputs: Mapping[str, str]) -> list[list[str]]:
     parts = split_path(path)
-    return [parts, ["state", *parts]] if parts[0] == "steps" else [parts]
+    if parts[0] != "steps":
+        return [parts]
+    patterns = [parts, ["state", *parts]]
+    if len(parts) >= 3 and parts[2] == "output":  # steps.<id>.output...: also the state key it was written to
+        for step_id, written in outputs.items():
+            if fnmatch.fnmatchcase(step_id, parts[1]):
+                target = _state_pattern(written)
+                if target is not None:
+                    patterns.append(["state", *target, *parts[3:]])
+    return patterns
+
+
+def _state_pattern(path: str) -> list[str] | None:
+    """A state path (``issue``, ``results[b01]``) as pattern segments matching only itself."""
+    try:
+        segments = parse_path(path)
+    except ValueError:
+        return None
+    if any(isinstance(seg, int) and seg < 0 for seg in segments):
+        return None  # counted from the end: the pattern language has no such position
+    return [re.sub(r"([*?\[])", r"[\1]", str(seg)) for seg in segments]
 
 
 def apply_volatile(data: Any, exclude: Iterable[str] = (), matchers: Mapping[str, Any] | None = None,
-                   *, strict: Collection[str] = ()) -> Any:
+                   *, strict: Collection[str] = (), outputs: Mapping[str, str] | None = None) -> Any:
     """A copy of ``data`` without the ``exclude`` paths and with matched values replaced by placeholders.
 
     A path of ``strict`` that reaches nothing in ``data`` raises UsageError (a typo must not pass quietly).
     """
+    outputs = outputs or {}
     rules: list[tuple[str, list[list[str]], Matcher | None]] = [
-        (path, _patterns(path), None) for path in exclude]
-    rules += [(path, _patterns(path), parse_matcher(spec, f"snapshot matcher for '{path}'"))
+        (path, _patterns(path, outputs), None) for path in exclude]
+    rules += [(path, _patterns(path, outputs), parse_matcher(spec, f"snapshot matcher for '{path}'"))
               for path, spec in (matchers or {}).items()]
     for path, patterns, matcher in rules:
         found = 0
