@@ -37,7 +37,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -165,20 +165,14 @@ class Redactor:
         if not self.active:
             return []
         shortest = self.policy.min_secret_text_length
-        found: list[str] = []
+        return [path for path, value in self._redacted_leaves(state)
+                if isinstance(value, str) and 0 < len(value) < shortest and not self.policy.is_marker(value)]
 
-        def collect(value: Any, path: str) -> None:
-            value = _as_data(value)
-            if isinstance(value, Mapping):
-                for key, item in value.items():
-                    collect(item, f"{path}.{key}")
-            elif isinstance(value, list | tuple):
-                for index, item in enumerate(value):
-                    collect(item, f"{path}[{index}]")
-            elif isinstance(value, str) and 0 < len(value) < shortest and not self.policy.is_marker(value):
-                found.append(path)
+    def _redacted_leaves(self, state: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+        """Each scalar under a redacted key of ``state``, with its dotted path (the run's own keys left out):
+        what both :meth:`too_short` and :meth:`secret_values` look at."""
 
-        def visit(value: Any, path: str | None) -> None:
+        def visit(value: Any, path: str | None) -> Iterator[tuple[str, Any]]:
             value = _as_data(value)
             if isinstance(value, Mapping):
                 for key, item in value.items():
@@ -186,16 +180,12 @@ class Redactor:
                     if path is None and name in OWN_STATE_KEYS:
                         continue
                     dotted = f"{path}.{name}" if path else name
-                    if self.matches(name, dotted):
-                        collect(item, dotted)
-                    else:
-                        visit(item, dotted)
+                    yield from (_leaves(item, dotted) if self.matches(name, dotted) else visit(item, dotted))
             elif isinstance(value, list | tuple):
                 for item in value:
-                    visit(item, path)
+                    yield from visit(item, path)
 
-        visit(state, None)
-        return found
+        return visit(state, None)
 
     def check_secret_lengths(self, state: Mapping[str, Any], *, given_as: str = "state= (--state)") -> None:
         """Refuse (:class:`~pytest_agentloom.errors.UsageError`) a state whose redacted text values include one
@@ -316,42 +306,20 @@ class Redactor:
             return []
         found: dict[str, None] = {}
 
-        def collect(value: Any) -> None:
-            value = _as_data(value)
-            if isinstance(value, Mapping):
-                for item in value.values():
-                    collect(item)
-            elif isinstance(value, list | tuple):
-                for item in value:
-                    collect(item)
-            elif value is not None and not isinstance(value, bool):
-                text = _canonical(value)
-                if self.policy.searched_in_text(text):
-                    found.setdefault(text)
+        def keep(leaves: Iterator[tuple[str, Any]]) -> None:
+            for _, value in leaves:
+                if value is not None and not isinstance(value, bool):
+                    text = _canonical(value)
+                    if self.policy.searched_in_text(text):
+                        found.setdefault(text)
 
-        def visit(value: Any, path: str | None) -> None:
-            value = _as_data(value)
-            if isinstance(value, Mapping):
-                for key, item in value.items():
-                    name = str(key)
-                    if path is None and name in OWN_STATE_KEYS:
-                        continue
-                    dotted = f"{path}.{name}" if path else name
-                    if self.matches(name, dotted):
-                        collect(item)
-                    else:
-                        visit(item, dotted)
-            elif isinstance(value, list | tuple):
-                for item in value:
-                    visit(item, path)
-
-        visit(state, None)
+        keep(self._redacted_leaves(state))
         for step_id, path in self.step_outputs.items():
             entry = (state.get("steps") or {}).get(step_id) if isinstance(state.get("steps"), Mapping) else None
             if path is not None and isinstance(entry, Mapping) and "output" in entry:
                 name, dotted = _output_names(path)
                 if self.matches(name, dotted):
-                    collect(entry["output"])
+                    keep(_leaves(entry["output"], dotted))
         return sorted(found, key=lambda text: (-len(text), text))
 
     def redact_text(self, text: str, secrets: Iterable[str]) -> str:
@@ -447,6 +415,19 @@ def _output_names(path: str) -> tuple[str, str]:
     if not segments:
         return path, path
     return segments[-1], ".".join(segments)
+
+
+def _leaves(value: Any, path: str) -> Iterator[tuple[str, Any]]:
+    """Each scalar inside ``value`` with its dotted path below ``path`` (``a.b``, ``a[0]``)."""
+    value = _as_data(value)
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _leaves(item, f"{path}.{key}")
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            yield from _leaves(item, f"{path}[{index}]")
+    else:
+        yield path, value
 
 
 def _as_data(value: Any) -> Any:
