@@ -427,14 +427,20 @@ def _known_keys(loc: tuple[Any, ...]) -> list[str]:
             continue
         if model is Workflow and part in STEP_TYPES:
             continue
-        if isinstance(model, type) and issubclass(model, BaseModel) and part in model.model_fields:
-            annotation = model.model_fields[part].annotation
-            model = _inner_model(annotation, loc)
+        fields = _fields_as_written(model)
+        if part in fields:
+            model = _inner_model(fields[part].annotation, loc)
         elif part in STEP_TYPES:
             model = STEP_TYPES[part]
-    if isinstance(model, type) and issubclass(model, BaseModel):
-        return list(model.model_fields)
-    return []
+    return list(_fields_as_written(model))
+
+
+def _fields_as_written(model: Any) -> dict[str, Any]:
+    """A model's fields by the key a workflow file writes (a field's alias when it has one: ``schema``, not
+    the Python name ``schema_``)."""
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        return {}
+    return {info.alias or name: info for name, info in model.model_fields.items()}
 
 
 def _inner_model(annotation: Any, loc: tuple[Any, ...]) -> Any:
