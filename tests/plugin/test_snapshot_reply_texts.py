@@ -4,6 +4,7 @@ are rewritten by update. Through the snapshot session itself, on real files (and
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -47,7 +48,7 @@ def run(workflow: object) -> object:
 
 
 def _run(workflow: object, intent: str) -> object:
-    reply = '{"intent": "%s", "urgency": "low"}' % intent
+    reply = json.dumps({"intent": intent, "urgency": "low"})
     return run_workflow(workflow,  # type: ignore[arg-type]
                         provider=Scripted({"classify": reply}), clock=VirtualClock(),
                         runs_dir=False)

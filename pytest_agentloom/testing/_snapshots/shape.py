@@ -185,7 +185,7 @@ def _is_reply_text(copy: Any, entry: Any, state: dict[str, Any]) -> bool:
     if not isinstance(copy, dict) or not isinstance(entry, dict) or set(copy) != {"output", "status"}:
         return False
     text = copy["output"]
-    if not isinstance(text, str) or copy["status"] != entry.get("status") or not text.lstrip()[:1] in ("{", "["):
+    if not isinstance(text, str) or copy["status"] != entry.get("status") or text.lstrip()[:1] not in ("{", "["):
         return False
     parsed = _output_of(entry, state)
     if not isinstance(parsed, dict | list):
