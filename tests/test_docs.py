@@ -27,6 +27,10 @@ import pytest_agentloom.testing._harness  # noqa: F401
 from pytest_agentloom.engine._format.loader import parse_workflow
 from pytest_agentloom.testing._scenarios.table import load_table
 
+#: these workflows (and upstream's, and the docs' one-step fragments) have gates whose decision no router
+#: reads, on purpose; the warning itself is tested in tests/engine/format/test_unread_gates.py
+pytestmark = pytest.mark.filterwarnings("ignore::pytest_agentloom.UnreadDecisionWarning")
+
 ROOT = Path(__file__).resolve().parent.parent
 # every Markdown page: the README and docs/ at any depth (a page in a subfolder is collected too)
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]

@@ -19,6 +19,10 @@ from pytest_agentloom.engine._format.lint import findings
 from pytest_agentloom.engine._format.loader import parse_workflow
 from pytest_agentloom.errors import WorkflowError
 
+#: these workflows (and upstream's, and the docs' one-step fragments) have gates whose decision no router
+#: reads, on purpose; the warning itself is tested in tests/engine/format/test_unread_gates.py
+pytestmark = pytest.mark.filterwarnings("ignore::pytest_agentloom.UnreadDecisionWarning")
+
 
 def run(workflow: Any, **options: Any):
     options.setdefault("clock", VirtualClock())

@@ -16,6 +16,10 @@ from pytest_agentloom import Scripted, run_workflow
 from pytest_agentloom.engine._entry.resume_workflow import resume_workflow
 from pytest_agentloom.errors import UsageError
 
+#: these workflows (and upstream's, and the docs' one-step fragments) have gates whose decision no router
+#: reads, on purpose; the warning itself is tested in tests/engine/format/test_unread_gates.py
+pytestmark = pytest.mark.filterwarnings("ignore::pytest_agentloom.UnreadDecisionWarning")
+
 FLOW = """\
 name: short
 state_schema: {pin: {redact: true}, creds: {redact: true}}

@@ -19,6 +19,10 @@ from pytest_agentloom.replay._cassette_file import loads, read_cassette
 from pytest_agentloom.replay._tool_tape import ToolTape
 from pytest_agentloom.testing._scenarios.table import load_table
 
+#: these workflows (and upstream's, and the docs' one-step fragments) have gates whose decision no router
+#: reads, on purpose; the warning itself is tested in tests/engine/format/test_unread_gates.py
+pytestmark = pytest.mark.filterwarnings("ignore::pytest_agentloom.UnreadDecisionWarning")
+
 
 def kept(path: Path) -> Callable[[], None]:
     """Remember ``path``'s bytes; the returned check fails if they changed."""

@@ -11,7 +11,6 @@ never reads another file.
 
 from __future__ import annotations
 
-import re
 import types
 import typing
 import warnings
@@ -155,27 +154,25 @@ def validate_workflow(workflow: Workflow, *, file: str = "<workflow>") -> None:
 
 
 def _warn_unread_gates(workflow: Workflow, file: str) -> None:
-    """An :class:`UnreadDecisionWarning` per approval gate that gates nothing (see :mod:`.gates`), at the file."""
+    """An :class:`UnreadDecisionWarning` per approval gate that gates nothing (see :mod:`.gates`), at the gate's
+    line in the file (found as every load error's line is, :func:`~pytest_agentloom._core.yaml_lines.line_of`)."""
+    from ..._core.yaml_lines import line_of
+
     gates = unread_gates(workflow)
-    lines = _source_lines(workflow) if gates else []
+    text = _source_text(workflow) if gates else ""
     for gate in gates:
         warning = UnreadDecisionWarning(render_message(
             gate.message + ".", [("file", file), ("step", gate.step_id), ("field", "output")], hint=gate.hint))
-        warnings.warn_explicit(warning, UnreadDecisionWarning, filename=file, lineno=_step_line(lines, gate.step_id))
+        line = (line_of(text, gate.step_id) if text else None) or 1
+        warnings.warn_explicit(warning, UnreadDecisionWarning, filename=file, lineno=line)
 
 
-def _source_lines(workflow: Workflow) -> list[str]:
-    """The workflow file's lines (none for a workflow built from text), to point a warning at a step's line."""
+def _source_text(workflow: Workflow) -> str:
+    """The workflow file's text ("" for a workflow built from text), to point a warning at a step's line."""
     try:
-        return workflow.source.read_text(encoding="utf-8").splitlines() if workflow.source is not None else []
+        return workflow.source.read_text(encoding="utf-8") if workflow.source is not None else ""
     except (OSError, ValueError):
-        return []
-
-
-def _step_line(lines: list[str], step_id: str) -> int:
-    """The 1-based line of ``id: <step_id>`` (block or flow style), else 1."""
-    pattern = re.compile(rf"""(?:^|[\s{{,-])id:\s*['"]?{re.escape(step_id)}['"]?\s*(?:[,}}#]|$)""")
-    return next((number for number, line in enumerate(lines, start=1) if pattern.search(line)), 1)
+        return ""
 
 
 # -- child workflows ----------------------------------------------------------------------------------------
@@ -427,14 +424,20 @@ def _known_keys(loc: tuple[Any, ...]) -> list[str]:
             continue
         if model is Workflow and part in STEP_TYPES:
             continue
-        if isinstance(model, type) and issubclass(model, BaseModel) and part in model.model_fields:
-            annotation = model.model_fields[part].annotation
-            model = _inner_model(annotation, loc)
+        fields = _fields_as_written(model)
+        if part in fields:
+            model = _inner_model(fields[part].annotation, loc)
         elif part in STEP_TYPES:
             model = STEP_TYPES[part]
-    if isinstance(model, type) and issubclass(model, BaseModel):
-        return list(model.model_fields)
-    return []
+    return list(_fields_as_written(model))
+
+
+def _fields_as_written(model: Any) -> dict[str, Any]:
+    """A model's fields by the key a workflow file writes (a field's alias when it has one: ``schema``, not
+    the Python name ``schema_``)."""
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        return {}
+    return {info.alias or name: info for name, info in model.model_fields.items()}
 
 
 def _inner_model(annotation: Any, loc: tuple[Any, ...]) -> Any:

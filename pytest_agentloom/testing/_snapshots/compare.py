@@ -33,7 +33,16 @@ from ..._core.yaml_io import load_yaml, read_text_capped
 from ..._redaction.policy import POLICY
 from ...errors import HINT_PREFIX, ArtifactError, DataReadError, FileNameClashError, render_message
 from .dumper import dump_yaml, fast_dumper_agrees
-from .shape import FORMAT_VERSION, OLD_FORMATS, compact, full_data, output_notes, output_paths, upgrade
+from .shape import (
+    FORMAT_VERSION,
+    OLD_FORMATS,
+    compact,
+    full_data,
+    output_notes,
+    output_paths,
+    upgrade,
+    without_reply_texts,
+)
 
 if TYPE_CHECKING:
     from ...engine._outcome.result import WorkflowResult
@@ -244,15 +253,22 @@ class SnapshotSession:
             return
         version = stored.get("format_version") if isinstance(stored, dict) else None
         old = isinstance(stored, dict) and version in OLD_FORMATS and outputs is not None
+        reshaped = without_reply_texts(stored) if version == FORMAT_VERSION and outputs is not None else None
         if old and outputs is not None:
             stored = options.upgraded(stored, outputs)
+        elif reshaped is not None:  # written before reply texts were left out: read as written now
+            stored, old = reshaped, True
+            version = "2 with reply texts"
         elif version != FORMAT_VERSION and not self.update:
             self.mismatched.add(nodeid)
             raise AssertionError(
                 f"Snapshot '{label}' has format_version {version!r}, this plugin writes {FORMAT_VERSION}: {shown}\n"
                 f"{update_hint(nodeid, recording=self.recording)}"
             )
-        stored, fresh = _as_compared(stored), _as_compared(read_back)
+        if old or _may_hold_markers(stored_text):
+            stored, fresh = _as_compared(stored), _as_compared(read_back)
+        else:  # nothing in the file to make alike: the data differ as they are (two walks of a big state saved)
+            fresh = read_back
         if stored == fresh:
             if old and self.update:  # the run is unchanged: only the format is new
                 write_text_atomic(path, dump_yaml(data, agrees=agrees), durable=True)
@@ -352,6 +368,15 @@ def _as_compared(data: Any) -> Any:
     whichever secret gave it), so a replay with a dummy secret passes a snapshot recorded with the real one.
     ``AGENTLOOM_SECRET_MARKERS=exact`` compares the digests too (two different secrets then differ)."""
     return data if POLICY.exact_markers() else POLICY.alike(data)
+
+
+def _may_hold_markers(text: str) -> bool:
+    """Whether a stored file's text may hold a redaction marker (or the replay form markers become).
+
+    When it holds neither, making markers alike cannot make the two sides equal (the stored side has no
+    marker to match, and no ``<REDACTED>`` for a fresh marker to become), so the walk is skipped.
+    """
+    return POLICY.marker_prefix in text or POLICY.replay_marker in text
 
 
 def display_path(path: Path) -> str:

@@ -6,8 +6,9 @@ once, in the state, where a reviewer reads it:
 
 - a step whose output is the value at its ``output`` key gets ``output_in: state.<output>`` instead of a second
   copy (a step with no ``output`` key, or whose key a later step overwrote, keeps its own ``output:``);
-- the engine's ``state.steps.<id>`` copy is left out when it says nothing the step's entry does not (a
-  structured output's copy holds the reply as written, the parsed value being elsewhere, so it stays).
+- the engine's ``state.steps.<id>`` copy is left out when it says nothing the step's entry does not; for a
+  structured output that copy holds the reply's JSON text, the parsed value being in the state: it is left out
+  too (the text as the model wrote it is in the cassette), so a changed field is one hunk, not two.
 
 So a one-word change to an output is one hunk in ``git diff``. Format 1 wrote all three copies; such a file is
 brought to this shape when read (:func:`upgrade`), with the run's step -> output key table, so it compares equal
@@ -19,6 +20,7 @@ Volatile values are applied to the run's full data first (see :mod:`.volatile`):
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +30,8 @@ from ..._core.state_paths import MISSING, get_path, parse_path
 if TYPE_CHECKING:
     from ...engine._outcome.result import WorkflowResult
 
-__all__ = ["FORMAT_VERSION", "OLD_FORMATS", "compact", "full_data", "output_notes", "output_paths", "upgrade"]
+__all__ = ["FORMAT_VERSION", "OLD_FORMATS", "compact", "full_data", "output_notes", "output_paths", "upgrade",
+           "without_reply_texts"]
 
 #: 2: each output once (``output_in``); 1: three copies of every output
 FORMAT_VERSION = 2
@@ -126,7 +129,7 @@ def compact(data: dict[str, Any], outputs: Mapping[str, str]) -> dict[str, Any]:
         return data
     state = _without_mirror(state, steps)
     new_steps = {step_id: _pointed(entry, outputs.get(step_id), state) for step_id, entry in steps.items()}
-    return {**data, "state": state, "steps": new_steps}
+    return {**data, "state": _without_reply_texts(state, new_steps), "steps": new_steps}
 
 
 def _without_mirror(state: dict[str, Any], steps: dict[str, Any]) -> dict[str, Any]:
@@ -146,6 +149,63 @@ def _without_mirror(state: dict[str, Any], steps: dict[str, Any]) -> dict[str, A
         out["steps"] = kept
         out = {key: out[key] for key in sorted(out)}
     return out
+
+
+def _without_reply_texts(state: dict[str, Any], steps: dict[str, Any]) -> dict[str, Any]:
+    """The state without the ``steps.<id>`` copies that are a structured output's reply text.
+
+    Such a copy is ``{output: "<JSON text>", status}`` beside a step whose output (kept in its entry, or in the
+    state where ``output_in`` points) is the parsed object or list. It works on data already compacted, so a
+    format-2 file written before this rule reads as the same snapshot (see :func:`compact`'s callers).
+    """
+    mirror = state.get("steps")
+    if not isinstance(mirror, dict):
+        return state
+    kept = {step_id: copy for step_id, copy in mirror.items()
+            if not _is_reply_text(copy, steps.get(step_id), state)}
+    if len(kept) == len(mirror):
+        return state
+    out = {key: value for key, value in state.items() if key != "steps"}
+    if kept:
+        out["steps"] = kept
+        out = {key: out[key] for key in sorted(out)}
+    return out
+
+
+def without_reply_texts(data: Any) -> dict[str, Any] | None:
+    """A stored format-2 run snapshot with its structured outputs' reply texts left out (as :func:`compact`
+    writes it now); ``None`` when it holds none, so an unchanged file is told apart from one to rewrite."""
+    if not isinstance(data, dict) or not isinstance(data.get("state"), dict) or not isinstance(data.get("steps"), dict):
+        return None
+    state = _without_reply_texts(data["state"], data["steps"])
+    return None if state is data["state"] else {**data, "state": state}
+
+
+def _is_reply_text(copy: Any, entry: Any, state: dict[str, Any]) -> bool:
+    if not isinstance(copy, dict) or not isinstance(entry, dict) or set(copy) != {"output", "status"}:
+        return False
+    text = copy["output"]
+    if not isinstance(text, str) or copy["status"] != entry.get("status") or text.lstrip()[:1] not in ("{", "["):
+        return False
+    parsed = _output_of(entry, state)
+    if not isinstance(parsed, dict | list):
+        return False
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _output_of(entry: dict[str, Any], state: dict[str, Any]) -> Any:
+    """A compacted step entry's output: its own, or the state value its ``output_in`` names."""
+    pointer = entry.get(_KEY)
+    if not isinstance(pointer, str) or not pointer.startswith("state."):
+        return entry.get("output", MISSING)
+    try:
+        return get_path(state, parse_path(pointer[len("state."):]))
+    except ValueError:
+        return MISSING
 
 
 def _pointed(entry: Any, path: str | None, state: dict[str, Any]) -> Any:

@@ -5,8 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from pytest_agentloom import Scripted, VirtualClock, resume_workflow, run_workflow
 from pytest_agentloom.engine._format.loader import load_workflow
+
+#: these workflows (and upstream's, and the docs' one-step fragments) have gates whose decision no router
+#: reads, on purpose; the warning itself is tested in tests/engine/format/test_unread_gates.py
+pytestmark = pytest.mark.filterwarnings("ignore::pytest_agentloom.UnreadDecisionWarning")
 
 FLOW = """\
 name: asked

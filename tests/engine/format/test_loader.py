@@ -186,6 +186,13 @@ def test_a_file_that_is_not_a_mapping_is_rejected(tmp_path: Path, text: str) -> 
         pytest.param(
             """
             name: x
+            steps: [{id: a, type: llm_call, prompt: hi, response_schema: {type: json_schema, schema: {}, shema: {}}}]
+            """,
+            "a", "response_schema.shema", "did you mean 'schema'?", id="aliased-field",
+        ),
+        pytest.param(
+            """
+            name: x
             steps:
               - id: r
                 type: router

@@ -34,6 +34,16 @@ steps:
 """
 
 
+def test_the_warning_points_at_the_gate_itself_not_at_text_that_names_it(tmp_path: Path) -> None:
+    path = tmp_path / "flow.yaml"
+    path.write_text(UNGATED.replace('prompt: "Draft"', 'prompt: "Draft the note for id: gate"').replace(
+        "  - {id: gate, type: approval_gate, depends_on: [draft], output: decision}\n",
+        "  - id: gate\n    type: approval_gate\n    depends_on: [draft]\n    output: decision\n"))
+    with pytest.warns(pytest_agentloom.UnreadDecisionWarning) as caught:
+        load_workflow(path)
+    assert [(warning.filename, warning.lineno) for warning in caught] == [(str(path), 4)]
+
+
 def test_a_gate_no_router_reads_warns_at_its_line_with_the_pattern_that_stops_a_rejected_run(tmp_path: Path) -> None:
     path = tmp_path / "flow.yaml"
     path.write_text(UNGATED)

@@ -18,6 +18,10 @@ from hypothesis import strategies as st
 from pytest_agentloom import VirtualClock, run_workflow
 from pytest_agentloom.cli import main
 
+#: these workflows (and upstream's, and the docs' one-step fragments) have gates whose decision no router
+#: reads, on purpose; the warning itself is tested in tests/engine/format/test_unread_gates.py
+pytestmark = pytest.mark.filterwarnings("ignore::pytest_agentloom.UnreadDecisionWarning")
+
 FLOW = """\
 name: tampered
 steps:

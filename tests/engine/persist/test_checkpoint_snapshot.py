@@ -21,6 +21,10 @@ from pytest_agentloom.engine._outcome.result import StepResult, StepStatus
 from pytest_agentloom.engine._persist.checkpoints import CHECKPOINT_FORMAT_VERSION, checkpoint_document
 from pytest_agentloom.engine._run.checkpoint_snapshot import CheckpointSnapshot
 
+#: these workflows (and upstream's, and the docs' one-step fragments) have gates whose decision no router
+#: reads, on purpose; the warning itself is tested in tests/engine/format/test_unread_gates.py
+pytestmark = pytest.mark.filterwarnings("ignore::pytest_agentloom.UnreadDecisionWarning")
+
 SALT = "snapshot-tests"
 CANARY = "sk-canary-5e6f7a8b9c"
 FLOW = f"""\

@@ -23,6 +23,10 @@ from pytest_agentloom.engine._persist.checkpoints import (
 )
 from pytest_agentloom.engine._persist.records import list_records
 
+#: these workflows (and upstream's, and the docs' one-step fragments) have gates whose decision no router
+#: reads, on purpose; the warning itself is tested in tests/engine/format/test_unread_gates.py
+pytestmark = pytest.mark.filterwarnings("ignore::pytest_agentloom.UnreadDecisionWarning")
+
 SALT = "checkpoint-tests"
 CANARY = "sk-canary-91b2c3d4e5"
 NESTED_CANARY = "pw-canary-0a1b2c3d"

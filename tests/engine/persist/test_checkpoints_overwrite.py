@@ -17,6 +17,10 @@ import pytest
 from pytest_agentloom import Scripted, run_workflow
 from pytest_agentloom.errors import UsageError
 
+#: these workflows (and upstream's, and the docs' one-step fragments) have gates whose decision no router
+#: reads, on purpose; the warning itself is tested in tests/engine/format/test_unread_gates.py
+pytestmark = pytest.mark.filterwarnings("ignore::pytest_agentloom.UnreadDecisionWarning")
+
 FLOW = "name: noop\nsteps:\n  - {id: say, type: llm_call, model: gpt-4o-mini, prompt: hi, output: said}\n"
 GATED = ("name: gated\nsteps:\n  - {id: say, type: llm_call, model: gpt-4o-mini, prompt: hi, output: said}\n"
          "  - {id: gate, type: approval_gate, message: Ship?, depends_on: [say]}\n")

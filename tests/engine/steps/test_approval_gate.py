@@ -20,6 +20,10 @@ from pytest_agentloom._redaction.redactor import make_marker
 from pytest_agentloom._redaction.salt import load_salt
 from pytest_agentloom.engine._persist.checkpoints import load_checkpoint
 
+#: these workflows (and upstream's, and the docs' one-step fragments) have gates whose decision no router
+#: reads, on purpose; the warning itself is tested in tests/engine/format/test_unread_gates.py
+pytestmark = pytest.mark.filterwarnings("ignore::pytest_agentloom.UnreadDecisionWarning")
+
 SALT = "approval-tests"
 CANARY = "sk-canary-7f3a9c2e11"
 

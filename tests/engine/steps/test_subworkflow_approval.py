@@ -20,6 +20,10 @@ from pytest_agentloom import VirtualClock, resume_workflow, run_workflow
 from pytest_agentloom.engine._persist.checkpoints import load_checkpoint
 from pytest_agentloom.errors import CheckpointError
 
+#: these workflows (and upstream's, and the docs' one-step fragments) have gates whose decision no router
+#: reads, on purpose; the warning itself is tested in tests/engine/format/test_unread_gates.py
+pytestmark = pytest.mark.filterwarnings("ignore::pytest_agentloom.UnreadDecisionWarning")
+
 HERE = Path(__file__).parent
 FLOW = HERE / "approval" / "nested_release.yaml"
 CANARY = "sk-canary-nested-5151"
