@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -24,10 +25,11 @@ from pytest_agentloom.providers import (
     repeats,
     reply,
 )
-from pytest_agentloom.replay import CassetteConfig, RecordMode
+from pytest_agentloom.replay import CassetteConfig, CassetteSession, RecordMode, ReplayProvider, ToolTape
 from pytest_agentloom.tools import Tool, ToolRegistry
 
 _ONE = {"scripted": Scripted()}
+_SESSION = CassetteSession(CassetteConfig(path="c.yaml"))
 
 BAD: list[tuple[str, Callable[[], object], list[str]]] = [
     ("scripted text", lambda: Scripted("hello"), ["Scripted()", "replies", "'hello'", "mapping of step id"]),  # type: ignore[arg-type]
@@ -72,6 +74,27 @@ BAD: list[tuple[str, Callable[[], object], list[str]]] = [
     ("cassette keys", lambda: CassetteConfig(path="c.yaml", api_keys=[5]), ["api_keys", "5 is not one"]),  # type: ignore[list-item]
     ("cassette age", lambda: CassetteConfig(path="c.yaml", max_age=0), ["max_age", "above 0"]),
     ("cassette hook", lambda: CassetteConfig(path="c.yaml", before_record_response="x"), ["before_record_response"]),  # type: ignore[arg-type]
+    ("registry not tools", lambda: ToolRegistry(5), ["ToolRegistry()", "tools", "got 5", "a list of tools"]),  # type: ignore[arg-type]
+    ("registry tool", lambda: ToolRegistry({"lookup": 5}), ["tool 'lookup'", "got 5", "a callable"]),
+    ("register", lambda: ToolRegistry().register("lookup"), ["function", "'lookup'", "BaseTool subclass"]),
+    ("reply text", lambda: reply(5), ["reply()", "text", "got 5", "a string"]),  # type: ignore[arg-type]
+    ("reply tokens", lambda: reply("x", input_tokens=-1), ["reply()", "input_tokens", "got -1", "0 or more"]),
+    ("reply tokens flag", lambda: reply("x", output_tokens=True), ["output_tokens", "got True"]),
+    ("reply cost", lambda: reply("x", cost="0.1"), ["reply()", "cost", "'0.1'", "finite number"]),  # type: ignore[arg-type]
+    ("reply model", lambda: reply("x", model=4), ["reply()", "model", "got 4", "a string, or None"]),  # type: ignore[arg-type]
+    ("reply calls", lambda: reply("x", tool_calls=["lookup"]), ["tool_calls", "ToolCall", "tool_call(...)"]),  # type: ignore[list-item]
+    ("error status", lambda: error("429"), ["error()", "status", "'429'", "whole number"]),  # type: ignore[arg-type]
+    ("error message", lambda: error(500, 5), ["error()", "message", "got 5", "a string"]),  # type: ignore[arg-type]
+    ("session config", lambda: CassetteSession("c.yaml"), ["CassetteSession()", "config", "'c.yaml'",  # type: ignore[arg-type]
+                                                        "CassetteConfig(path="]),
+    ("replay inner", lambda: ReplayProvider("openai", _SESSION), ["ReplayProvider()", "inner", "complete(request)"]),  # type: ignore[arg-type]
+    ("replay session", lambda: ReplayProvider(Scripted(), "c.yaml"), ["ReplayProvider()", "session",
+                                                                      "CassetteSession"]),  # type: ignore[arg-type]
+    ("tape path", lambda: ToolTape(5, recording=False), ["ToolTape()", "path", "got 5", "pathlib.Path"]),  # type: ignore[arg-type]
+    ("tape flag", lambda: ToolTape("t.yaml", recording="no"), ["ToolTape()", "recording", "'no'", "True or False"]),  # type: ignore[arg-type]
+    ("tape allow_real", lambda: ToolTape("t.yaml", recording=True, allow_real="lookup"), ["allow_real", "'lookup'",
+                                                                                          "names of the tools"]),
+    ("tape redact", lambda: ToolTape("t.yaml", recording=True, redact="x"), ["ToolTape()", "redact", "a function"]),  # type: ignore[arg-type]
 ]
 
 
@@ -104,3 +127,7 @@ def test_the_forms_the_constructors_document_are_accepted() -> None:
     obeys_injection([reply("x")], pattern=r"do (\w+) using (\{.*\})")
     config = CassetteConfig(path="c.yaml", mode="all", match_on=["method", lambda a, b: None], ignore=["seed"])
     assert config.mode is RecordMode.ALL and config.ignore == ("seed",) and config.path.name == "c.yaml"
+    reply("x", input_tokens=3, output_tokens=0, finish_reason=None, model="m", cost=0.5, reasoning="r"), error(None)
+    ReplayProvider(Scripted(), CassetteSession(config))
+    tape = ToolTape("t.yaml", recording=True, allow_real=(name for name in ["lookup"]), redact=str.upper, append=True)
+    assert tape.allow_real == frozenset({"lookup"}) and ToolTape(Path("t.yaml"), recording=True).allow_real is False

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._core.arguments import bad_argument, check_optional_text, check_real_number
 from .._core.types import LLMRequest, ToolCall, Usage
 
 __all__ = [
@@ -91,6 +92,12 @@ def reply(
     is then ``refusal`` and the step fails with ``error_code: refused``, unless it says
     ``on_refusal: output``.
     """
+    _check_reply("reply()", text=text, input_tokens=input_tokens, output_tokens=output_tokens,
+                 reasoning_tokens=reasoning_tokens, cost=cost, texts={"finish_reason": finish_reason, "model": model,
+                                                                     "reasoning": reasoning, "refusal": refusal})
+    if isinstance(tool_calls, (str, bytes)) or not all(isinstance(call, ToolCall) for call in tool_calls):
+        raise bad_argument("reply()", "tool_calls", tool_calls,
+                           "a list of ToolCall values (tool_call(...) makes a reply asking for one call)")
     usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens, reasoning_tokens=reasoning_tokens)
     return ReplySpec(
         text=text, tool_calls=tuple(tool_calls), usage=usage, model=model, cost=cost, reasoning_content=reasoning,
@@ -112,7 +119,25 @@ def tool_call(
 
 def error(status: int | None, message: str = "") -> ErrorSpec:
     """A provider error: ``error(429)`` is retried, ``error(400)`` fails at once."""
+    if status is not None and (isinstance(status, bool) or not isinstance(status, int)):
+        raise bad_argument("error()", "status", status,
+                           "an HTTP status as a whole number (429 is retried, 400 fails at once), or None")
+    if not isinstance(message, str):
+        raise bad_argument("error()", "message", message, "a string (the error's text)")
     return ErrorSpec(status=status, message=message)
+
+
+def _check_reply(call: str, *, text: object, cost: object, texts: Mapping[str, object], **counts: object) -> None:
+    """A scripted reply's fields, checked where the test wrote them (not when the step reads the reply)."""
+    if not isinstance(text, str):
+        raise bad_argument(call, "text", text, "a string (the reply's text)")
+    for name, value in counts.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise bad_argument(call, name, value, "a whole number of tokens, 0 or more")
+    for name, value in texts.items():
+        check_optional_text(call, name, value)
+    if cost is not None:
+        check_real_number(call, "cost", cost)
 
 
 def is_answer(value: Any) -> bool:

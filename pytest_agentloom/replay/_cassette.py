@@ -309,6 +309,9 @@ class CassetteSession:
     """
 
     def __init__(self, config: CassetteConfig) -> None:
+        if not isinstance(config, CassetteConfig):
+            raise bad_argument("CassetteSession()", "config", config,
+                               "a CassetteConfig, e.g. CassetteSession(CassetteConfig(path='cassettes/t.yaml'))")
         self.config = config
         self.mode = config.mode
         self._loaded: tuple[Provenance | None, list[Any], list[dict[str, Any]]] | None = None
@@ -828,6 +831,11 @@ class ReplayProvider:
     """
 
     def __init__(self, inner: Provider, session: CassetteSession) -> None:
+        if not callable(getattr(inner, "complete", None)):
+            raise bad_argument("ReplayProvider()", "inner", inner,
+                               "a provider (an object with an async complete(request) method), e.g. OpenAIProvider()")
+        if not isinstance(session, CassetteSession):
+            raise bad_argument("ReplayProvider()", "session", session, "a CassetteSession (open or not yet opened)")
         self.inner = inner
         self.session = session
         self.name = getattr(inner, "name", "replay")

@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .._core.arguments import bad_argument
 from .._core.files import write_text_atomic
 from .._core.yaml_io import read_yaml_file
 from .._redaction.http_traffic import redact_data
@@ -71,17 +72,37 @@ def _plain(value: Any) -> Any:
     return to_plain(value)
 
 
+def _allowed(path: object, *, allow_real: object, redact: object, **flags: object) -> bool | frozenset[str]:
+    """``allow_real`` as the tape keeps it, once :class:`ToolTape`'s arguments are checked: refused where they
+    were written, not when the tape is read or saved much later."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise bad_argument("ToolTape()", "path", path, "a file path (a string or a pathlib.Path)")
+    for name, value in flags.items():
+        if not isinstance(value, bool):
+            raise bad_argument("ToolTape()", name, value, "True or False")
+    if redact is not None and not callable(redact):
+        raise bad_argument("ToolTape()", "redact", redact, "a function from text to text, or None")
+    if isinstance(allow_real, bool):
+        return allow_real
+    names = tuple(allow_real) if isinstance(allow_real, Iterable) and not isinstance(allow_real, (str, bytes)) else None
+    if names is None or not all(isinstance(name, str) for name in names):
+        raise bad_argument("ToolTape()", "allow_real", allow_real,
+                           "True or False, or a list of the names of the tools that may run for real")
+    return frozenset(names)
+
+
 class ToolTape:
     """One test's recorded tool results: ``wrap`` a registry, run, then ``save`` (when recording)."""
 
     def __init__(self, path: str | os.PathLike[str], *, recording: bool,
                  allow_real: bool | Iterable[str] = False, redact: Callable[[str], str] | None = None,
                  append: bool = False) -> None:
+        allowed = _allowed(path, recording=recording, allow_real=allow_real, redact=redact, append=append)
         self.path = Path(path)
         self.redact = redact or (lambda text: text)  # secrets out of the file, and out of the matching
         self.recording = recording
         self.append = append and recording
-        self.allow_real = allow_real if isinstance(allow_real, bool) else frozenset(allow_real)
+        self.allow_real = allowed
         self.entries: list[dict[str, Any]] = self._load() if (self.append or not recording) else []
         self.loaded_count = len(self.entries)  # the calls that came from the file (the rest were recorded now)
         self._used: set[int] = set()

@@ -102,12 +102,16 @@ class BaseTool:
         raise NotImplementedError(f"{type(self).__name__}.run is not implemented")
 
 
+#: what :func:`as_tool` takes, as a refusal names it
+_TOOL_FORMS = "a Tool, a BaseTool subclass or instance, or a callable (a function, sync or async)"
+
+
 def _from_function(
     fn: Callable[..., Any], *, name: str | None = None, description: str | None = None,
     parameters: dict[str, Any] | None = None, side_effects: bool = False,
 ) -> Tool:
     if not callable(fn):
-        raise UsageError(f"a tool must be callable, got {type(fn).__name__}: {fn!r}")
+        raise bad_argument("the tool" + (f" '{name}'" if name else ""), "function", fn, _TOOL_FORMS)
     tool_name = name or getattr(fn, "__name__", None)
     if not tool_name or tool_name == "<lambda>":
         raise UsageError("a tool needs a name: pass name='...' (a lambda has none)")
@@ -196,7 +200,8 @@ class ToolRegistry(Mapping[str, Tool]):
                                        "names that are non-empty strings, as the workflow's steps call them")
                 self.register(value, name=str(key))
         elif isinstance(tools, (str, bytes)) or not isinstance(tools, Iterable):
-            raise UsageError(f"tools must be a mapping of names to tools or a list of tools, got {tools!r}")
+            raise bad_argument("ToolRegistry()", "tools", tools,
+                               "a mapping of tool names to tools, or a list of tools; each tool " + _TOOL_FORMS)
         else:
             for value in tools:
                 self.register(value)
