@@ -224,9 +224,24 @@ class Drift:
         from .trace_facts import run_facts
 
         def observe(workflow: Workflow, result: WorkflowResult, provider: Any, fallbacks_before: int) -> None:
-            self.side(nodeid)["runs"].append(run_facts(result, workflow_key(workflow, self.rootdir)))
+            facts, runs = run_facts(result, workflow_key(workflow, self.rootdir)), self.side(nodeid)["runs"]
+            replayed = self.sides[nodeid].get(REPLAY, {}).get("runs", [])
+            if self.is_live(nodeid) and len(runs) < len(replayed):  # the run it pairs with ran replayed before
+                self._ask_scores(nodeid, replayed[len(runs)], facts, provider, workflow, len(runs) + 1)
+            runs.append(facts)
 
         return observe
+
+    def _ask_scores(self, nodeid: str, old: dict[str, Any], new: dict[str, Any], provider: Any, workflow: Workflow,
+                    number: int) -> None:
+        """The model calls of the ``embedding`` and ``judge`` comparisons, on the live run's provider (so they are
+        recorded into its live cassette), kept in its facts (see :mod:`.output_scores`)."""
+        from .._settings.drift_outputs import parse_methods
+        from .output_scores import ask_scores
+
+        methods = parse_methods(self.methods.get(nodeid), "drift_outputs")
+        name = workflow.config.provider if workflow.config.provider != "mock" else None
+        ask_scores(methods, old, new, provider, provider_name=name, run_id=f"{nodeid}#{number}")
 
     def snapshot_dir(self, committed: Path) -> Path:
         """Where the live side writes a snapshot folder: its committed path, under ``DIR/snapshots``."""
