@@ -16,7 +16,10 @@ from tests.replay.drift_project import committed, drift, plan_bug, record
 from tests.replay.helpers import Project
 from tests.servers.fake_llm import fail, recorded, text
 
+pytestmark = pytest.mark.slow  # each records, then runs a drift check: a few seconds
+
 _LIVE = ".agentloom/drift/check/cassettes/test_triage.py/test_triage.yaml"
+_ASKED = ".agentloom/drift/check/comparisons/test_triage.py/test_triage.yaml"  # the comparison calls, recorded
 
 
 def mark(project: Project, methods: dict[str, str]) -> None:
@@ -66,7 +69,8 @@ def test_an_output_compared_by_embedding_is_benign_or_a_regression_by_its_distan
     asked = [request for request in project.server.requests if request.route == "openai_embed"]
     assert [request.json["input"] for request in asked] == [["A printer fire.", "Completely different answer text."]]
     assert asked[0].json["model"] == "text-embedding-3-small"
-    assert "/v1/embeddings" in (project.path / _LIVE).read_text()  # recorded with the live run
+    assert "/v1/embeddings" in (project.path / _ASKED).read_text()  # recorded beside the live run's cassette,
+    assert "/v1/embeddings" not in (project.path / _LIVE).read_text()  # not in it (adopting it must not take it)
     assert line.strip() in (project.path / "scratch/drift.md").read_text()
     assert committed(project) == before
 
@@ -117,7 +121,7 @@ def test_an_output_compared_by_a_judge_is_a_regression_when_its_verdict_turns_to
               if "Rubric:" in json.dumps(request.json)]
     assert judged == [f"Rubric:\n{RUBRIC}\n\nText to grade:\nA printer fire.",
                       f"Rubric:\n{RUBRIC}\n\nText to grade:\nSomething is off."]
-    assert "Names what is wrong" in (project.path / _LIVE).read_text()  # the judge's calls, recorded
+    assert "Names what is wrong" in (project.path / _ASKED).read_text()  # the judge's calls, recorded
     report = (project.path / "scratch/drift.md").read_text()
     assert "0.90 -> " in report and "reason now:" in report  # the verdict's audit trail is in the report too
 
@@ -204,3 +208,20 @@ def test_a_fork_compares_by_embedding_or_judge_offline_with_scripted_answers(
 
     result.assert_outcomes(passed=1)
     assert f"FORK {verdict} {change}\n" in result.stdout.str()
+
+
+def test_an_adopted_recording_with_its_embedding_call_replays_offline(project: Project) -> None:
+    record(project)
+    mark(project, {"investigate": "embedding:0.1"})
+    plan_bug(project, answer="The printer fire.")
+    plan_vectors(project, [3.0, 4.0], [4.0, 3.0])
+    drift(project).assert_outcomes(passed=1)
+    scratch = project.path / ".agentloom/drift/check"
+    for name in ("cassettes/test_triage.py/test_triage.yaml", "__agentloom_snapshots__/test_triage/test_triage.yaml"):
+        source = scratch / name if name.startswith("cassettes") else scratch / "snapshots" / name
+        (project.path / name).write_bytes(source.read_bytes())  # what agentloom drift --adopt copies
+    project.offline()
+
+    replayed = project.run()  # the live cassette holds no embedding request, which a plain run would not use
+
+    replayed.assert_outcomes(passed=1)

@@ -5,11 +5,11 @@ plain facts. These two need a model: ``embedding`` asks for the vectors of both
 outputs (one ``embed`` request of two texts, step id ``embedding_check``, as
 ``agentloom.assert_embedding_close`` sends it), ``judge`` asks the judge
 (:mod:`.._judge.judge`, step id ``judge``) for a verdict on each output. They are
-asked on the new side's provider right after its run (the live run's in a drift
-check, ``then`` in a fork), so they go where its model calls go: recorded into
-the live cassette in the scratch folder, answered by a ``Scripted`` provider's
-``embedding_check=``/``judge=`` replies, replayed from a cassette that holds
-them. The answers are kept in the new side's facts as plain data
+asked of the new side's provider (in a drift check, once the test's live call is
+over: through the live gateway, recorded into ``DIR/comparisons/...``, a cassette
+of their own that adopting a live recording leaves out; or the run's own
+provider, e.g. a ``Scripted`` one answering ``embedding_check=``/``judge=``
+replies; in a fork, ``then``). The answers are kept in the new side's facts as plain data
 (``scores``: step -> what was measured), which travel to the xdist controller
 with the rest; :mod:`.output_compare` reads them. A call that fails is kept as
 its error, and the output then counts as a regression: a comparison that could
