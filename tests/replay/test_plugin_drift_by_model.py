@@ -12,7 +12,7 @@ import pytest
 # run is dropped after it, and the next run's scripted tool call would be a ToolCall of another copy.
 import pytest_agentloom.engine._entry.run_workflow
 import pytest_agentloom.providers._scripted  # noqa: F401
-from tests.replay.drift_project import committed, drift, plan_bug, record
+from tests.replay.drift_project import assert_no_secret_in, committed, drift, plan_bug, record
 from tests.replay.helpers import Project
 from tests.servers.fake_llm import fail, recorded, text
 
@@ -73,6 +73,7 @@ def test_an_output_compared_by_embedding_is_benign_or_a_regression_by_its_distan
     assert "/v1/embeddings" not in (project.path / _LIVE).read_text()  # not in it (adopting it must not take it)
     assert line.strip() in (project.path / "scratch/drift.md").read_text()
     assert committed(project) == before
+    assert_no_secret_in(project.path / ".agentloom/drift/check")  # the comparison cassette is scrubbed too
 
 
 def test_an_embedding_model_of_its_own_and_a_failed_embedding_call_which_is_a_regression(project: Project) -> None:
