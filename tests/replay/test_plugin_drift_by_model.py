@@ -178,7 +178,7 @@ from test_triage import lookup  # the recorded run's tool, as its requests descr
 from pytest_agentloom import Scripted
 
 
-def test_fork(agentloom):
+def test_fork_by_meaning(agentloom):
     then = Scripted({"investigate": [{"tool_call": "lookup", "arguments": {"ticket": 7}},
                                      "Completely different answer text."],
                      "embedding_check": {"embedding": [[3.0, 4.0], [4.0, 3.0]]},
@@ -201,11 +201,11 @@ def test_fork(agentloom):
 def test_a_fork_compares_by_embedding_or_judge_offline_with_scripted_answers(
         project: Project, outputs: dict[str, str], verdict: str, change: str) -> None:
     record(project)
-    project.pytester.makepyfile(test_fork=FORK_TEST.replace("OUTPUTS", repr(outputs)).replace("VERDICT",
+    project.pytester.makepyfile(test_fork_by_meaning=FORK_TEST.replace("OUTPUTS", repr(outputs)).replace("VERDICT",
                                                                                               repr(verdict)))
     project.offline()  # no keys, no server: every answer is the cassette's or the script's
 
-    result = project.run("test_fork.py", "-s")
+    result = project.run("test_fork_by_meaning.py", "-s")
 
     result.assert_outcomes(passed=1)
     assert f"FORK {verdict} {change}\n" in result.stdout.str()
