@@ -511,7 +511,9 @@ def _cmd_fork(args: argparse.Namespace) -> int:
                                         tools=tape.wrap_run_tools(workflow, tools), run_id=f"fork-{int(fork)}"))
         finally:
             session.close(keep=False)
-    forked = compare_fork(args.file, args.file, results[0], results[1], args.at, methods)
+    name = workflow.config.provider if workflow.config.provider != "mock" else None
+    forked = compare_fork(args.file, args.file, results[0], results[1], args.at, methods, then=then,
+                          provider_name=name)
     print(f"agentloom fork: {args.file} replayed from {args.replay}, forked at '{args.at}': "
           f"{verdict_text(forked.drift)}")
     print("\n".join(f"  {change}" for change in forked.changes) or "  no change")

@@ -264,7 +264,9 @@ class AgentloomHarness:
                 runs.append(self.run(source, state, tools=dict(taped), provider=provider))
             finally:
                 reading.release()
-        return compare_fork(self.nodeid, workflow_key(workflow, self.test_dir), runs[0], runs[1], at, methods)
+        name = workflow.config.provider if workflow.config.provider != "mock" else None
+        return compare_fork(self.nodeid, workflow_key(workflow, self.test_dir), runs[0], runs[1], at, methods,
+                            then=then, provider_name=name)
 
     def _fork_cassette(self, at: str, cassette: str | Path | None) -> TestCassette:
         """A reading of the recording a fork replays (this test's cassette, or ``cassette``); only a replay can

@@ -11,7 +11,8 @@ as a judge reads it: see :func:`._judge.judge.judged_text`) and raises ``Asserti
 
 The distance between two embeddings needs a model call, so it is a method of the ``agentloom`` fixture
 (``agentloom.assert_embedding_close``): its request is a one-step ``embed`` workflow run on the test's
-provider, scripted, recorded and replayed like an ``embed`` step's. This module holds its pieces.
+provider, scripted, recorded and replayed like an ``embed`` step's. This module holds the assertion; the call
+and the distance are in :mod:`._judge.embedding`, which the drift check's ``embedding`` comparison uses too.
 """
 
 from __future__ import annotations
@@ -21,15 +22,12 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import UsageError, render_message
+from ._judge.embedding import EMBEDDING_STEP, cosine_distance, distance_from_run, embedding_workflow
 from ._judge.judge import final_step, judged_text
 from ._judge.verdict import shorten
-
-if TYPE_CHECKING:
-    from ..engine._format.model import Workflow
-    from ..engine._outcome.result import WorkflowResult
 
 __all__ = [
     "EMBEDDING_STEP",
@@ -45,8 +43,6 @@ __all__ = [
     "similarity",
 ]
 
-#: The step id of an embedding check's call: a ``Scripted`` provider answers it from ``embedding_check=...``.
-EMBEDDING_STEP = "embedding_check"
 _DIFF_LINES = 20
 _EXACT_CELLS = 4_000_000  # a failed assert_similar computes the exact score up to this table size (about a second)
 
@@ -223,53 +219,6 @@ def _json_path(path: Iterable[Any]) -> str:
 
 
 # -- embedding distance ---------------------------------------------------------------------------------------
-
-
-def embedding_workflow(model: str, provider_name: str | None = None) -> Workflow:
-    """The one-step ``embed`` workflow of an embedding check (the two texts go in its state)."""
-    __tracebackhide__ = True
-    from ..engine._format.loader import parse_data
-
-    if not isinstance(model, str) or not model.strip():
-        raise UsageError(render_message(
-                f"agentloom.embedding_distance() needs model=: an embedding model's name, got {model!r}.",
-                hint="e.g. model='text-embedding-3-small'."))
-    config: dict[str, Any] = {"retry": {"max_retries": 0}}
-    if provider_name:
-        config["provider"] = provider_name
-    step = {"id": EMBEDDING_STEP, "type": "embed", "model": model, "inputs": "texts", "output": "vectors"}
-    data = {"name": "agentloom-embedding-check", "state": {"texts": []}, "config": config, "steps": [step]}
-    return parse_data(data, file="<agentloom.embedding_distance>")
-
-
-def distance_from_run(result: WorkflowResult, model: str) -> float:
-    """The cosine distance of the two vectors an embedding check's run got; its step's error when it failed."""
-    __tracebackhide__ = True
-    from ..errors import ErrorCode, JudgeError
-
-    step = result.steps.get(EMBEDDING_STEP)
-    vectors = step.output if step is not None and step.status.value == "success" else None
-    if isinstance(vectors, list) and len(vectors) == 2:
-        return cosine_distance(vectors[0], vectors[1])
-    problem = (step.error if step is not None else None) or f"the run ended {result.status.value}"
-    raise JudgeError(render_message(f"Embedding check with model {model} got no vectors: its model call failed.",
-                                    details=[f"  {line}" for line in problem.splitlines()]),
-                     code=ErrorCode.JUDGE_FAILED)
-
-
-def cosine_distance(left: list[float], right: list[float]) -> float:
-    """``1 - cos(angle)``: 0 for vectors in the same direction, 1 for orthogonal ones, 2 for opposite ones."""
-    __tracebackhide__ = True
-    if len(left) != len(right):
-        raise UsageError(render_message(f"Cannot compare embeddings of {len(left)} and {len(right)} numbers.",
-                                        hint="embed both texts with the same model."))
-    norms = math.sqrt(sum(x * x for x in left)) * math.sqrt(sum(y * y for y in right))
-    if norms == 0:
-        raise UsageError(render_message(
-                "Cannot compare an embedding of only zeros: it has no direction.",
-                hint="check the embedding model's answer (a scripted embedding needs a non-zero "
-                     "vector)."))
-    return 1.0 - sum(x * y for x, y in zip(left, right, strict=True)) / norms
 
 
 def check_distance(distance: float, max_distance: float, value: Any, reference: Any, *, step: str | None,

@@ -70,8 +70,8 @@ class SideCalls:
     def ask_embeddings(self, value: Any, reference: Any, model: str, step: str | None,
                         provider: Provider | None) -> tuple[Workflow, dict[str, Any]]:
         __tracebackhide__ = True
+        from ._judge.embedding import embedding_workflow
         from ._judge.judge import judged_text
-        from ._output_checks import embedding_workflow
 
         text, _ = judged_text(value, step)
         other, _ = judged_text(reference)
@@ -81,7 +81,7 @@ class SideCalls:
 
     def distance(self, result: WorkflowResult, model: str) -> float:
         __tracebackhide__ = True
-        from ._output_checks import distance_from_run
+        from ._judge.embedding import distance_from_run
 
         return distance_from_run(result, model)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -81,3 +82,55 @@ def test_verdicts_from_facts() -> None:
     wired = _side({"answer": "open settings then export"})
     wired["output_methods"] = {"*": "exact"}  # what the live side carries from a worker
     assert compare_test("t", old, wired).verdict == "regression"
+
+
+def test_embedding_and_judge_methods_are_spelled_with_their_threshold_model_and_rubric() -> None:
+    methods = parse_methods(["embedding:0.15", "draft=embedding(text-embedding-3-large):0.3",
+                             "reply=judge(0.8, gpt-4.1):Polite, short, and names the next step."], "ini")
+    assert methods.default == OutputMethod("embedding", 0.15, model="text-embedding-3-small")
+    assert methods.for_step("draft") == OutputMethod("embedding", 0.3, model="text-embedding-3-large")
+    assert methods.for_step("reply") == OutputMethod("judge", 0.8, model="gpt-4.1",
+                                                     rubric="Polite, short, and names the next step.")
+    assert parse_methods(methods.to_wire(), "wire") == methods  # what an xdist worker sends reads back the same
+    assert parse_methods("judge:Says thanks.", "flag").default == OutputMethod("judge", 0.7, model="gpt-4o-mini",
+                                                                               rubric="Says thanks.")
+
+
+@pytest.mark.parametrize(("written", "message"), [
+    ("embeding:0.2", "unknown output comparison 'embeding:0.2'"),
+    ("embedding:2.5", "the embedding distance (the largest cosine distance that is benign) must be a number from 0 "
+                      "to 2 (got '2.5')"),
+    ("embedding():0.1", "embedding() names no model"),
+    ("judge", "judge needs a rubric after its colon"),
+    ("judge(1.2):Polite.", "the judge threshold must be a number from 0 to 1 (got '1.2')"),
+    ("jduge:Polite.", "did you mean 'judge'?"),
+])
+def test_bad_embedding_and_judge_methods_name_the_problem(written: str, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        parse_methods(written, "--agentloom-drift-outputs")
+
+
+_JUDGE = OutputMethod("judge", 0.7, model="m", rubric="r")
+
+
+@pytest.mark.parametrize(("method", "measured", "benign", "detail"), [
+    (OutputMethod("embedding", 0.2, model="e"), {"method": "embedding(e):0.2", "distance": 0.2}, True,
+     "close by embedding (distance 0.200 <= 0.2)"),
+    (OutputMethod("embedding", 0.2, model="e"), {"method": "embedding(e):0.2", "distance": 0.25}, False,
+     "'a' -> 'b' (embedding distance 0.250 > 0.2)"),
+    (OutputMethod("embedding", 0.2, model="e"), None, False,
+     "'a' -> 'b' (embedding: not measured, no model was asked)"),
+    (OutputMethod("embedding", 0.2, model="e"), {"method": "embedding(e):0.5", "distance": 0.0}, False,
+     "'a' -> 'b' (embedding: not measured, no model was asked)"),  # measured for another method: not this one
+    (_JUDGE, {"method": str(_JUDGE), "old": {"score": 0.4, "passed": False, "reason": "x"},
+              "new": {"score": 0.7, "passed": True, "reason": "y"}}, True,
+     "judge 0.40 -> 0.70 >= 0.7: passes now, failed before (reason now: 'y'; before: 'x')"),
+    (_JUDGE, {"method": str(_JUDGE), "old": {"score": 0.2, "passed": False, "reason": "x"},
+              "new": {"score": 0.3, "passed": False, "reason": "y"}}, True,
+     "judged alike (judge 0.20 -> 0.30, both fail at 0.7; reason now: 'y')"),
+    (_JUDGE, {"method": str(_JUDGE), "error": "judge down"}, False, "'a' -> 'b' (judge: not measured: judge down)"),
+])
+def test_methods_that_ask_a_model_decide_by_what_it_answered(method: OutputMethod, measured: dict | None,
+                                                              benign: bool, detail: str) -> None:
+    verdict = compare_output(method, "a", "b", measured)
+    assert (verdict.same, verdict.benign, verdict.detail) == (False, benign, detail)

@@ -177,6 +177,8 @@ class Drift:
         self.not_compared: list[str] = []  # selected tests with no committed cassette
         self.partial = False  # a worker died: some tests' facts are missing
         self.methods: dict[str, dict[str, str]] = {}  # node id -> its output methods (plain data)
+        #: node id -> its live runs still to compare by a model: replayed facts, live facts, provider, workflow
+        self._to_score: dict[str, list[tuple[dict[str, Any], dict[str, Any], Any, Workflow]]] = {}
 
     # -- collection and the two runs of a test --------------------------------------------------------------
 
@@ -224,9 +226,53 @@ class Drift:
         from .trace_facts import run_facts
 
         def observe(workflow: Workflow, result: WorkflowResult, provider: Any, fallbacks_before: int) -> None:
-            self.side(nodeid)["runs"].append(run_facts(result, workflow_key(workflow, self.rootdir)))
+            facts, runs = run_facts(result, workflow_key(workflow, self.rootdir)), self.side(nodeid)["runs"]
+            replayed = self.sides[nodeid].get(REPLAY, {}).get("runs", [])
+            if self.is_live(nodeid) and len(runs) < len(replayed):  # the run it pairs with ran replayed before
+                self._to_score.setdefault(nodeid, []).append((replayed[len(runs)], facts, provider, workflow))
+            runs.append(facts)
 
         return observe
+
+    def _ask_scores(self, item: pytest.Item) -> None:
+        """The model calls of the ``embedding`` and ``judge`` comparisons of the test's live runs, kept in their
+        facts (see :mod:`.output_scores`); asked once the test's call is over and its live cassette written."""
+        from .._settings.drift_outputs import ASKING_METHODS, parse_methods
+        from .output_scores import ask_scores
+
+        pending = self._to_score.pop(item.nodeid, [])
+        methods = parse_methods(self.methods.get(item.nodeid), "drift_outputs")
+        if not any(method.kind in ASKING_METHODS for method in (methods.default, *dict(methods.per_step).values())):
+            return
+        session = None
+        try:
+            for number, (old, new, provider, workflow) in enumerate(pending, start=1):
+                if getattr(provider, "session", None) is not None:  # the test's cassette, closed by now
+                    session = session or self._comparison_cassette(item)
+                    provider = self._through(session, workflow)
+                name = workflow.config.provider if workflow.config.provider != "mock" else None
+                ask_scores(methods, old, new, provider, provider_name=name, run_id=f"{item.nodeid}#{number}")
+        finally:
+            if session is not None:
+                session.close(keep=True)
+
+    def _comparison_cassette(self, item: pytest.Item) -> Any:
+        """Where the comparison calls are recorded: ``DIR/comparisons/<test file>/<test>.yaml``, beside the live
+        cassettes and not among them, so that adopting a live recording never brings them into a committed
+        cassette (whose plain replay would find them unused)."""
+        from ...replay._cassette import CassetteConfig, CassetteSession
+
+        relative = self.live_replay.cassette_path(item).relative_to(self.live_replay.cassette_dir)
+        config = CassetteConfig(path=self.settings.folder / "comparisons" / relative, mode=RecordMode.ALL,
+                                test_id=item.nodeid, root=self.rootdir)
+        return CassetteSession(config).open()
+
+    @staticmethod
+    def _through(session: Any, workflow: Workflow) -> Any:
+        from ...providers._factory import default_gateway
+
+        session.add_run(workflow)
+        return session.wrap(default_gateway(workflow.config))
 
     def snapshot_dir(self, committed: Path) -> Path:
         """Where the live side writes a snapshot folder: its committed path, under ``DIR/snapshots``."""
@@ -243,6 +289,7 @@ class Drift:
             side["outcome"] = report.outcome if report.when == "call" or report.skipped else "error"
             side["failure"] = _headline(report) if report.failed else ""
         if report.when == "call" and self.is_live(item.nodeid):
+            self._ask_scores(item)
             side["snapshots"] = self._snapshot_states(item.nodeid)
             side["files"] = self._live_files(item)
             problems = [f"  step '{step}': {message}" for run in side["runs"]

@@ -114,10 +114,11 @@ def _output_changes(old: Mapping[str, Any], new: Mapping[str, Any],
     """Each step with an output on both sides whose output differs: the line, and whether it regresses (a step
     with an output on one side only shows already, by its status)."""
     before, after = old.get("outputs", {}), new.get("outputs", {})
+    measured = new.get("scores", {})  # what a model said, for the methods that ask one (see .output_scores)
     lines = []
     for step in sorted(set(before) & set(after)):
         method = methods.for_step(step)
-        verdict = compare_output(method, before[step], after[step])
+        verdict = compare_output(method, before[step], after[step], measured.get(step))
         if not verdict.same:
             lines.append((f"output {step}: {verdict.detail}", not verdict.benign))
     return lines

@@ -69,7 +69,15 @@ class ForkResult:
 
 
 def compare_fork(nodeid: str, workflow_key: str, recorded: WorkflowResult, forked: WorkflowResult, at: str,
-                 methods: OutputMethods | None = None) -> ForkResult:
-    """The :class:`ForkResult` of two finished runs of ``workflow_key``."""
-    sides = [{"outcome": "passed", "runs": [run_facts(result, workflow_key)]} for result in (recorded, forked)]
-    return ForkResult(recorded, forked, at, compare_test(nodeid, sides[0], sides[1], methods or OutputMethods()))
+                 methods: OutputMethods | None = None, *, then: Provider | None = None,
+                 provider_name: str | None = None) -> ForkResult:
+    """The :class:`ForkResult` of two finished runs of ``workflow_key``; an ``embedding`` or ``judge`` comparison
+    asks ``then`` (the fork's provider, see :mod:`.output_scores`)."""
+    from .output_scores import ask_scores
+
+    methods = methods or OutputMethods()
+    facts = [run_facts(result, workflow_key) for result in (recorded, forked)]
+    ask_scores(methods, facts[0], facts[1], then, provider_name=provider_name,
+               run_id=f"{nodeid}#fork")
+    sides = [{"outcome": "passed", "runs": [each]} for each in facts]
+    return ForkResult(recorded, forked, at, compare_test(nodeid, sides[0], sides[1], methods))

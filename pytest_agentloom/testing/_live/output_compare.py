@@ -11,7 +11,14 @@ compared by its declared method (:mod:`.._settings.drift_outputs` reads them):
   normalizing (1.0 for the same words in any order, 0.0 for none shared); at or
   above ``T`` the change is benign, below it a regression. Offline and
   deterministic: no model is asked;
-- ``ignore``: the change is listed, never a regression.
+- ``ignore``: the change is listed, never a regression;
+- ``embedding:T``: the cosine distance of the two outputs' embeddings, asked of an embedding model while the
+  test ran (:mod:`.output_scores`); at most ``T`` is benign, more a regression;
+- ``judge:RUBRIC``: a judge's verdict on each output by the rubric (asked likewise); the live output failing
+  where the replayed one passed is a regression, the same pass or fail (or a pass where it failed) benign. The
+  line shows both scores, the threshold and the judge's reasons, so a verdict near the threshold can be audited.
+
+A method that asks a model and has no answer (its call failed, or nobody asked) counts as a regression.
 
 A structured output is compared as its canonical JSON text (see :mod:`.trace_facts`).
 """
@@ -22,7 +29,9 @@ import math
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from .._settings.drift_outputs import OutputMethod
 
@@ -40,10 +49,14 @@ class OutputVerdict:
     detail: str
 
 
-def compare_output(method: OutputMethod, old: str, new: str) -> OutputVerdict:
-    """``old`` (replayed) against ``new`` (live) by ``method``."""
+def compare_output(method: OutputMethod, old: str, new: str,
+                   measured: Mapping[str, Any] | None = None) -> OutputVerdict:
+    """``old`` (replayed) against ``new`` (live) by ``method``; ``measured`` is what the model said for a method
+    that asks one (:mod:`.output_scores`)."""
     if old == new:
         return OutputVerdict(True, True, "same")
+    if method.kind in ("embedding", "judge"):
+        return _by_model(method, old, new, measured)
     if method.kind == "ignore":
         return OutputVerdict(False, True, "changed, not compared (ignore)")
     if method.kind == "normalized":
@@ -57,6 +70,31 @@ def compare_output(method: OutputMethod, old: str, new: str) -> OutputVerdict:
         return OutputVerdict(False, False, f"{_shown(old)} -> {_shown(new)} (similarity {score:.2f} < "
                                            f"{method.threshold:g})")
     return OutputVerdict(False, False, f"{_shown(old)} -> {_shown(new)} (exact: differs)")
+
+
+def _by_model(method: OutputMethod, old: str, new: str, measured: Mapping[str, Any] | None) -> OutputVerdict:
+    changed = f"{_shown(old)} -> {_shown(new)}"
+    if not measured or measured.get("method") != str(method):
+        return OutputVerdict(False, False, f"{changed} ({method.kind}: not measured, no model was asked)")
+    if "error" in measured:
+        return OutputVerdict(False, False, f"{changed} ({method.kind}: not measured: {measured['error']})")
+    limit = f"{method.threshold:g}"
+    if method.kind == "embedding":
+        distance = float(measured["distance"])
+        if distance <= method.threshold:
+            return OutputVerdict(False, True, f"close by embedding (distance {distance:.3f} <= {limit})")
+        return OutputVerdict(False, False, f"{changed} (embedding distance {distance:.3f} > {limit})")
+    before, after = measured["old"], measured["new"]
+    scores = f"judge {before['score']:.2f} -> {after['score']:.2f}"
+    now = f"reason now: {_shown(after['reason'], 100)}"
+    if before["passed"] and not after["passed"]:
+        return OutputVerdict(False, False, f"{changed} ({scores} < {limit}: fails, passed before; {now}; "
+                                           f"before: {_shown(before['reason'], 100)})")
+    if after["passed"] and not before["passed"]:
+        return OutputVerdict(False, True, f"{scores} >= {limit}: passes now, failed before ({now}; "
+                                          f"before: {_shown(before['reason'], 100)})")
+    both = "both pass" if after["passed"] else "both fail"
+    return OutputVerdict(False, True, f"judged alike ({scores}, {both} at {limit}; {now})")
 
 
 def normalized_text(text: str) -> str:

@@ -282,8 +282,9 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "drift_outputs",
-        "drift check: how each step's output is compared, replay against live: exact, normalized, similarity:T "
-        "or ignore (default similarity:0.6); 'step=method' lines for single steps.",
+        "drift check: how each step's output is compared, replay against live: exact, normalized, similarity:T, "
+        "ignore, embedding:T (cosine distance) or judge(T, MODEL):RUBRIC (default similarity:0.6); 'step=method' "
+        "lines for single steps.",
         kind="linelist",
         default=[],
         marker=True,
