@@ -149,7 +149,7 @@ def check_faults(faults: Sequence[Fault], steps: Mapping[str, bool], tools: Iter
 def _unknown(fault: Fault, what: str, names: list[str], where: str, also: list[str] | None = None) -> UsageError:
     hint = did_you_mean(fault.name, [*names, *(also or [])])
     shown = ", ".join(names) or "(none)"
-    context = [(f"{what}s", shown)]
+    context = [("model steps" if what == "step" else "tools", shown)]
     if also:
         context.append(("tools", ", ".join(also)))
     return UsageError(render_message(
