@@ -10,7 +10,7 @@ import contextvars
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["note", "step_notes"]
+__all__ = ["note", "running_step", "step_notes", "tool_call_place"]
 
 step_notes: contextvars.ContextVar[Callable[..., None] | None] = contextvars.ContextVar(
     "agentloom_step_notes", default=None)
@@ -21,3 +21,10 @@ def note(kind: str, **data: Any) -> None:
     sink = step_notes.get()
     if sink is not None:
         sink(kind, **data)
+
+
+#: The step being run (its id), and the model turn and call id of the tool call being run, if any: what a
+#: tool tape names when a tool that ran for real returned something else than it recorded.
+running_step: contextvars.ContextVar[str | None] = contextvars.ContextVar("agentloom_running_step", default=None)
+tool_call_place: contextvars.ContextVar[tuple[int, str] | None] = contextvars.ContextVar(
+    "agentloom_tool_call_place", default=None)

@@ -82,7 +82,8 @@ class AgentloomHarness:
 
     def __init__(self, place: TestPlace, snapshots: TestSnapshots, *, defaults: Mapping[str, Any] | None = None,
                  cassette: TestCassette | None = None, observer: Observer | None = None,
-                 missing_template_keys: str = "error", faults: tuple[Fault, ...] = ()) -> None:
+                 missing_template_keys: str = "error", faults: tuple[Fault, ...] = (),
+                 live_tools: tuple[str, ...] = ()) -> None:
         self.nodeid = place.nodeid
         self.test_dir = place.test_dir
         self._folder = place.tmp_path
@@ -101,6 +102,7 @@ class AgentloomHarness:
         self._sent_by_run: dict[int, tuple[list[Any], list[Any]]] = {}
         self._missing_keys = missing_template_keys
         self._faults = faults  # injected into every run (--agentloom-inject, the marker's inject=)
+        self._live_tools = live_tools  # run for real over a replay, compared with the tape (--agentloom-live-tools)
         self._row: tuple[str, Path, int] | None = None  # the scenario table row running (see running_row)
         self._scripted: list[Scripted] = []  # checked for unused replies when the test passed
         self._side_calls: SideCalls | None = None  # made at the first judge or embedding call (see _sides)
@@ -312,7 +314,8 @@ class AgentloomHarness:
             provider = self._default_provider(workflow, merged_state)
             self._via_cassette = self._cassette is not None and workflow.config.provider != "mock"
             if self._cassette is not None:  # tools with side effects are replayed with the model calls
-                merged_tools = dict(self._cassette.tools(workflow, merged_tools, allow_real=real_tools))
+                merged_tools = dict(self._cassette.tools(workflow, merged_tools, allow_real=real_tools,
+                                                         compare=self._live_tools, where=self.nodeid))
         self._watch(provider)
         faults = self._faults if inject is None else parse_faults(inject, "agentloom.run(inject=...)")
         if faults:

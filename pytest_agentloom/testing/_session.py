@@ -191,7 +191,7 @@ class AgentloomSession:
                 cassette_options=self.cassette_options(merged),
                 snapshot_options=self.snapshot_options(merged),
                 missing_template_keys=str(self.setting("missing_template_keys", merged)),
-                faults=self.faults(merged),
+                faults=self.faults(merged), live_tools=self.live_tools(merged),
             )
         return marked.settings
 
@@ -201,6 +201,14 @@ class AgentloomSession:
 
         value, source = read_setting_from(self.config, "inject", defaults, known=self._known_settings)
         return parse_faults(value or None, source)
+
+    def live_tools(self, defaults: dict[str, Any]) -> tuple[str, ...]:
+        """The tools with side effects a test's replays run for real and compare with the tool tape."""
+        value = self.setting("live_tools", defaults)
+        if not value:
+            return ()
+        names = value.split(",") if isinstance(value, str) else list(value)
+        return tuple(name.strip() for name in names if str(name).strip())
 
     def setting(self, name: str, defaults: dict[str, Any]) -> Any:
         """A setting of one test (command line, then its markers' ``defaults``, then ini), for the harness."""
@@ -242,6 +250,7 @@ class AgentloomSession:
             place, test_snapshots, defaults=defaults, cassette=cassette,
             observer=self.observer(item.nodeid) if self._observed else None,
             missing_template_keys=settings.missing_template_keys, faults=settings.faults,
+            live_tools=settings.live_tools,
         )
         return harness
 
@@ -448,6 +457,7 @@ class _MarkedSettings:
     snapshot_options: SnapshotOptions
     missing_template_keys: str
     faults: tuple[Fault, ...] = ()
+    live_tools: tuple[str, ...] = ()
 
 
 def _own_copy(merged: dict[str, Any]) -> dict[str, Any]:

@@ -300,6 +300,12 @@ OPTIONS: tuple[Option, ...] = (
         repeatable=True,
     ),
     Option(
+        "live_tools",
+        "replay the model, run these tools with side effects for real (comma-separated names) and compare each "
+        "result with the tool tape: the first divergence fails its step, by step, turn and call.",
+        marker=True,
+    ),
+    Option(
         "drift_fail_on",
         "drift check: fail the session when a test's verdict is a regression (regression), or anything but "
         "identical (benign); never (the default): only failing tests fail it.",
@@ -387,12 +393,13 @@ MARKER_KEYS: dict[str, str] = {
     "min_pass_rate": "under --agentloom-live: the fraction of repetitions that must pass (0 < rate <= 1)",
     "drift_outputs": "under --agentloom-drift: output comparison, 'similarity:0.8' or a dict of step -> method",
     "inject": "a fault (or list of faults) injected into every run of these tests, e.g. 'classify#1=429'",
+    "live_tools": "names of tools with side effects run for real over the replay and compared with the tool tape",
 }
 MARKER_SIGNATURE = ("agentloom(workflow=None, *, tools=None, state=None, snapshot_dir=None, snapshot_requests=True, "
                     "snapshot_exclude=None, snapshot_matchers=None, missing_template_keys='error', "
                     "cassette_ignore=None, cassette_matchers=None, cassette_response_ignore=None, "
                     "before_record_response=None, cassette_max_age=None, cassette_on_expiry='warn', repeat=None, "
-                    "min_pass_rate=None, drift_outputs=None, inject=None, **config)")
+                    "min_pass_rate=None, drift_outputs=None, inject=None, live_tools=None, **config)")
 
 
 @functools.cache
@@ -472,6 +479,7 @@ _KINDS: dict[str, tuple[tuple[type, ...], str]] = {
     "min_pass_rate": ((int, float), "fraction, 0 < rate <= 1"),
     "drift_outputs": ((str, list, tuple, dict), "method like 'similarity:0.8' or dict of step -> method"),
     "inject": ((str, list, tuple), "fault like 'classify#1=429' or list of them"),
+    "live_tools": ((str, list, tuple), "tool names, 'a,b' or a list"),
 }
 
 
