@@ -215,7 +215,7 @@ class ToolTape:
         return ToolDriftError(render_message(
             f"Tool '{name}' ran for real and returned something else than its recording ({', '.join(where)}): "
             f"the replay stops here, before the next model turn goes off the cassette.",
-            [("arguments", shown), ("recording", self.path)], details=details,
+            [("arguments", shown), ("recording", _shown_path(self.path))], details=details,
             hint="if the tool's new result is intended, re-record the test with --agentloom-record; "
                  "otherwise the tool changed: fix it"))
 
@@ -320,3 +320,11 @@ def _replayed_error(error: Mapping[str, Any]) -> Exception:
         return ToolError(str(error.get("message", "")), code=str(error["code"]))
     kind = type(str(error.get("type") or "ToolError"), (Exception,), {})
     return kind(str(error.get("message", "")))
+
+
+def _shown_path(path: Path) -> str:
+    """``path`` relative to the current folder when it is under it (a message's path, short), else whole."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return str(path)
