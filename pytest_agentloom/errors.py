@@ -124,8 +124,8 @@ __all__ = [  # noqa: RUF022  (plain sorted order, as tests/test_public_api.py ke
     "ScriptError",
     "StepError",
     "TemplateError",
-    "ToolError",
     "ToolDriftError",
+    "ToolError",
     "ToolReplayMissError",
     "UnreadDecisionWarning",
     "UnrecordableResponseError",
@@ -817,10 +817,10 @@ class ToolReplayMissError(ReplayError):
 
 
 class ToolDriftError(ReplayError):
-    """A tool let run for real over a replay (``--agentloom-live-tools``) returned something else than its
-    recording: the first divergence, by step, turn and call, before the next model turn mismatches.
+    """A tool run for real over a replay (``--agentloom-live-tools``) returned something else than recorded.
 
-    It fails the step like :class:`ToolReplayMissError`; it is not handed to the model as a tool error.
+    The first divergence, by step, turn and call, before the next model turn mismatches. It fails the step
+    like :class:`ToolReplayMissError`; it is not handed to the model as a tool error.
     """
 
     code: str = ErrorCode.TOOL_DRIFT

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .._core.step_notes import note
@@ -75,8 +75,8 @@ def parse_faults(specs: str | Iterable[str] | None, source: str) -> tuple[Fault,
     faults: list[Fault] = []
     for item in items:
         if not isinstance(item, str):
-            raise UsageError(render_message(f"{source}: a fault is a string TARGET=KIND, got {item!r}.",
-                                            hint=_EXAMPLE))
+            raise _refused(f"{source}: a fault is a string TARGET=KIND, got {item!r}.",
+                                            hint=_EXAMPLE)
         for text in re.split(r"[,\n]", item):
             if text.strip():
                 faults.append(_parse_one(text.strip(), source))
@@ -86,32 +86,32 @@ def parse_faults(specs: str | Iterable[str] | None, source: str) -> tuple[Fault,
 def _parse_one(text: str, source: str) -> Fault:
     match = _SPEC.match(text)
     if match is None:
-        raise UsageError(render_message(f"{source}: fault '{text}' is not TARGET=KIND.",
-                                        hint=f"write step=KIND, step#N=KIND or tool:NAME=KIND ({_EXAMPLE})"))
+        raise _refused(f"{source}: fault '{text}' is not TARGET=KIND.",
+                                        hint=f"write step=KIND, step#N=KIND or tool:NAME=KIND ({_EXAMPLE})")
     kind_text, call = match["kind"].lower(), int(match["call"] or 1)
     if call < 1:
-        raise UsageError(render_message(f"{source}: fault '{text}' targets call #{call}; calls count from 1.",
-                                        hint=f"write {match['name']}#1=..."))
-    common = {"spec": text, "name": match["name"], "call": call, "tool": bool(match["tool"]), "source": source}
+        raise _refused(f"{source}: fault '{text}' targets call #{call}; calls count from 1.",
+                                        hint=f"write {match['name']}#1=...")
+    base = Fault(spec=text, name=match["name"], call=call, kind="", tool=bool(match["tool"]), source=source)
     if kind_text.isdigit():
         status = int(kind_text)
         if not 400 <= status <= 599:
-            raise UsageError(render_message(f"{source}: fault '{text}': HTTP status {status} is no error status.",
-                                            hint="inject a status from 400 to 599, e.g. 429, 500, 503, 529"))
-        return Fault(kind="status", status=status, **common)
+            raise _refused(f"{source}: fault '{text}': HTTP status {status} is no error status.",
+                                            hint="inject a status from 400 to 599, e.g. 429, 500, 503, 529")
+        return replace(base, kind="status", status=status)
     kind, _, at = kind_text.partition("@")
     if kind == "stream_break":
         if not at.isdigit():
-            raise UsageError(render_message(f"{source}: fault '{text}' needs the characters the stream lets "
-                                            "through before it breaks.", hint="write stream_break@20"))
-        return Fault(kind=kind, at=int(at), **common)
+            raise _refused(f"{source}: fault '{text}' needs the characters the stream lets "
+                                            "through before it breaks.", hint="write stream_break@20")
+        return replace(base, kind=kind, at=int(at))
     if kind not in _NAMED_KINDS or at:
         hint = did_you_mean(kind, _NAMED_KINDS)
-        raise UsageError(render_message(
+        raise _refused(
             f"{source}: fault '{text}' has an unknown kind '{match['kind']}'.",
             [("model call kinds", ", ".join(MODEL_KINDS)), ("tool call kinds", ", ".join(TOOL_KINDS))],
-            hint=hint or f"use one of those ({_EXAMPLE})"))
-    return Fault(kind=kind, **common)
+            hint=hint or f"use one of those ({_EXAMPLE})")
+    return replace(base, kind=kind)
 
 
 def check_faults(faults: Sequence[Fault], steps: Mapping[str, bool], tools: Iterable[str],
@@ -127,21 +127,21 @@ def check_faults(faults: Sequence[Fault], steps: Mapping[str, bool], tools: Iter
             if fault.name not in tool_names:
                 raise _unknown(fault, "tool", tool_names, where)
             if fault.kind not in TOOL_KINDS:
-                raise UsageError(render_message(
+                raise _refused(
                     f"{fault.source}: fault '{fault.spec}' in {where}: a tool call can't be '{fault.label}'.",
-                    hint=f"inject one of {', '.join(TOOL_KINDS)} into tool '{fault.name}'"))
-            checked.append(Fault(**{**fault.__dict__, "tool": True}))
+                    hint=f"inject one of {', '.join(TOOL_KINDS)} into tool '{fault.name}'")
+            checked.append(replace(fault, tool=True))
             continue
         if fault.name not in steps:
             raise _unknown(fault, "step", sorted(steps), where, also=tool_names)
         if fault.kind == "error":
-            raise UsageError(render_message(
+            raise _refused(
                 f"{fault.source}: fault '{fault.spec}' in {where}: 'error' is a tool call's fault.",
-                hint="inject an HTTP status (e.g. 500) into a model call"))
+                hint="inject an HTTP status (e.g. 500) into a model call")
         if fault.kind == "stream_break" and not steps[fault.name]:
-            raise UsageError(render_message(
+            raise _refused(
                 f"{fault.source}: fault '{fault.spec}' in {where}: step '{fault.name}' does not stream.",
-                hint=f"set stream: true on step '{fault.name}' (or config.stream), or inject another kind"))
+                hint=f"set stream: true on step '{fault.name}' (or config.stream), or inject another kind")
         checked.append(fault)
     return tuple(checked)
 
@@ -152,9 +152,9 @@ def _unknown(fault: Fault, what: str, names: list[str], where: str, also: list[s
     context = [("model steps" if what == "step" else "tools", shown)]
     if also:
         context.append(("tools", ", ".join(also)))
-    return UsageError(render_message(
+    return _refused(
         f"{fault.source}: fault '{fault.spec}' in {where} targets {what} '{fault.name}', which the workflow "
-        f"doesn't have.", context, hint=hint or f"name one of its {what}s"))
+        f"doesn't have.", context, hint=hint or f"name one of its {what}s")
 
 
 # -- the HTTP layer's part ----------------------------------------------------------------------------------
@@ -303,3 +303,11 @@ def _before_call(name: str, faults: list[Fault]) -> Callable[[int], None]:
                 raise RuntimeError(text)
 
     return before
+
+
+def _refused(headline: str, context: Sequence[tuple[str, object]] | None = None, *, hint: str) -> UsageError:
+    """A :class:`UsageError` that keeps its ``headline`` and ``fix`` apart too, for a scenario table to name
+    the row and field in its own form."""
+    error = UsageError(render_message(headline, list(context or []), hint=hint))
+    error.headline, error.fix = headline, hint  # type: ignore[attr-defined]
+    return error

@@ -35,8 +35,8 @@ from ._workflow_cache import load_cached
 
 if TYPE_CHECKING:
     from .._core.types import Provider
-    from ..providers._faults import Fault
     from ..engine._outcome.result import WorkflowResult
+    from ..providers._faults import Fault
     from ._judge.verdict import Verdict
     from ._live.fork import ForkResult
     from ._review.review import Observer
@@ -321,8 +321,9 @@ class AgentloomHarness:
         if faults:
             recording = self._via_cassette and self._cassette is not None and (
                 self._cassette.mode.records or self._cassette.settings.live.live)
-            provider, merged_tools = inject_faults(workflow, faults, provider, merged_tools, http=self._via_cassette,
-                                                   recording=recording, where=self.nodeid)
+            provider, faulted_tools = inject_faults(workflow, faults, provider, merged_tools, http=self._via_cassette,
+                                                    recording=recording, where=self.nodeid)
+            merged_tools = dict(faulted_tools)
         self._runs += 1
         parts = (self.nodeid,) if self._runs == 1 else (self.nodeid, str(self._runs))
         clock = VirtualClock()

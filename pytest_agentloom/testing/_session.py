@@ -310,7 +310,6 @@ def _check_cassette_ini(config: pytest.Config) -> None:
     import pytest
 
     from ..errors import UsageError
-
     from ..providers._faults import parse_faults
 
     try:

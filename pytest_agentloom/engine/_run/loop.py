@@ -53,9 +53,9 @@ from typing import Any, Protocol
 
 from ..._core.clock import Clock, enter_clock, leave_clock
 from ..._core.eager import gather_eager
-from ..._core.step_notes import running_step, step_notes
 from ..._core.plain import copy_plain
 from ..._core.state_paths import OutputPathError, parse_path, set_path
+from ..._core.step_notes import running_step, step_notes
 from ..._core.types import Provider
 from ..._redaction.redactor import Redactor
 from ...errors import AgentloomError, CassetteMismatchError, StepError, UnrecordableResponseError

@@ -344,10 +344,8 @@ def _check_inject_targets(row: Scenario) -> None:
             try:
                 check_faults([fault], steps, tools, str(row.workflow))
             except UsageError as exc:
-                headline, _, rest = str(exc).partition("\n")
-                raise ScenarioTableError(headline.removeprefix("inject: "), file=row.source, row=row.id,
-                                         field="inject", line=row.line,
-                                         hint=rest.rpartition("How to fix: ")[2] or None) from None
+                raise ScenarioTableError(_fault_problem(exc), file=row.source, row=row.id, field="inject",
+                                         line=row.line, hint=getattr(exc, "fix", None)) from None
 
 
 def _step_ids(path: Path | None) -> list[str] | None:
@@ -591,9 +589,7 @@ def _check_inject(value: Any, fail: Any) -> list[str] | None:
     try:
         faults = parse_faults(value, "inject")
     except UsageError as exc:
-        headline, _, rest = str(exc).partition("\n")
-        hint = rest.rpartition("How to fix: ")[2] or None
-        raise fail(headline.removeprefix("inject: "), "inject", hint) from None
+        raise fail(_fault_problem(exc), "inject", getattr(exc, "fix", None)) from None
     return [fault.spec for fault in faults]
 
 
@@ -670,3 +666,8 @@ def _check_expect(expect: dict[str, Any], fail: Any) -> None:
                        f"expect.tool_calls[{position}]")
     if "snapshot" in expect and not isinstance(expect["snapshot"], bool):
         raise fail("'expect.snapshot' must be true or false", "expect.snapshot")
+
+
+def _fault_problem(exc: Exception) -> str:
+    """A refused fault's headline as a table's problem: the row and field say where it is."""
+    return str(getattr(exc, "headline", exc)).removeprefix("inject: ")
