@@ -46,7 +46,8 @@
     │   ├── RequestNotInterceptedError     vcrpy did not intercept a replayed request: stopped, nothing sent
     │   ├── UnrecordableResponseError      a live response cannot be recorded: too large once decompressed, or
     │   │                                  of an encoding that cannot be decoded to be scrubbed
-    │   └── ToolReplayMissError            a tool with side effects was called with arguments the tape lacks
+    │   ├── ToolReplayMissError            a tool with side effects was called with arguments the tape lacks
+    │   └── ToolDriftError                 a tool run for real over a replay returned something else than recorded
     ├── OutcomeError                       a test's outcome is wrong or cannot be judged
     │   ├── UnusedRepliesError (AssertionError)  a test ended with scripted replies nobody asked for
     │   ├── JudgeError                     agentloom.judge() got no verdict: a malformed answer, a failed call
@@ -123,6 +124,7 @@ __all__ = [  # noqa: RUF022  (plain sorted order, as tests/test_public_api.py ke
     "ScriptError",
     "StepError",
     "TemplateError",
+    "ToolDriftError",
     "ToolError",
     "ToolReplayMissError",
     "UnreadDecisionWarning",
@@ -233,6 +235,7 @@ class ErrorCode(enum.StrEnum):
     REQUEST_NOT_INTERCEPTED = "request_not_intercepted"  # vcrpy did not intercept a replayed request (not sent)
     RESPONSE_UNRECORDABLE = "response_unrecordable"  # a live response too large to record, or not decodable
     TOOL_REPLAY_MISS = "tool_replay_miss"  # a tool with side effects was called with arguments the tape lacks
+    TOOL_DRIFT = "tool_drift"  # a tool run for real over a replay returned something else than its recording
 
     # -- judged assertions (agentloom.judge)
     INVALID_JUDGE_ANSWER = "invalid_judge_answer"  # the judge's answer is not a score and a reason
@@ -811,6 +814,16 @@ class ToolReplayMissError(ReplayError):
     """
 
     code: str = ErrorCode.TOOL_REPLAY_MISS
+
+
+class ToolDriftError(ReplayError):
+    """A tool run for real over a replay (``--agentloom-live-tools``) returned something else than recorded.
+
+    The first divergence, by step, turn and call, before the next model turn mismatches. It fails the step
+    like :class:`ToolReplayMissError`; it is not handed to the model as a tool error.
+    """
+
+    code: str = ErrorCode.TOOL_DRIFT
 
 
 # -- judged assertions -----------------------------------------------------------------------------------------

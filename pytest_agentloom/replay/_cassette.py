@@ -53,7 +53,9 @@ from ..errors import (
     UnusedInteractionsError,
     render_message,
 )
+from ..providers._faults import pending_fault
 from ._cassette_file import dumps, interaction_document, read_cassette, write_atomic
+from ._fault_responses import fault_response
 from ._match_index import RequestIndex
 from ._matchers import DEFAULT_MATCH_ON, body_data, body_diff, body_difference_count, matcher_names, resolve_matchers
 from ._modes import RecordMode
@@ -232,6 +234,9 @@ def _cassette_class(session: CassetteSession) -> Any:
             if position is None:
                 raise UnhandledHTTPRequestError(
                     f"The cassette ({session.config.display_path}) doesn't contain the request asked for")
+            injected = session._injected(redacted)
+            if injected is not None:
+                return injected
             self.play_counts[position] += 1
             response = self.data[position][1]
             status = response.get("status") or {}
@@ -249,7 +254,7 @@ _NO_RESPONSE_TIMEOUT = "no response: the request timed out"
 _NO_RESPONSE_DROPPED = "no response: the connection was dropped"
 
 
-def _replayed_transport_error(reason: str) -> Exception:
+def _replayed_transport_error(reason: str, injected: str | None = None) -> Exception:
     """An error of both ``httpx`` and ``httpx2`` (whichever the client uses), as the transport raises it."""
     import httpx
 
@@ -262,6 +267,8 @@ def _replayed_transport_error(reason: str) -> Exception:
     else:
         bases.append(httpx2.ReadTimeout if timeout else httpx2.RemoteProtocolError)
     kind = type("ReplayedTimeout" if timeout else "ReplayedDroppedConnection", tuple(bases), {})
+    if injected is not None:
+        return kind(f"{reason} ({injected})")
     return kind(f"replayed from the cassette: {reason} when it was recorded")
 
 
@@ -327,6 +334,8 @@ class CassetteSession:
         self._last_redacted: tuple[Request, HttpRedactor, Request | None] | None = None
         self.mismatches: list[CassetteMismatchError] = []
         self.unsent: list[RequestNotInterceptedError] = []  # requests vcrpy let through in a replay: none sent
+        #: a fault was injected into a request of this session: its path may leave recordings unused
+        self.faulted = False
         self.seal = Seal(self.not_intercepted)
         self.loaded_count = 0
         self.opened = False
@@ -551,9 +560,10 @@ class CassetteSession:
         return [index for index in range(self.loaded_count) if counts[index] == 0]
 
     def check_unused(self) -> None:
-        """Raise :class:`UnusedInteractionsError` when the replay left recorded interactions unused."""
+        """Raise :class:`UnusedInteractionsError` when the replay left recorded interactions unused (not after
+        an injected fault: a step it failed, and those after it, leave their recordings unused on purpose)."""
         unused = self.unused()
-        if not unused:
+        if not unused or self.faulted:
             return
         data = self._cassette.data
         lines = []
@@ -662,6 +672,26 @@ class CassetteSession:
         if call is not None and call.unsent is None:
             call.unsent = error
         return error
+
+    def _injected(self, request: Request) -> Any:
+        """The answer to an injected fault for ``request`` (a matched provider request), or ``None``.
+
+        A status is answered with the provider's error response, a timeout raised as the transport's; a
+        reply fault gets the recording (the provider changes it). Either way the recording is not used
+        up, so the retry that follows replays it (see :mod:`..providers._faults`).
+        """
+        pending = pending_fault.get()
+        if pending is None or pending.taken:
+            return None
+        pending.taken = True
+        self.faulted = True
+        fault = pending.fault
+        if fault.kind == "timeout":
+            raise _replayed_transport_error(_NO_RESPONSE_TIMEOUT, pending.message())
+        if fault.kind == "status" and fault.status is not None:
+            return fault_response(request.parsed_uri.path, fault.status, pending.message())
+        position = self._cassette._next(request)
+        return self._cassette.data[position][1]
 
     def _unmatched(self, request: Request) -> None:
         """vcrpy found no unused recording for ``request`` in a write-protected mode: build our error."""

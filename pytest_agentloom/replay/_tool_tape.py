@@ -44,7 +44,15 @@ from .._core.files import write_text_atomic
 from .._core.yaml_io import read_yaml_file
 from .._redaction.http_traffic import redact_data
 from .._redaction.policy import POLICY
-from ..errors import STEP_FAILURES, ArtifactError, DataReadError, ToolError, ToolReplayMissError, render_message
+from ..errors import (
+    STEP_FAILURES,
+    ArtifactError,
+    DataReadError,
+    ToolDriftError,
+    ToolError,
+    ToolReplayMissError,
+    render_message,
+)
 from ..tools._registry import Tool, ToolRegistry, as_tool
 
 __all__ = ["TAPE_FORMAT_VERSION", "ToolReplayMissError", "ToolTape", "tape_path"]
@@ -107,6 +115,10 @@ class ToolTape:
         self.loaded_count = len(self.entries)  # the calls that came from the file (the rest were recorded now)
         self._used: set[int] = set()
         self.recorded: list[dict[str, Any]] = []
+        #: tools run for real over a replay *and compared with the recording* (``--agentloom-live-tools``):
+        #: the first result that differs fails its step with a :class:`ToolDriftError`
+        self.compare: frozenset[str] = frozenset()
+        self._calls: dict[str, int] = {}  # calls of each compared tool so far
 
     def _load(self) -> list[dict[str, Any]]:
         if not self.path.is_file():
@@ -134,7 +146,7 @@ class ToolTape:
         return list(calls)
 
     def runs_for_real(self, name: str) -> bool:
-        if self.recording:
+        if self.recording or name in self.compare:
             return True
         return self.allow_real is True or (isinstance(self.allow_real, frozenset) and name in self.allow_real)
 
@@ -160,6 +172,8 @@ class ToolTape:
         async def through_tape(**arguments: Any) -> Any:
             if self.append and (index := self._match(made.name, arguments)) is not None:
                 return self._use(index)  # already recorded: replayed, not run again
+            if not self.recording and made.name in self.compare:
+                return await self._compared(made, arguments)
             if self.runs_for_real(made.name):
                 return await self._record(made, arguments)
             return self._replay(made.name, arguments)
@@ -179,6 +193,52 @@ class ToolTape:
         entry["result"] = _plain(value)
         self._keep(entry)
         return value
+
+    async def _compared(self, made: Tool, arguments: dict[str, Any]) -> Any:
+        """Run the tool for real and hold its result against the recorded call with these arguments."""
+        index = self._match(made.name, arguments)
+        calls = self._calls[made.name] = self._calls.get(made.name, 0) + 1
+        try:
+            value = await made.invoke(arguments)
+        except Exception as exc:
+            real: dict[str, Any] = {"error": {"type": type(exc).__name__, "message": str(exc)}}
+        else:
+            real = {"result": _plain(value)}
+        if index is None:
+            raise self._drift(made.name, calls, arguments, None, real)
+        self._used.add(index)
+        entry = self.entries[index]
+        recorded = ({"error": {key: entry["error"].get(key) for key in ("type", "message")}} if "error" in entry
+                    else {"result": entry.get("result")})
+        if POLICY.alike(redact_data(real, self.redact)) != POLICY.alike(redact_data(recorded, self.redact)):
+            raise self._drift(made.name, calls, arguments, recorded, real)
+        if "error" in real:
+            raise _replayed_error(entry["error"])
+        return value
+
+    def _drift(self, name: str, call: int, arguments: Mapping[str, Any], recorded: dict[str, Any] | None,
+               real: dict[str, Any]) -> ToolDriftError:
+        """The first divergence: where (step, model turn, call), and a short diff of recorded -> real."""
+        from .._core.diffs import path_diff
+        from .._core.step_notes import running_step, tool_call_place
+
+        step, place = running_step.get(), tool_call_place.get()
+        where = [f"step '{step}'" if step else "outside a step"]
+        if place is not None:
+            where.append(f"turn {place[0]}")
+        where.append(f"call {call} of '{name}'" + (f" ({place[1]})" if place is not None else ""))
+        shown = self.redact(json.dumps(_plain(arguments), sort_keys=True))
+        if recorded is None:
+            details = ["  the recording has no call to it with these arguments"]
+        else:
+            details = ["  recorded -> real:", *(f"    {line}" for line in path_diff(
+                redact_data(recorded, self.redact), redact_data(real, self.redact)))]
+        return ToolDriftError(render_message(
+            f"Tool '{name}' ran for real and returned something else than its recording ({', '.join(where)}): "
+            f"the replay stops here, before the next model turn goes off the cassette.",
+            [("arguments", shown), ("recording", _shown_path(self.path))], details=details,
+            hint="if the tool's new result is intended, re-record the test with --agentloom-record; "
+                 "otherwise the tool changed: fix it"))
 
     def _keep(self, entry: dict[str, Any]) -> None:
         if self.recording:
@@ -281,3 +341,11 @@ def _replayed_error(error: Mapping[str, Any]) -> Exception:
         return ToolError(str(error.get("message", "")), code=str(error["code"]))
     kind = type(str(error.get("type") or "ToolError"), (Exception,), {})
     return kind(str(error.get("message", "")))
+
+
+def _shown_path(path: Path) -> str:
+    """``path`` relative to the current folder when it is under it (a message's path, short), else whole."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return str(path)

@@ -24,8 +24,10 @@ from ..engine._entry.run_workflow import arun_workflow, run_workflow
 from ..engine._format.model import Workflow
 from ..engine._outcome.held_records import HeldRecords
 from ..errors import UsageError, render_message
+from ..providers._faults import parse_faults
 from ..providers._scripted import Scripted
 from ..tools._registry import tools_by_name
+from ._injection import inject_faults
 from ._secrets_scan import check_no_secrets, files_written, pending_writes
 from ._snapshots.per_test import TestSnapshots
 from ._snapshots.sent import SentRequests, sent_data
@@ -34,6 +36,7 @@ from ._workflow_cache import load_cached
 if TYPE_CHECKING:
     from .._core.types import Provider
     from ..engine._outcome.result import WorkflowResult
+    from ..providers._faults import Fault
     from ._judge.verdict import Verdict
     from ._live.fork import ForkResult
     from ._review.review import Observer
@@ -79,7 +82,8 @@ class AgentloomHarness:
 
     def __init__(self, place: TestPlace, snapshots: TestSnapshots, *, defaults: Mapping[str, Any] | None = None,
                  cassette: TestCassette | None = None, observer: Observer | None = None,
-                 missing_template_keys: str = "error") -> None:
+                 missing_template_keys: str = "error", faults: tuple[Fault, ...] = (),
+                 live_tools: tuple[str, ...] = ()) -> None:
         self.nodeid = place.nodeid
         self.test_dir = place.test_dir
         self._folder = place.tmp_path
@@ -97,6 +101,8 @@ class AgentloomHarness:
         #: unredacted states of the runs that sent them (whose secrets the snapshot replaces)
         self._sent_by_run: dict[int, tuple[list[Any], list[Any]]] = {}
         self._missing_keys = missing_template_keys
+        self._faults = faults  # injected into every run (--agentloom-inject, the marker's inject=)
+        self._live_tools = live_tools  # run for real over a replay, compared with the tape (--agentloom-live-tools)
         self._row: tuple[str, Path, int] | None = None  # the scenario table row running (see running_row)
         self._scripted: list[Scripted] = []  # checked for unused replies when the test passed
         self._side_calls: SideCalls | None = None  # made at the first judge or embedding call (see _sides)
@@ -209,6 +215,7 @@ class AgentloomHarness:
         real_tools: bool | list[str] = False,
         only: str | None = None,
         start_at: str | None = None,
+        inject: str | list[str] | None = None,
         **config_overrides: Any,
     ) -> WorkflowResult:
         """Run a workflow with a virtual clock and a run id derived from the test; return its result.
@@ -220,10 +227,11 @@ class AgentloomHarness:
         :meth:`_default_provider`). In a replayed run, tools with side effects return their recorded
         results instead of running; ``real_tools=True`` (or a list of tool names) lets them run.
         ``only="step"`` runs that one step; ``start_at="step"`` runs it and the steps after it (see
-        :func:`~._partial.partial_workflow`); give them the ``state`` they read.
+        :func:`~._partial.partial_workflow`); give them the ``state`` they read. ``inject`` (a fault such as
+        ``"classify#1=429"``, or a list) replaces the test's injected faults for this run (docs/resilience.md).
         """
         workflow, options, shared = self._prepare(workflow_or_path, state, provider, tools, real_tools=real_tools,
-                                                  only=only, start_at=start_at, **config_overrides)
+                                                  only=only, start_at=start_at, inject=inject, **config_overrides)
         before = self._fallbacks_so_far(options["provider"].inner)
         return self._finish(run_workflow(workflow, **options), workflow, options, before, shared)
 
@@ -288,7 +296,7 @@ class AgentloomHarness:
 
     def _prepare(self, workflow_or_path: Workflow | str | Path | None, state: Mapping[str, Any] | None,
                  provider: Provider | None, tools: Any, *, real_tools: bool | list[str] = False,
-                 only: str | None = None, start_at: str | None = None,
+                 only: str | None = None, start_at: str | None = None, inject: str | list[str] | None = None,
                  **config_overrides: Any) -> tuple[Workflow, dict[str, Any], bool]:
         """The workflow and the options of one run (both ``run`` and ``arun``), and whether the workflow is
         (or shares its parts with) the one the process's workflow cache keeps (see :meth:`_workflow`)."""
@@ -308,8 +316,16 @@ class AgentloomHarness:
             provider = self._default_provider(workflow, merged_state)
             self._via_cassette = self._cassette is not None and workflow.config.provider != "mock"
             if self._cassette is not None:  # tools with side effects are replayed with the model calls
-                merged_tools = dict(self._cassette.tools(workflow, merged_tools, allow_real=real_tools))
+                merged_tools = dict(self._cassette.tools(workflow, merged_tools, allow_real=real_tools,
+                                                         compare=self._live_tools, where=self.nodeid))
         self._watch(provider)
+        faults = self._faults if inject is None else parse_faults(inject, "agentloom.run(inject=...)")
+        if faults:
+            recording = self._via_cassette and self._cassette is not None and (
+                self._cassette.mode.records or self._cassette.settings.live.live)
+            provider, faulted_tools = inject_faults(workflow, faults, provider, merged_tools, http=self._via_cassette,
+                                                    recording=recording, where=self.nodeid)
+            merged_tools = dict(faulted_tools)
         self._runs += 1
         parts = (self.nodeid,) if self._runs == 1 else (self.nodeid, str(self._runs))
         clock = VirtualClock()

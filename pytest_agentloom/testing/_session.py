@@ -37,6 +37,7 @@ from ._transport import WIRE_KEY, Transport
 from ._usage.feature import UsageFeature
 
 if TYPE_CHECKING:
+    from ..providers._faults import Fault
     from ._harness import AgentloomHarness
     from ._live.drift import Drift
     from ._live.features import DriftFeature, RepetitionFeature
@@ -190,8 +191,24 @@ class AgentloomSession:
                 cassette_options=self.cassette_options(merged),
                 snapshot_options=self.snapshot_options(merged),
                 missing_template_keys=str(self.setting("missing_template_keys", merged)),
+                faults=self.faults(merged), live_tools=self.live_tools(merged),
             )
         return marked.settings
+
+    def faults(self, defaults: dict[str, Any]) -> tuple[Fault, ...]:
+        """The faults injected into a test's runs (``--agentloom-inject``, the marker's ``inject=``, the ini)."""
+        from ..providers._faults import parse_faults
+
+        value, source = read_setting_from(self.config, "inject", defaults, known=self._known_settings)
+        return parse_faults(value or None, source)
+
+    def live_tools(self, defaults: dict[str, Any]) -> tuple[str, ...]:
+        """The tools with side effects a test's replays run for real and compare with the tool tape."""
+        value = self.setting("live_tools", defaults)
+        if not value:
+            return ()
+        names = value.split(",") if isinstance(value, str) else list(value)
+        return tuple(name.strip() for name in names if str(name).strip())
 
     def setting(self, name: str, defaults: dict[str, Any]) -> Any:
         """A setting of one test (command line, then its markers' ``defaults``, then ini), for the harness."""
@@ -232,7 +249,8 @@ class AgentloomSession:
         harness = item.stash[HARNESS_KEY] = AgentloomHarness(
             place, test_snapshots, defaults=defaults, cassette=cassette,
             observer=self.observer(item.nodeid) if self._observed else None,
-            missing_template_keys=settings.missing_template_keys,
+            missing_template_keys=settings.missing_template_keys, faults=settings.faults,
+            live_tools=settings.live_tools,
         )
         return harness
 
@@ -292,9 +310,11 @@ def _check_cassette_ini(config: pytest.Config) -> None:
     import pytest
 
     from ..errors import UsageError
+    from ..providers._faults import parse_faults
 
     try:
         CassetteOptions.read(lambda name: read_setting_from(config, name))
+        parse_faults(*read_setting_from(config, "inject"))  # a bad fault fails the session before any test
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
 
@@ -435,6 +455,8 @@ class _MarkedSettings:
     cassette_options: CassetteOptions
     snapshot_options: SnapshotOptions
     missing_template_keys: str
+    faults: tuple[Fault, ...] = ()
+    live_tools: tuple[str, ...] = ()
 
 
 def _own_copy(merged: dict[str, Any]) -> dict[str, Any]:

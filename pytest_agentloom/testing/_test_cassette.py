@@ -350,10 +350,12 @@ class TestCassette:
         mode = self.mode
         return mode is RecordMode.ALL or (mode is RecordMode.ONCE and not self.path.is_file())
 
-    def tools(self, workflow: Workflow, tools: Mapping[str, Any], allow_real: Any = False) -> Mapping[str, Any]:
+    def tools(self, workflow: Workflow, tools: Mapping[str, Any], allow_real: Any = False,
+              compare: tuple[str, ...] = (), where: str = "") -> Mapping[str, Any]:
         """The run's tools, the built-ins included, those with side effects going through the test's tool
         recording (``<cassette>.tools.yaml``): run and recorded while the cassette records, replayed from
-        the recording (not run) while it replays.
+        the recording (not run) while it replays. ``compare`` (``--agentloom-live-tools``) names tools with
+        side effects that run for real over a replay, each result held against the recording.
         """
         from ..replay._tool_tape import ToolTape, tape_path
         from ..tools._builtins import run_tools
@@ -364,6 +366,7 @@ class TestCassette:
                                  append=self.mode is RecordMode.NEW_EPISODES)
         self.tape.allow_real = allow_real if isinstance(allow_real, bool) else frozenset(allow_real)
         registry = run_tools(workflow.config.sandbox, workflow.base_dir, tools)
+        self.tape.compare = _compared_tools(compare, registry, where) if compare else frozenset()
         return self.tape.wrap(registry)
 
     def release(self) -> None:
@@ -493,3 +496,24 @@ class ReplaySummary:
             lines.append(f"{HINT_PREFIX} re-record them with live providers: pytest {shown} --agentloom-record")
         return lines
 
+
+
+def _compared_tools(names: tuple[str, ...], registry: Mapping[str, Any], where: str) -> frozenset[str]:
+    """``--agentloom-live-tools`` names checked: each a tool of the run, with side effects (the others run
+    for real over a replay anyway, and the tape records none of their results to compare with)."""
+    from .._core.suggest import did_you_mean
+    from ..errors import UsageError, render_message
+    from ..tools._registry import as_tool
+
+    for name in names:
+        if name not in registry:
+            raise UsageError(render_message(
+                f"--agentloom-live-tools names tool '{name}', which {where or 'this run'} does not have.",
+                [("tools", ", ".join(sorted(registry)))], hint=did_you_mean(name, registry) or "name one of them"))
+        if not as_tool(registry[name], name).side_effects:
+            raise UsageError(render_message(
+                f"--agentloom-live-tools names tool '{name}', which has no side effects: it runs for real over "
+                "every replay already, and the tool tape keeps no result of it to compare with.",
+                hint=f"leave '{name}' out; a change in its result shows as the next model turn's cassette "
+                     "mismatch"))
+    return frozenset(names)

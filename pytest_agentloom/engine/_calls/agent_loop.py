@@ -394,7 +394,8 @@ class AgentLoop:
 
     async def _execute(self, call: ToolCall, arguments: dict[str, Any]) -> None:
         self.snapshot.seen.append(fingerprint(call.name, arguments))
-        run = await execute_call(call, self.tools, unknown_message="that is not a tool you can use")
+        run = await execute_call(call, self.tools, unknown_message="that is not a tool you can use",
+                                 turn=self.snapshot.steps)
         self.ctx.event("tool_call", self.ctx.attempts or 1, turn=self.snapshot.steps, call_id=call.id,
                        tool=call.name, args=arguments, ok=run.ok, **({} if run.ok else {"code": run.code}))
         if run.ok:

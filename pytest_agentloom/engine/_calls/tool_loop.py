@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..._core.plain import to_plain
+from ..._core.step_notes import tool_call_place
 from ..._core.types import LLMRequest, LLMResponse, Message, ToolCall, ToolSpec
 from ...errors import STEP_FAILURES, AgentloomError, StepError, render_message
 from ...tools._registry import Tool, as_tool
@@ -78,14 +79,20 @@ def _error_text(message: str) -> str:
     return f"Error: {message}"
 
 
-async def execute_call(call: ToolCall, reachable: Mapping[str, Tool], *, unknown_message: str) -> ToolRun:
-    """Run one call against the tools the step can reach; every failure becomes the call's result."""
+async def execute_call(call: ToolCall, reachable: Mapping[str, Tool], *, unknown_message: str,
+                       turn: int | None = None) -> ToolRun:
+    """Run one call against the tools the step can reach; every failure becomes the call's result.
+
+    ``turn`` (the model turn that asked for it) and the call's id are what a tool tape names when a tool
+    run for real drifts from its recording (:data:`~pytest_agentloom._core.step_notes.tool_call_place`).
+    """
     tool = reachable.get(call.name)
     if tool is None:
         return ToolRun(call, False, _error_text(unknown_message), code="unknown_tool")
     arguments, problem = parse_arguments(call.arguments)
     if arguments is None:
         return ToolRun(call, False, _error_text(problem or "invalid arguments"), code="invalid_json")
+    place = tool_call_place.set((turn, call.id) if turn is not None else None)
     try:
         value = await tool.invoke(arguments)
     except STEP_FAILURES as exc:  # a sandbox refusal or another tool error with its own code
@@ -95,6 +102,8 @@ async def execute_call(call: ToolCall, reachable: Mapping[str, Tool], *, unknown
     except Exception as exc:  # the tool's own failure, whatever its type, is the model's to read
         return ToolRun(call, False, _error_text(f"{type(exc).__name__}: {exc}"), code="tool_error",
                        arguments=arguments)
+    finally:
+        tool_call_place.reset(place)
     return ToolRun(call, True, render_result(value), arguments=arguments, value=value)
 
 
@@ -214,7 +223,8 @@ async def _run_calls(ctx: StepContext, reachable: Mapping[str, Tool], response: 
                      offered: str) -> None:
     """Run one reply's calls at once; their results join ``messages`` in the order of the calls."""
     runs = await asyncio.gather(*(
-        execute_call(call, reachable, unknown_message=f"unknown tool '{call.name}': this step offers {offered}")
+        execute_call(call, reachable, unknown_message=f"unknown tool '{call.name}': this step offers {offered}",
+                     turn=turn)
         for call in calls
     ))
     messages.append(Message(role="assistant", content=response.text or None, tool_calls=tuple(calls),

@@ -98,7 +98,7 @@ def check_status(result: CheckedRun, status: str, reason: str | None = None) -> 
         extra.append(f"  failed step '{result.failed_step}' ({step.error_code}): {step.error}")
         shown = step.error
         events = [e for e in result.trace if e.step_id == result.failed_step and e.kind in
-                  ("provider_call", "tool_call", "retry", "step_end")] + events
+                  ("fault_injected", "provider_call", "tool_call", "retry", "step_end")] + events
     else:
         events = [e for e in result.trace if e.kind == "step_skip"] + events
     raise _fail(headline, events, extra, shown)

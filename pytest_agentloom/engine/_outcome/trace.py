@@ -63,6 +63,8 @@ EVENT_KINDS = (
     "agent_redacted",
     # a subworkflow's run-level events, under its step (engine/subworkflow.py)
     "subworkflow",
+    # a fault injected into a model or tool call (providers/_faults.py, docs/resilience.md)
+    "fault_injected",
 )
 
 

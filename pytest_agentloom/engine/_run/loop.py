@@ -55,6 +55,7 @@ from ..._core.clock import Clock, enter_clock, leave_clock
 from ..._core.eager import gather_eager
 from ..._core.plain import copy_plain
 from ..._core.state_paths import OutputPathError, parse_path, set_path
+from ..._core.step_notes import running_step, step_notes
 from ..._core.types import Provider
 from ..._redaction.redactor import Redactor
 from ...errors import AgentloomError, CassetteMismatchError, StepError, UnrecordableResponseError
@@ -462,6 +463,8 @@ class Run:
         step = self.steps[ctx.step_id]
         ctx.event("step_start", type=step.type)
         token = enter_clock(ctx.clock)  # the step's clock is current_clock() inside it (use_clock, unwrapped)
+        notes = step_notes.set(ctx.event)  # what a provider below notes (an injected fault) lands on this step
+        running = running_step.set(ctx.step_id)
         try:
             return await STEP_RUNNERS[type(step)](step, ctx)
         except StepError as exc:
@@ -472,6 +475,8 @@ class Run:
         except AgentloomError as exc:
             return StepError(str(exc), code=exc.code)
         finally:
+            running_step.reset(running)
+            step_notes.reset(notes)
             leave_clock(token)
 
     # -- settling a step ----------------------------------------------------------------------------------

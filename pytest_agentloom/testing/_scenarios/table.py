@@ -62,7 +62,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Scenario", "ScenarioTableError", "load_table"]
 
-ROW_KEYS = ("id", "description", "workflow", "state", "script", "allow_unused", "config", "resume", "expect")
+ROW_KEYS = ("id", "description", "workflow", "state", "script", "allow_unused", "config", "resume", "inject",
+            "expect")
 #: what a table's first row ``{defaults: {...}}`` may give every row
 DEFAULT_KEYS = ("script", "allow_unused")
 EXPECT_KEYS = (
@@ -90,6 +91,8 @@ class Scenario:
     expect: dict[str, Any] = field(default_factory=dict)
     resume: dict[str, Any] | None = None
     allow_unused: bool = False
+    #: faults injected into the row's run (docs/resilience.md), e.g. ["classify#1=429"]; None: the test's
+    inject: list[str] | None = None
 
     def __repr__(self) -> str:
         return f"<Scenario {self.id!r} {self.location}>"
@@ -124,7 +127,8 @@ class Scenario:
         """Run the row's workflow (relative to the table's folder) with its state, script and config."""
         __tracebackhide__ = True
         with agentloom.running_row(self.id, self.source, self.line):
-            result = agentloom.run(self.workflow_path(), state=self.state, provider=self.provider(), **self.config)
+            result = agentloom.run(self.workflow_path(), state=self.state, provider=self.provider(),
+                                   inject=self.inject, **self.config)
             if self.resume is None or result.status.value != "paused":
                 return result
             script = self.resume.get("script") or {}
@@ -301,6 +305,8 @@ def _check_script_steps(rows: list[Scenario]) -> None:
     (``clasify``) would leave the step without replies and fail the run far from the table's line."""
     for row in rows:
         scripts = [("script", row.script or {}), ("resume.script", (row.resume or {}).get("script") or {})]
+        if row.inject:
+            _check_inject_targets(row)
         if not any(script for _, script in scripts):
             continue
         steps = _step_ids(row.workflow_path())
@@ -315,6 +321,31 @@ def _check_script_steps(rows: list[Scenario]) -> None:
                         row=row.id, field=f"{where}.{step_id}", line=row.line,
                         hint=(hint + " " if hint else "") + f"the steps are: {', '.join(steps)}.",
                     )
+
+
+def _check_inject_targets(row: Scenario) -> None:
+    """The steps and tools a row's faults name must be its workflow's (tools given in Python are only known
+    when the row runs: a name that is neither a step nor a tool of the file is checked then)."""
+    from ...errors import UsageError, WorkflowError
+    from ...providers._faults import check_faults, parse_faults
+    from .._injection import model_steps, tool_names
+    from .._workflow_cache import load_cached
+
+    path = row.workflow_path()
+    if path is None:
+        return
+    try:
+        workflow = load_cached(path)
+    except WorkflowError:
+        return
+    steps, tools = model_steps(workflow), tool_names(workflow, {})
+    for fault in parse_faults(row.inject, "inject"):
+        if fault.name in steps or not (fault.tool or tools):  # a tool given in Python: checked at run time
+            try:
+                check_faults([fault], steps, tools, str(row.workflow))
+            except UsageError as exc:
+                raise ScenarioTableError(_fault_problem(exc), file=row.source, row=row.id, field="inject",
+                                         line=row.line, hint=getattr(exc, "fix", None)) from None
 
 
 def _step_ids(path: Path | None) -> list[str] | None:
@@ -536,6 +567,7 @@ def _check_row(row: Any, index: int, line: int, path: Path, default_workflow: st
                        "resume")
         _unknown(resume, ("decision", "script"), "resume.", fail)
         _check_script(resume.get("script") or {}, "resume.script", fail)
+    inject = _check_inject(row.get("inject"), fail)
     expect = row.get("expect") or {}
     _unknown(expect, EXPECT_KEYS, "expect.", fail)
     _check_expect(expect, fail)
@@ -543,7 +575,22 @@ def _check_row(row: Any, index: int, line: int, path: Path, default_workflow: st
         id=row_id, source=path, line=line, workflow=workflow, description=row.get("description"),
         state=dict(row.get("state") or {}), script=script, config=dict(row.get("config") or {}), expect=expect,
         resume=dict(resume) if resume is not None else None, allow_unused=bool(row.get("allow_unused", False)),
+        inject=inject,
     )
+
+
+def _check_inject(value: Any, fail: Any) -> list[str] | None:
+    """A row's ``inject``: a fault (``classify#1=429``) or a list of them, each of a known kind."""
+    from ...errors import UsageError
+    from ...providers._faults import parse_faults
+
+    if value is None:
+        return None
+    try:
+        faults = parse_faults(value, "inject")
+    except UsageError as exc:
+        raise fail(_fault_problem(exc), "inject", getattr(exc, "fix", None)) from None
+    return [fault.spec for fault in faults]
 
 
 def _unknown(data: Mapping[str, Any], allowed: tuple[str, ...], prefix: str, fail: Any) -> None:
@@ -619,3 +666,8 @@ def _check_expect(expect: dict[str, Any], fail: Any) -> None:
                        f"expect.tool_calls[{position}]")
     if "snapshot" in expect and not isinstance(expect["snapshot"], bool):
         raise fail("'expect.snapshot' must be true or false", "expect.snapshot")
+
+
+def _fault_problem(exc: Exception) -> str:
+    """A refused fault's headline as a table's problem: the row and field say where it is."""
+    return str(getattr(exc, "headline", exc)).removeprefix("inject: ")

@@ -46,6 +46,8 @@ class Option:
     ini: bool = True
     marker: bool = False
     cli: bool = True
+    #: the flag may be given more than once (``--agentloom-inject A --agentloom-inject B``): a list
+    repeatable: bool = False
 
     @property
     def flag(self) -> str:
@@ -290,6 +292,21 @@ OPTIONS: tuple[Option, ...] = (
         marker=True,
     ),
     Option(
+        "inject",
+        "fault injection into a replayed or scripted run: TARGET=KIND, e.g. classify#1=429, draft=malformed_json, "
+        "draft=stream_break@20, tool:lookup=timeout (repeatable; ini: one a line).",
+        kind="linelist",
+        default=[],
+        marker=True,
+        repeatable=True,
+    ),
+    Option(
+        "live_tools",
+        "replay the model, run these tools with side effects for real (comma-separated names) and compare each "
+        "result with the tool tape: the first divergence fails its step, by step, turn and call.",
+        marker=True,
+    ),
+    Option(
         "drift_fail_on",
         "drift check: fail the session when a test's verdict is a regression (regression), or anything but "
         "identical (benign); never (the default): only failing tests fail it.",
@@ -306,6 +323,9 @@ def add_options(parser: pytest.Parser) -> None:
     for option in OPTIONS:
         if not option.cli:
             pass
+        elif option.repeatable:
+            group.addoption(option.flag, action="append", default=None, dest=option.dest, metavar="VALUE",
+                            help=option.help)
         elif option.kind == "bool":
             group.addoption(option.flag, action="store_true", default=None, dest=option.dest, help=option.help)
         else:
@@ -373,12 +393,14 @@ MARKER_KEYS: dict[str, str] = {
     "repeat": "under --agentloom-live: how many times each of these tests runs (a whole number >= 1)",
     "min_pass_rate": "under --agentloom-live: the fraction of repetitions that must pass (0 < rate <= 1)",
     "drift_outputs": "under --agentloom-drift: output comparison, 'similarity:0.8' or a dict of step -> method",
+    "inject": "a fault (or list of faults) injected into every run of these tests, e.g. 'classify#1=429'",
+    "live_tools": "names of tools with side effects run for real over the replay and compared with the tool tape",
 }
 MARKER_SIGNATURE = ("agentloom(workflow=None, *, tools=None, state=None, snapshot_dir=None, snapshot_requests=True, "
                     "snapshot_exclude=None, snapshot_matchers=None, missing_template_keys='error', "
                     "cassette_ignore=None, cassette_matchers=None, cassette_response_ignore=None, "
                     "before_record_response=None, cassette_max_age=None, cassette_on_expiry='warn', repeat=None, "
-                    "min_pass_rate=None, drift_outputs=None, **config)")
+                    "min_pass_rate=None, drift_outputs=None, inject=None, live_tools=None, **config)")
 
 
 @functools.cache
@@ -457,6 +479,8 @@ _KINDS: dict[str, tuple[tuple[type, ...], str]] = {
     "repeat": ((int,), "whole number >= 1"),
     "min_pass_rate": ((int, float), "fraction, 0 < rate <= 1"),
     "drift_outputs": ((str, list, tuple, dict), "method like 'similarity:0.8' or dict of step -> method"),
+    "inject": ((str, list, tuple), "fault like 'classify#1=429' or list of them"),
+    "live_tools": ((str, list, tuple), "tool names, 'a,b' or a list"),
 }
 
 
@@ -474,7 +498,8 @@ def _check_kinds(kwargs: Mapping[str, Any], where: str) -> None:
         raise MarkerError(f"@pytest.mark.agentloom argument 'missing_template_keys' must be 'warn' or 'error' "
                           f"(got {mode!r}) on {where}.")
     for key, parse in (("repeat", repeat_count), ("min_pass_rate", pass_rate), ("cassette_max_age", parse_age),
-                       ("cassette_on_expiry", on_expiry_mode), ("drift_outputs", _drift_outputs)):
+                       ("cassette_on_expiry", on_expiry_mode), ("drift_outputs", _drift_outputs),
+                       ("inject", _faults)):
         if kwargs.get(key) is not None:
             try:
                 parse(kwargs[key], f"@pytest.mark.agentloom argument '{key}'")
@@ -482,6 +507,12 @@ def _check_kinds(kwargs: Mapping[str, Any], where: str) -> None:
                 raise MarkerError(f"{exc}\n  on: {where}") from None
             except TypeError as exc:  # the UsageError of the cassette settings
                 raise MarkerError(f"{exc}\n  on: {where}") from None
+
+
+def _faults(value: Any, source: str) -> Any:
+    from ...providers._faults import parse_faults
+
+    return parse_faults(value, source)
 
 
 def _drift_outputs(value: Any, source: str) -> Any:
