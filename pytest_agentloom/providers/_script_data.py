@@ -8,6 +8,8 @@ both map a step id to a reply or a list of replies, each one of:
 ``{text: ..., input_tokens: ..., output_tokens: ...,``    a reply with usage and more
 ``reasoning_tokens: ..., finish_reason: ..., model: ...,``
 ``cost: ..., reasoning: ...}``
+``{text: ..., chunks: [...] | 5 | words,``                a streamed reply, its delays, a break
+``chunk_delay: ..., break_after: ...}``
 ``{error: 429, message: ...}``                            a provider error (``null``: no status)
 ``{tool_call: name, arguments: {...}, id: ...,``          a call of one tool (with usage and cost)
 ``input_tokens: ..., output_tokens: ..., cost: ...}``
@@ -29,13 +31,13 @@ from typing import Any
 from .._core.suggest import did_you_mean
 from ..errors import ScriptDataError
 from . import _misbehaving as misbehaving
-from ._replies import Reply, embedding, error, reply, tool_call
+from ._replies import Reply, StreamArgumentError, embedding, error, reply, tool_call
 
 __all__ = ["MISBEHAVIOURS", "REPLY_KEYS", "ScriptDataError", "replies_from_data", "reply_from_data"]
 
 REPLY_KEYS: dict[str, tuple[str, ...]] = {
     "text": ("text", "input_tokens", "output_tokens", "reasoning_tokens", "finish_reason", "model", "cost",
-             "reasoning"),
+             "reasoning", "chunks", "chunk_delay", "break_after"),
     "error": ("error", "message"),
     "tool_call": ("tool_call", "arguments", "id", "input_tokens", "output_tokens", "cost"),
     "embedding": ("embedding", "input_tokens", "model", "cost"),
@@ -80,6 +82,9 @@ def reply_from_data(item: Any, *, where: str = "reply") -> Reply:
         return _misbehaving(item, where)
     try:
         return reply(**{str(key): value for key, value in item.items()})
+    except StreamArgumentError as exc:  # a stream key: named where it is, in the script's own words
+        raise ScriptDataError(f"'{exc.argument}' got {exc.value!r}; it takes {exc.accepted}",
+                              where=f"{where}.{exc.argument}", hint=exc.fix) from None
     except (TypeError, ValueError) as exc:
         raise ScriptDataError(f"not a valid reply ({exc})", where=where) from None
 
