@@ -35,7 +35,8 @@ REFUSAL = {"text": "", "refusal": "I can't help with that."}
 class FuzzScript:
     """One generated script: per step, ``replies`` in order, then ``then`` for every request after them.
 
-    A step missing from ``then`` gets its right-kind answer (``right``) once its replies are used up; a step
+    A step missing from ``then`` gets its right-kind answer (``right``) once its replies are used up (the
+    printed script leaves out a ``then`` that is the right answer); a step
     that asks the model more than ``max_calls`` times fails with ``script_exhausted``, which
     :func:`assert_invariants` reports: no loop cap stopped it.
     """
@@ -48,7 +49,8 @@ class FuzzScript:
 
     def __repr__(self) -> str:  # what hypothesis prints for a falsifying example: only the steps that misbehave
         replies = {step: list(items) for step, items in self.replies.items() if items}
-        return f"FuzzScript(replies={replies!r}, then={dict(self.then)!r})"
+        then = {step: item for step, item in self.then.items() if item != self.right.get(step)}
+        return f"FuzzScript(replies={replies!r}, then={then!r})"
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # hypothesis prints examples with this
         printer.text(repr(self))
@@ -100,7 +102,7 @@ def scripts(workflow: Workflow | str | Path, *, tools: Any = None, max_replies: 
                            hint="there is no model step to script.")
     replies = st.fixed_dictionaries({step: st.lists(plan.reply(), max_size=max_replies).map(tuple)
                                      for step, plan in plans.items()})
-    then = st.fixed_dictionaries({}, optional={step: plan.tail() for step, plan in plans.items()})
+    then = st.fixed_dictionaries({step: plan.tail() for step, plan in plans.items()})
     right = {step: plan.right for step, plan in plans.items()}
     return st.tuples(replies, then).map(lambda drawn: FuzzScript(drawn[0], drawn[1], right, loaded, max_calls))
 
@@ -169,28 +171,34 @@ class _StepPlan:
                          st.just({"misbehave": "calls_unknown_tool"}))
 
     def tail(self) -> st.SearchStrategy[Any]:
-        """What the step gets every time after its replies: a final answer, or a storm that never ends."""
-        kinds = [self.answer()]
+        """What the step gets every time after its replies: its right answer (the simplest), another answer, a
+        storm of calls that never ends, the same call again and again, or errors and refusals forever."""
+        kinds = [st.just(self.right), self.answer()]
         if self.tools:
-            name = st.sampled_from(sorted(self.tools))
-            kinds += [name.map(self._storm), name.map(lambda tool: {"misbehave": "repeats", "tool": tool,
-                                                                     "arguments": _example(self.tools[tool])}),
+            stormy = sorted(tool for tool in self.tools if _number_keys(self.tools[tool])) or sorted(self.tools)
+            kinds += [st.sampled_from(stormy).map(self._storm),
+                      st.sampled_from(sorted(self.tools)).map(
+                          lambda tool: {"misbehave": "repeats", "tool": tool, "arguments": _example(self.tools[tool])}),
                       st.just({"misbehave": "calls_unknown_tool"})]
         kinds += [st.builds(lambda status: {"error": status}, st.sampled_from([429, 500, None])), st.just(REFUSAL)]
         return st.one_of(*kinds)
-
 
     def _storm(self, tool: str) -> dict[str, Any]:
         """A model that calls ``tool`` forever with fitting arguments, each time with another number (a storm no
         repeat check stops: only the loop's own caps do)."""
         schema = self.tools[tool]
-        numbers = sorted(key for key, value in (schema.get("properties") or {}).items()
-                         if isinstance(value, Mapping) and value.get("type") == "integer")
+        numbers = _number_keys(schema)
         storm: dict[str, Any] = {"misbehave": "never_finishes", "tool": tool, "arguments": _example(schema)}
         if numbers:
             storm["vary"] = numbers[0]
             storm["arguments"] = {k: v for k, v in storm["arguments"].items() if k != numbers[0]}
         return storm
+
+
+def _number_keys(schema: Mapping[str, Any]) -> list[str]:
+    """The integer parameters of a tool: a storm varies one, so that no repeat check stops it."""
+    return sorted(key for key, value in (schema.get("properties") or {}).items()
+                  if isinstance(value, Mapping) and value.get("type") == "integer")
 
 
 def _parameters(registry: ToolRegistry, name: str, declared: dict[str, Any] | None) -> dict[str, Any]:

@@ -72,7 +72,9 @@ def shrunk_failure(strategy, check) -> tuple[FuzzScript, str]:
 
 
 def total_replies(script: FuzzScript) -> int:
-    return sum(len(items) for items in script.replies.values()) + len(script.then)
+    """Replies listed, and ``then`` replies other than the step's right answer: what the printed script shows."""
+    return sum(len(items) for items in script.replies.values()) + sum(
+        item != script.right[step] for step, item in script.then.items())
 
 
 def test_the_agent_example_holds_every_invariant_under_generated_scripts():
@@ -100,7 +102,7 @@ def test_a_router_without_a_default_is_found_and_shrunk_to_one_reply(tmp_path):
                                    lambda script: assert_invariants(script.run(tools=tools, state={"ticket": "x"})))
     assert "step 'route' failed with router_no_match" in error
     assert total_replies(script) == 1  # one classify reply that is neither 'bug' nor 'billing'
-    assert set(script.replies) | set(script.then) >= {"classify"}
+    assert "'classify': ['']" in repr(script) or "{'classify': ''}" in repr(script)
     assert repr(script).startswith("FuzzScript(replies={")  # what hypothesis prints: only what misbehaves
 
 
@@ -185,6 +187,7 @@ def test_scripts_refuses_a_workflow_without_model_steps_and_bad_limits(tmp_path)
         scripts(TRIAGE, max_calls=0)
 
 
+@pytest.mark.slow
 def test_the_plugin_does_not_import_hypothesis(pytester):
     pytester.makepyfile("""
         import sys
