@@ -25,7 +25,6 @@ __all__ = [
     "ErrorSpec",
     "Reply",
     "ReplySpec",
-    "StreamArgumentError",
     "embedding",
     "error",
     "is_answer",
@@ -125,18 +124,12 @@ def reply(
     )
 
 
-class StreamArgumentError(UsageError):
-    """A stream argument of :func:`reply` it cannot use; ``argument``, ``accepted`` and ``fix`` say which and why,
-    so that a script written as data names its own key (``draft[0].chunks``)."""
-
-    def __init__(self, message: str, argument: str, value: object, accepted: str, fix: str | None) -> None:
-        super().__init__(message)
-        self.argument, self.value, self.accepted, self.fix = argument, value, accepted, fix
-
-
-def _refused(name: str, value: object, accepted: str, hint: str | None = None) -> StreamArgumentError:
-    return StreamArgumentError(str(bad_argument("reply()", name, value, accepted, hint=hint)), name, value, accepted,
-                               hint)
+def _refused(name: str, value: object, accepted: str, hint: str | None = None) -> UsageError:
+    """The error for one stream argument; ``stream_argument`` keeps its parts, so that a script written as data
+    names its own key (``draft[0].chunks``) in its own words."""
+    error = bad_argument("reply()", name, value, accepted, hint=hint)
+    error.stream_argument = (name, value, accepted, hint)  # type: ignore[attr-defined]
+    return error
 
 
 _CHUNKS_FORM = "a list of strings that join to the text, a number of characters per chunk, or 'words'"

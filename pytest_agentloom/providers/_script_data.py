@@ -30,9 +30,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._core.suggest import did_you_mean
-from ..errors import ScriptDataError
+from ..errors import ScriptDataError, UsageError
 from . import _misbehaving as misbehaving
-from ._replies import Reply, StreamArgumentError, embedding, error, reply, tool_call
+from ._replies import Reply, embedding, error, reply, tool_call
 
 __all__ = ["MISBEHAVIOURS", "REPLY_KEYS", "ScriptDataError", "replies_from_data", "reply_from_data"]
 
@@ -83,9 +83,12 @@ def reply_from_data(item: Any, *, where: str = "reply") -> Reply:
         return _misbehaving(item, where)
     try:
         return reply(**{str(key): value for key, value in item.items()})
-    except StreamArgumentError as exc:  # a stream key: named where it is, in the script's own words
-        raise ScriptDataError(f"'{exc.argument}' got {exc.value!r}; it takes {exc.accepted}",
-                              where=f"{where}.{exc.argument}", hint=exc.fix) from None
+    except UsageError as exc:
+        if (stream := getattr(exc, "stream_argument", None)) is None:
+            raise ScriptDataError(f"not a valid reply ({exc})", where=where) from None
+        name, value, accepted, fix = stream  # a stream key: named where it is, in the script's own words
+        raise ScriptDataError(f"'{name}' got {value!r}; it takes {accepted}", where=f"{where}.{name}",
+                              hint=fix) from None
     except (TypeError, ValueError) as exc:
         raise ScriptDataError(f"not a valid reply ({exc})", where=where) from None
 

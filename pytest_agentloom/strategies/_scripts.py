@@ -66,7 +66,8 @@ class FuzzScript:
         return run_workflow(self.workflow, provider=self.provider(), tools=tools, state=dict(state or {}), **options)
 
     def _answers(self, step: str) -> Callable[[LLMRequest], Any]:
-        listed = [reply_from_data(item, where=f"{step}[{index}]") for index, item in enumerate(self.replies[step])]
+        listed = [reply_from_data(item, where=f"{step}[{index}]")
+                  for index, item in enumerate(self.replies.get(step, ()))]
         after = reply_from_data(self.then.get(step, self.right[step]), where=f"then.{step}")
         count = [0]
 
