@@ -27,6 +27,7 @@ PUBLIC_MODULES = (
     "pytest_agentloom.tools",
     "pytest_agentloom.replay",
     "pytest_agentloom.testing",
+    "pytest_agentloom.strategies",
 )
 #: Modules that are public as entry points (pyproject.toml names them), not for their Python names.
 ENTRY_POINTS = {
@@ -45,6 +46,9 @@ NO_DOCSTRING = {
     "HINT_PREFIX": "The words that start a message's hint (``How to fix:``), for code that reads messages.",
     "STEP_FAILURES": "The errors the engine treats as a step's failure: ``StepError`` and "
                      "``CassetteMismatchError`` (a replay error since it has one parent), for ``except``.",
+    "DEFECT_CODES": "Step error codes no model's answer excuses (a router without a match, a template that "
+                    "fails, a loop no cap stopped), each with what it means: ``check_no_defects`` reports them.",
+    "DOCUMENTED_ENDINGS": "The (status, termination reason) pairs a run may end with (docs/errors.md).",
     "Message": "One message of a conversation sent to a model: ``role``, ``content``, an optional ``name``.",
 }
 

@@ -5,8 +5,9 @@
   workflow (steps it refers to are added as stubs); a scenario table (rows with ``expect``)
   loads as a table.
 - JSON: parses.
-- Python: runs, in a fresh folder holding ``docs/examples/`` and the example triage workflow,
-  as the current directory. A block that defines tests is run by pytest (pytester) in a copy of
+- Python: runs, in a fresh folder holding ``docs/examples/``, the example triage workflow and the
+  agent example's folder (``agent_triage/``, its ``triage_desk`` importable), as the current directory.
+  A block that defines tests is run by pytest (pytester) in a copy of
   ``examples/support_triage`` (its conftest gives the tools), and every test in it must pass.
 """
 
@@ -77,6 +78,10 @@ def test_the_docs_index_links_every_page() -> None:
 def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     shutil.copytree(ROOT / "docs" / "examples", tmp_path, dirs_exist_ok=True)
     shutil.copy(ROOT / "examples" / "support_triage" / "triage.yaml", tmp_path / "triage.yaml")
+    # the agent example too (docs/fuzzing.md fuzzes it): its workflow, and its tools importable as triage_desk
+    shutil.copytree(ROOT / "examples" / "agent_triage", tmp_path / "agent_triage",
+                    ignore=shutil.ignore_patterns("test_*", "conftest.py", "__pycache__"))
+    monkeypatch.syspath_prepend(str(tmp_path / "agent_triage"))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("AGENTLOOM_RUNS_DIR", str(tmp_path / "runs"))
     return tmp_path

@@ -63,6 +63,16 @@ def test_every_requirement_has_one_floor_and_the_lowest_constraints_pin_exactly_
     )
 
 
+def test_an_extra_for_users_declares_the_floor_the_suite_proves() -> None:
+    """``pip install pytest-agentloom[fuzz]`` asks for the hypothesis the ``lowest`` env tests (the test extra's)."""
+    declared = _declared()
+    for line in PROJECT["optional-dependencies"]["fuzz"]:
+        requirement = Requirement(line)
+        name = canonicalize_name(requirement.name)
+        assert name in declared and _floor(requirement) == _floor(declared[name]), (
+            f"pyproject.toml: the fuzz extra's {line!r} must have the floor of the test extra's {declared.get(name)}")
+
+
 @pytest.mark.skipif(not os.environ.get("AGENTLOOM_LOWEST"), reason="only in tox -e lowest (AGENTLOOM_LOWEST)")
 def test_the_lowest_env_has_exactly_the_floors_installed() -> None:
     installed = {name: importlib.metadata.version(name) for name in _pins()}

@@ -7,12 +7,15 @@ both map a step id to a reply or a list of replies, each one of:
 ``"text"``                                                a reply with that text
 ``{text: ..., input_tokens: ..., output_tokens: ...,``    a reply with usage and more
 ``reasoning_tokens: ..., finish_reason: ..., model: ...,``
-``cost: ..., reasoning: ...}``
+``cost: ..., reasoning: ..., refusal: ...}``
+``{text: ..., chunks: [...] | 5 | words,``                a streamed reply, its delays, a break
+``chunk_delay: ..., break_after: ...}``
 ``{error: 429, message: ...}``                            a provider error (``null``: no status)
 ``{tool_call: name, arguments: {...}, id: ...,``          a call of one tool (with usage and cost)
 ``input_tokens: ..., output_tokens: ..., cost: ...}``
 ``{embedding: [[0.1, 0.2], ...], input_tokens: ...}``     an ``embed`` step's vectors
 ``{misbehave: repeats, tool: ..., arguments: {...}}``     a model going wrong on purpose
+(``never_finishes`` takes ``vary``: the argument set to the turn)
 ========================================================= =================================
 
 (``misbehave`` is one of :data:`MISBEHAVIOURS`.) A form that is none of these
@@ -27,7 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._core.suggest import did_you_mean
-from ..errors import ScriptDataError
+from ..errors import ScriptDataError, UsageError
 from . import _misbehaving as misbehaving
 from ._replies import Reply, embedding, error, reply, tool_call
 
@@ -35,11 +38,11 @@ __all__ = ["MISBEHAVIOURS", "REPLY_KEYS", "ScriptDataError", "replies_from_data"
 
 REPLY_KEYS: dict[str, tuple[str, ...]] = {
     "text": ("text", "input_tokens", "output_tokens", "reasoning_tokens", "finish_reason", "model", "cost",
-             "reasoning"),
+             "reasoning", "refusal", "chunks", "chunk_delay", "break_after"),
     "error": ("error", "message"),
     "tool_call": ("tool_call", "arguments", "id", "input_tokens", "output_tokens", "cost"),
     "embedding": ("embedding", "input_tokens", "model", "cost"),
-    "misbehave": ("misbehave", "tool", "arguments", "raw_arguments", "text"),
+    "misbehave": ("misbehave", "tool", "arguments", "raw_arguments", "text", "vary"),
 }
 MISBEHAVIOURS = ("never_finishes", "repeats", "calls_unknown_tool", "invalid_call", "claims_done")
 _NEEDS_TOOL = ("never_finishes", "repeats", "invalid_call")
@@ -80,6 +83,12 @@ def reply_from_data(item: Any, *, where: str = "reply") -> Reply:
         return _misbehaving(item, where)
     try:
         return reply(**{str(key): value for key, value in item.items()})
+    except UsageError as exc:
+        if (stream := getattr(exc, "stream_argument", None)) is None:
+            raise ScriptDataError(f"not a valid reply ({exc})", where=where) from None
+        name, value, accepted, fix = stream  # a stream key: named where it is, in the script's own words
+        raise ScriptDataError(f"'{name}' got {value!r}; it takes {accepted}", where=f"{where}.{name}",
+                              hint=fix) from None
     except (TypeError, ValueError) as exc:
         raise ScriptDataError(f"not a valid reply ({exc})", where=where) from None
 
@@ -147,5 +156,7 @@ def _misbehaving(item: Mapping[str, Any], where: str) -> Reply:
     if kind == "invalid_call":
         raw = {"raw_arguments": item["raw_arguments"]} if "raw_arguments" in item else {}
         return misbehaving.invalid_call(item["tool"], **raw)
+    if kind == "never_finishes" and "vary" in item:  # the argument that takes the turn's number
+        return misbehaving.never_finishes(item["tool"], vary=str(item["vary"]), **arguments)
     made: Reply = getattr(misbehaving, kind)(item["tool"], **arguments)
     return made

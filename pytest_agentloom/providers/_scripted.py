@@ -16,8 +16,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._core.arguments import bad_argument
-from .._core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Usage
-from ..errors import ErrorCode, ProviderError, ScriptDataError, ScriptError, UsageError, render_message
+from .._core.clock import current_clock
+from .._core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Usage, emit_text
+from ..errors import (
+    ErrorCode,
+    MidStreamError,
+    ProviderError,
+    ScriptDataError,
+    ScriptError,
+    StepError,
+    UsageError,
+    render_message,
+)
 from ._replies import EmbeddingSpec, ErrorSpec, Reply, ReplySpec, is_answer
 from ._script_data import replies_from_data, reply_from_data
 
@@ -185,6 +195,8 @@ class Scripted:
             answer = answer(request)
             if inspect.isawaitable(answer):  # an async callable, e.g. one that sleeps on the run's clock
                 answer = await answer
+        if isinstance(answer, ReplySpec) and answer.chunks:
+            await _stream(answer, request)
         return _to_response(answer, request)
 
     async def embed(self, request: EmbedRequest) -> EmbedResponse:
@@ -253,6 +265,32 @@ def _record(request: LLMRequest | EmbedRequest) -> ScriptedCall:
         turn=request.turn,
         request=request,
     )
+
+
+async def _stream(answer: ReplySpec, request: LLMRequest) -> None:
+    """Hand a reply's chunks to the run's stream listener, each after its virtual delay; break where scripted.
+
+    A request that does not stream gets the text whole (the engine passes it on in one piece). A break
+    scripted for such a request is a mistake in the test, refused rather than turned into another failure.
+    """
+    if not request.stream:
+        if answer.break_after is not None:
+            raise StepError(render_message(
+                f"Scripted reply for step '{request.step_id}' breaks its stream after {answer.break_after} "
+                "chunk(s) (break_after), but the step's request does not stream.",
+                hint="set stream: true on the step (or config.stream), or script error(None) for a dropped "
+                     "connection instead."), code=ErrorCode.INVALID_SCRIPT.value)
+        return
+    clock = current_clock()
+    for index, piece in enumerate(answer.chunks):
+        if index == answer.break_after:
+            break
+        if answer.chunk_delays and answer.chunk_delays[index] > 0:
+            await clock.sleep(answer.chunk_delays[index])
+        emit_text(piece)
+    if answer.break_after is not None:
+        raise MidStreamError(f"scripted: the stream broke after {answer.break_after} of {len(answer.chunks)} "
+                             "chunks (break_after)", provider="scripted")
 
 
 def _to_response(answer: Any, request: LLMRequest) -> LLMResponse:

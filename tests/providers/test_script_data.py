@@ -61,3 +61,15 @@ def test_an_unknown_key_suggests_the_closest_one() -> None:
     with pytest.raises(ScriptDataError) as raised:
         Scripted.from_data({"a": {"tool_call": "t", "argument": {}}})
     assert raised.value.hint is not None and raised.value.hint.startswith("did you mean 'arguments'?")
+
+
+def test_a_refusal_and_a_storm_that_varies_a_named_argument_are_written_as_data() -> None:
+    provider = Scripted.from_data({
+        "refuse": {"text": "", "refusal": "I can't help with that."},
+        "storm": {"misbehave": "never_finishes", "tool": "lookup_policy", "arguments": {"topic": "a"},
+                  "vary": "page"},
+    })
+    refused = ask(provider, "refuse")
+    assert (refused.refusal, refused.finish_reason) == ("I can't help with that.", "refusal")
+    call = ask(provider, "storm").tool_calls[0]
+    assert (call.name, call.arguments) == ("lookup_policy", '{"page": 1, "topic": "a"}')
