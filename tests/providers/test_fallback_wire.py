@@ -66,7 +66,7 @@ def test_every_provider_failing_names_each_its_model_and_why(fake_llm, gateway, 
     result = run_workflow(write(tmp_path, FALLBACK_FLOW), provider=gateway, clock=VirtualClock())
     step = result.steps["classify"]
     assert step.status == "failed" and step.error_code == "fallbacks_exhausted"
-    assert "every provider tried failed" in step.error
+    assert step.error.startswith("llm_call 'classify': every provider tried failed, in order: ")
     assert "anthropic (model claude-haiku-4-5): provider error (HTTP 529)" in step.error
     assert "openai (model gpt-4o-mini): provider error (HTTP 503)" in step.error
     assert "upstream is down" in step.error

@@ -24,7 +24,7 @@ import fnmatch
 from collections.abc import Sequence
 
 from ..._core.types import LLMRequest, LLMResponse
-from ...errors import ErrorCode, MidStreamError, ProviderError
+from ...errors import ErrorCode, MidStreamError, ProviderError, StepError
 from .._format.model import AgentStep, FallbackTarget, LLMCallStep, WorkflowConfig
 from .._outcome.step_context import StepContext
 from .refusal import CallModel
@@ -115,14 +115,13 @@ def _provider_of(ctx: StepContext, request: LLMRequest) -> str:
     return request.provider or primary_provider(ctx.workflow.config, request.model) or "the gateway"
 
 
-def _exhausted(ctx: StepContext, tried: list[tuple[str, str, ProviderError]]) -> ProviderError:
-    """One error naming every provider tried, its model and why it failed; the last failure's status and
-    retryability, so the step's retry table decides as it would for that failure."""
+def _exhausted(ctx: StepContext, tried: list[tuple[str, str, ProviderError]]) -> StepError:
+    """One error naming every provider tried, its model and why it failed. It is retried when the last
+    failure would be (the step's retry table), so the whole chain runs again as one attempt."""
     parts = [f"{provider} (model {model}): {error}" for provider, model, error in tried]
     last = tried[-1][2]
-    kind = ctx.workflow.step(ctx.step_id).type
-    error = ProviderError(
-        f"{kind} '{ctx.step_id}': every provider tried failed, in order: " + "; ".join(parts),
-        status=last.status, provider=tried[-1][0], code=ErrorCode.FALLBACKS_EXHAUSTED)
-    error.retryable = last.retryable
-    return error
+    step = ctx.workflow.step(ctx.step_id)
+    policy = ctx.retry_policy(step.retry)
+    retryable = last.retryable is not False and (last.status is None or last.status in policy.retryable_status_codes)
+    return StepError(f"{step.type} '{ctx.step_id}': every provider tried failed, in order: " + "; ".join(parts),
+                     code=ErrorCode.FALLBACKS_EXHAUSTED, retryable=retryable)

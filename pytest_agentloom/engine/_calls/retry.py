@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol, TypeVar
 
 from ..._core.types import AttachmentRefused
-from ...errors import STEP_FAILURES, AgentloomError, ErrorCode, ModelRefused, ProviderError, ScriptError, StepError
+from ...errors import STEP_FAILURES, AgentloomError, ModelRefused, ProviderError, ScriptError, StepError
 from .._format.model import RetryPolicy
 from .._outcome.step_context import StepContext
 
@@ -45,8 +45,8 @@ def gave_up(error: Exception, attempt: int, policy: RetryPolicy, retryable: bool
     A provider error that says it is final (``retryable is False``: a missing key, an answer the SDK
     refused) keeps its own code, which names the fix; other provider errors are ``provider_error``.
     """
-    if isinstance(error, ProviderError):  # every fallback failed: its code says so (docs/errors.md)
-        code = error.code if error.retryable is False or error.code == ErrorCode.FALLBACKS_EXHAUSTED else "provider_error"
+    if isinstance(error, ProviderError):
+        code = error.code if error.retryable is False else "provider_error"
     else:
         code = getattr(error, "code", "provider_error")
     if not retryable:
