@@ -53,8 +53,8 @@ from .._evaluate.templates import render
 from .._format.model import AgentDefinition, AgentStep, RetryPolicy, ToolDeclaration
 from .._outcome.pricing import cost_of
 from .._outcome.step_context import StepContext, StepOutcome
-from .refusal import refusals_raise
 from .fallback import fallbacks_of, with_fallbacks
+from .refusal import refusals_raise
 from .retry import call_with_retries
 from .tool_loop import declared_tools, execute_call, parse_arguments
 

@@ -89,13 +89,14 @@ def with_fallbacks(ctx: StepContext, chain: Sequence[FallbackTarget], call_model
                 return await call_model(current)
             except ProviderError as exc:
                 kind = failure_kind(exc)
-                provider = exc.provider if exc.provider not in (None, "gateway") else _provider_of(ctx, current)
+                provider = exc.provider if exc.provider and exc.provider != "gateway" else _provider_of(ctx, current)
                 tried.append((provider, current.model, exc))
-                position = _next(chain, position, kind)
-                if position is None:
+                following = _next(chain, position, kind)
+                if following is None:
                     if len(tried) == 1:
                         raise
                     raise _exhausted(ctx, tried) from exc
+                position = following
                 target = chain[position]
                 ctx.event("fallback", current.attempt, turn=current.turn, provider=provider, model=current.model,
                           reason=kind, error=str(exc), to_provider=target.provider, to_model=target.model)

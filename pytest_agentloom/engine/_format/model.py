@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_RETRYABLE_STATUS_CODES",
+    "FALLBACK_KINDS",
     "FUTURE_STEP_TYPES",
     "STEP_TYPES",
     "AgentDefinition",
@@ -48,7 +49,6 @@ __all__ = [
     "Compiled",
     "Condition",
     "EmbedStep",
-    "FALLBACK_KINDS",
     "FallbackTarget",
     "LLMCallStep",
     "NamedToolChoice",
