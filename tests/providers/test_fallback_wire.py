@@ -177,3 +177,32 @@ def test_each_agent_turn_falls_back(fake_llm, gateway, tmp_path):
     assert [request.json["model"] for request in fake_llm.requests] == [
         "claude-haiku-4-5", "gpt-4o-mini", "claude-haiku-4-5", "gpt-4o-mini"]
     assert [event.data["turn"] for event in result.trace if event.kind == "fallback"] == [1, 2]
+
+
+def test_an_sdk_timeout_falls_back(fake_llm, gateway, tmp_path, monkeypatch):
+    flow = FALLBACK_FLOW.replace("config:\n  retry: {max_retries: 0}\n",
+                                 "config:\n  retry: {max_retries: 0}\n  providers: {anthropic: {timeout: 0.1}}\n")
+    assert flow != FALLBACK_FLOW
+    fake_llm.plan("anthropic", text("too late", delay=0.3))
+    fake_llm.plan("openai", text("bug"))
+    result = run_workflow(write(tmp_path, flow), provider=default_gateway(_loaded(tmp_path)), clock=VirtualClock())
+    assert result.ok, result.steps["classify"].error
+    assert [event.data["reason"] for event in result.trace if event.kind == "fallback"] == ["timeout"]
+
+
+def _loaded(tmp_path):
+    from pytest_agentloom.engine._format.loader import load_workflow
+
+    return load_workflow(tmp_path / "flow.yaml").config
+
+
+def test_a_scripted_provider_plays_the_failure_and_the_fallback(tmp_path):
+    """No server: a scripted error, then the fallback's reply, as a unit test of a workflow would write it."""
+    from pytest_agentloom.providers import Scripted, error
+
+    scripted = Scripted({"classify": [error(529, "overloaded_error: Overloaded"), "bug"]})
+    result = run_workflow(write(tmp_path, FALLBACK_FLOW), provider=scripted, clock=VirtualClock())
+    assert result.ok, result.steps["classify"].error
+    calls = scripted.calls("classify")
+    assert [call.model for call in calls] == ["claude-haiku-4-5", "gpt-4o-mini"]
+    assert [call.request.provider for call in calls] == [None, "openai"]
