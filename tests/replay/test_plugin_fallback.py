@@ -103,3 +103,20 @@ def test_a_replay_whose_primary_now_answers_differently_fails_closed(project: Pr
     result.assert_outcomes(failed=1)  # the 529 replays, and this fallback does not take it
     result.stdout.fnmatch_lines(["*failed step 'classify' (provider_error): provider error (HTTP 529): anthropic: "
                                  "overloaded_error*"])
+
+
+def test_a_timeout_that_fell_back_replays_as_a_timeout(project: Project) -> None:
+    """Each hand-over is a call of its own through the cassette, so the unanswered one keeps its kind."""
+    project.pytester.makefile(".yaml", flow=FLOW.replace(
+        "  retry: {max_retries: 0}\n", "  retry: {max_retries: 0}\n  providers: {anthropic: {timeout: 0.1}}\n").replace(
+        "on: [overloaded, server_error]", "on: [timeout]"))
+    project.pytester.makepyfile(test_support=TEST_FILE.replace('"overloaded")', '"timeout")'))
+    project.live()
+    project.server.plan("anthropic", text("too late", delay=0.3))
+    project.server.plan("openai", text("bug"))
+    project.run("--agentloom-record").assert_outcomes(passed=1)
+    interactions = yaml.safe_load(project.cassette().read_text())["interactions"]
+    assert [i["response"]["status"] for i in interactions] == [0, 200]
+    assert "timed out" in interactions[0]["response"]["reason"]
+    project.offline()
+    project.run().assert_outcomes(passed=1)
