@@ -220,6 +220,7 @@ class ErrorCode(enum.StrEnum):
     REFUSED = "refused"  # the model refused to answer (a refusal part or stop reason), and the step says to fail
     UNKNOWN_PROVIDER = "unknown_provider"  # config.provider names a provider the gateway does not have
     NO_ROUTE = "no_route"  # no gateway route matches the model
+    FALLBACKS_EXHAUSTED = "fallbacks_exhausted"  # a call and every fallback it was allowed failed
     SCRIPT_EXHAUSTED = "script_exhausted"  # a scripted provider has no reply for the request
     UNUSED_REPLIES = "unused_replies"  # a test ended with scripted replies that no request used
 

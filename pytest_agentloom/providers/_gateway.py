@@ -216,6 +216,7 @@ class Gateway:
         clock = self._clock or current_clock()
         last: ProviderError | None = None
         skipped: list[str] = []
+        before = len(self.fallbacks)
         for name in names:
             breaker = self.breakers[name]
             if not breaker.allow(clock.now()):
@@ -243,12 +244,25 @@ class Gateway:
             breaker.succeeded(clock.now())
             return response.model_copy(update={"provider": response.provider or name})
         if last is not None:
-            raise last
+            mine = [entry for entry in self.fallbacks[before:] if entry[0] == request.step_id]  # not a parallel step's
+            raise _naming_each(request, mine, last)
         raise ProviderError(
             f"every provider for model '{request.model}' is unavailable: {', '.join(skipped)}",
             status=None,
             provider=self.name,
         )
+
+
+def _naming_each(request: LLMRequest | EmbedRequest, failed: list[tuple[str, str, str]],
+                 last: ProviderError) -> ProviderError:
+    """The last provider's error, its message naming every provider of the route that failed and why (a route
+    sends them all the same model: a workflow's ``fallback`` gives each its own). Its status and provider stay
+    the last one's, so the retry table decides as before; errors of other kinds are raised as they are."""
+    if type(last) is not ProviderError or len(failed) < 2:
+        return last
+    tried = "; ".join(f"{name}: {error}" for _step, name, error in failed)
+    return ProviderError(f"every provider for model '{request.model}' failed, in order: {tried}",
+                         status=last.status, provider=last.provider, code=last.code)
 
 
 def _counts_against(exc: ProviderError) -> bool:

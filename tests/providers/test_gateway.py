@@ -110,6 +110,9 @@ def test_all_candidates_failing_raises_the_last_error(fake_llm):
     with pytest.raises(ProviderError) as caught:
         complete(_two_openai_shaped(fake_llm, clock=VirtualClock()), request(model="gpt-4o"))
     assert caught.value.status is None and caught.value.provider == "generic_openai"
+    message = str(caught.value)
+    assert "every provider for model 'gpt-4o' failed, in order: openai: provider error (HTTP 502)" in message
+    assert "; generic_openai: provider error (no status)" in message
 
 
 class _BrokenMidStream:

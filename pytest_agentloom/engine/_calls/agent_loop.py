@@ -53,6 +53,7 @@ from .._evaluate.templates import render
 from .._format.model import AgentDefinition, AgentStep, RetryPolicy, ToolDeclaration
 from .._outcome.pricing import cost_of
 from .._outcome.step_context import StepContext, StepOutcome
+from .fallback import fallbacks_of, with_fallbacks
 from .refusal import refusals_raise
 from .retry import call_with_retries
 from .tool_loop import declared_tools, execute_call, parse_arguments
@@ -304,7 +305,8 @@ class AgentLoop:
         provider = self.ctx.provider
         assert provider is not None
 
-        call_model = refusals_raise(self.ctx, provider.complete)
+        chain = fallbacks_of(self.step, self.ctx.workflow.config, request.model)
+        call_model = refusals_raise(self.ctx, with_fallbacks(self.ctx, chain, provider.complete))
 
         async def attempt_call(attempt: int) -> LLMResponse:
             return await call_model(request.model_copy(update={"attempt": attempt}))

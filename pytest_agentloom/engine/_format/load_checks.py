@@ -18,12 +18,13 @@ from .._evaluate.expressions import ExpressionSyntaxError, compile_expression
 from .._evaluate.templates import check_template
 from .conversation_state import SPEAKER_PATTERN, conversation_key, read_conversation
 from .graph import dependency_graph, step_depths
-from .model import AgentStep, LLMCallStep, NamedToolChoice, RouterStep, Workflow
+from .model import FALLBACK_KINDS, AgentStep, FallbackTarget, LLMCallStep, NamedToolChoice, RouterStep, Workflow
 
 __all__ = [
     "check_agent_conversations",
     "check_agents",
     "check_call_shapes",
+    "check_fallbacks",
     "check_llm_calls",
     "check_shared_conversations",
     "check_thinking",
@@ -371,6 +372,47 @@ def _wire_of(workflow: Workflow, model: str) -> str | None:
         if settings is not None and settings.api == "responses":
             return "responses"
     return provider
+
+
+def check_fallbacks(workflow: Workflow, file: str) -> list[WorkflowError]:
+    """Each fallback names a provider the gateway has and failure kinds a fallback can take
+    (docs/workflow-format.md: Fallback); ``config.fallbacks`` is keyed by provider names too."""
+    from ...providers._factory import PROVIDERS
+    from ...providers._gateway import PROVIDER_ALIASES
+
+    known = (*PROVIDERS, *PROVIDER_ALIASES)
+    problems = []
+    places: list[tuple[str | None, str, list[FallbackTarget]]] = []
+    for name, targets in workflow.config.fallbacks.items():
+        if name not in known:
+            problems.append(WorkflowError(
+                f"config.fallbacks names provider '{name}', which is not a provider", file=file,
+                field=f"config.fallbacks.{name}",
+                hint=_suggestion(name, PROVIDERS, "key config.fallbacks by the provider whose calls fall back")))
+        places.append((None, f"config.fallbacks.{name}", list(targets)))
+    for step in workflow.steps:
+        if isinstance(step, LLMCallStep | AgentStep) and step.fallback:
+            places.append((step.id, "fallback", list(step.fallback)))
+    for step_id, field, targets in places:
+        for index, target in enumerate(targets):
+            where = f"{field}[{index}]"
+            if target.provider not in known:
+                problems.append(WorkflowError(
+                    f"{where} names provider '{target.provider}', which is not a provider", file=file,
+                    step_id=step_id, field=f"{where}.provider",
+                    hint=_suggestion(target.provider, PROVIDERS, "name one of the providers")))
+            for kind in target.on:
+                if kind not in FALLBACK_KINDS:
+                    problems.append(WorkflowError(
+                        f"{where}.on lists '{kind}', which is no kind of failure a call falls back on", file=file,
+                        step_id=step_id, field=f"{where}.on",
+                        hint=_suggestion(kind, FALLBACK_KINDS, "list kinds of failure")))
+    return problems
+
+
+def _suggestion(word: str, choices: Any, what: str) -> str:
+    close = did_you_mean(word, choices)
+    return f"{close + ' ' if close else ''}{what}: {', '.join(sorted(choices))}."
 
 
 def check_agents(workflow: Workflow, file: str) -> list[WorkflowError]:

@@ -50,6 +50,11 @@ UPSTREAM_UNSUPPORTED = {
     "seed": "the mock provider here is deterministic without a seed; remove it.",
 }
 
+#: Where other tools put a provider fallback chain, refused with the way to write it here (docs/workflow-format.md)
+_FALLBACK_HINT = ("write the chain as config.fallbacks (e.g. fallbacks: {anthropic: [{provider: openai, model: "
+                  "gpt-4o-mini}]}) or as a step's fallback list; each fallback names its own model.")
+_FALLBACK_KEYS = ("routes", "fallback", "is_fallback", "fallback_providers")
+
 #: The files being loaded, outermost first: a child that is already on the chain includes itself.
 _CHAIN: ContextVar[tuple[Path, ...]] = ContextVar("agentloom_subworkflow_chain", default=())
 #: Inside :func:`load_workflow_read`: every file read so far and the text the loader got from it.
@@ -144,6 +149,7 @@ def validate_workflow(workflow: Workflow, *, file: str = "<workflow>") -> None:
     problems.extend(checks.check_agent_conversations(workflow, file))
     problems.extend(checks.check_thinking(workflow, file))
     problems.extend(checks.check_call_shapes(workflow, file))
+    problems.extend(checks.check_fallbacks(workflow, file))
     problems.extend(checks.check_agents(workflow, file))
     problems.extend(checks.compile_routers(workflow, file))
     if not problems:  # children are loaded only once the parent itself is sound
@@ -396,6 +402,8 @@ def _translate(error: Any, data: dict[str, Any], file: str) -> WorkflowError:
         if key in UPSTREAM_UNSUPPORTED:
             message, hint = f"Unknown key '{key}' (from upstream agentloom, not supported here)", \
                 UPSTREAM_UNSUPPORTED[key]
+        elif key in _FALLBACK_KEYS and loc[0] == "config":
+            hint = _FALLBACK_HINT
     elif error["type"] == "missing":
         message = f"Missing required key '{loc[-1]}'"
         inner = _format_loc(loc[:-1])
@@ -406,6 +414,8 @@ def _translate(error: Any, data: dict[str, Any], file: str) -> WorkflowError:
         message = f"Invalid value for '{field}': {error['msg']}" if field else error["msg"]
         if isinstance(error.get("input"), bool) and error["type"] == "string_type":
             hint = "YAML reads yes/no/on/off/true/false as booleans; put the value in quotes."
+        elif loc == ["config", "provider"] and isinstance(error.get("input"), list):
+            hint = "config.provider names one provider; " + _FALLBACK_HINT
     return WorkflowError(message, file=file, step_id=step_id, field=field, hint=hint)
 
 

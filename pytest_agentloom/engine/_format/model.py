@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_RETRYABLE_STATUS_CODES",
+    "FALLBACK_KINDS",
     "FUTURE_STEP_TYPES",
     "STEP_TYPES",
     "AgentDefinition",
@@ -48,6 +49,7 @@ __all__ = [
     "Compiled",
     "Condition",
     "EmbedStep",
+    "FallbackTarget",
     "LLMCallStep",
     "NamedToolChoice",
     "ResponseSchema",
@@ -63,7 +65,7 @@ __all__ = [
     "WorkflowConfig",
 ]
 
-DEFAULT_RETRYABLE_STATUS_CODES = (429, 500, 502, 503, 504)
+DEFAULT_RETRYABLE_STATUS_CODES = (429, 500, 502, 503, 504, 529)  # 529: Anthropic's overloaded_error
 STEP_ID_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 
 
@@ -140,6 +142,36 @@ class ProviderSettings(_Strict):
     api: Literal["auto", "chat_completions", "responses"] | None = None
 
 
+#: the failures a model call may fall back on (engine/_calls/fallback.py says which error is which kind)
+FALLBACK_KINDS = ("rate_limit", "overloaded", "server_error", "timeout", "connection")
+
+
+class FallbackTarget(_Strict):
+    """One provider a model call falls back to, with the model name it gets there (never the primary's).
+
+    ``provider`` and ``on`` are plain strings here and checked by the loader
+    (:func:`.load_checks.check_fallbacks`), which names the file, the line and the
+    closest known name. YAML 1.1 reads a bare ``on`` key as ``true``; that key
+    is taken as ``on``.
+    """
+
+    provider: str = Field(min_length=1)
+    model: str = Field(min_length=1)
+    on: list[str] = Field(default_factory=lambda: list(FALLBACK_KINDS), min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _yaml_on(cls, data: Any) -> Any:
+        if isinstance(data, dict) and True in data:
+            data = dict(data)
+            if "on" in data:
+                raise ValueError("'on' is given twice")
+            data["on"] = data.pop(True)
+        if isinstance(data, dict) and isinstance(data.get("on"), str):
+            data = {**data, "on": [data["on"]]}
+        return data
+
+
 class WorkflowConfig(_Strict):
     """Run-wide settings; a step's own field wins over the matching one here."""
 
@@ -169,6 +201,8 @@ class WorkflowConfig(_Strict):
     #: what a failed step does to the rest of the run (engine._run.loop): ``stop`` it after the step's layer,
     #: or, as upstream's two values, ``skip_downstream`` (skip only what depends on it) or ``continue`` (run it all)
     on_step_failure: Literal["stop", "skip_downstream", "continue"] = "stop"
+    #: provider -> where its calls fall back to, for every llm_call and agent step without a ``fallback`` of its own
+    fallbacks: dict[str, list[FallbackTarget]] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _upstream_retry_count(self) -> "WorkflowConfig":
@@ -287,6 +321,9 @@ class LLMCallStep(_StepBase):
     prefill: str | None = Field(default=None, min_length=1)  # the assistant turn the reply continues
     service_tier: str | None = Field(default=None, min_length=1)
     strict_tools: bool | None = None  # every tool's strict mode, unless the tool sets its own
+    #: the providers tried, in order, when a call fails in one of their ``on`` ways (``[]``: none, whatever
+    #: config.fallbacks says); docs/workflow-format.md: Fallback
+    fallback: list[FallbackTarget] | None = None
 
     @field_validator("stop")
     @classmethod
@@ -335,6 +372,7 @@ class AgentStep(_StepBase):
     prompt: str
     conversation: str | None = None  # the agent takes its turn in this conversation, as speaker by its name
     thinking: Thinking | None = None  # every turn of the loop; the agent's own thinking when unset
+    fallback: list[FallbackTarget] | None = None  # each turn's, as on llm_call
 
 
 class AgentDefinition(_Strict):

@@ -36,6 +36,7 @@ EVENT_KINDS = (
     "step_start",
     "provider_call",
     "retry",
+    "fallback",  # a failed model call handed to the step's next fallback provider (engine/_calls/fallback.py)
     "tool_call",
     "router_choice",
     "template_warning",

@@ -19,6 +19,7 @@ from ..._core.clock import Clock
 from ..._core.types import LLMRequest, LLMResponse, Message, text_listener
 from ...errors import ModelRefused, StepError, render_message
 from .._calls.conversation import Turn, close_turn, open_turn
+from .._calls.fallback import fallbacks_of, with_fallbacks
 from .._calls.refusal import CallModel, is_refusal, refusal_error, refusals_raise
 from .._calls.retry import call_with_retries
 from .._evaluate.templates import render
@@ -113,9 +114,10 @@ def _attempt_call(step: LLMCallStep, ctx: StepContext, request: LLMRequest,
     """One attempt of the step: a plain call, a whole tool loop, or a structured reply with its re-asks."""
     provider = ctx.provider
     assert provider is not None
+    complete = with_fallbacks(ctx, fallbacks_of(step, ctx.workflow.config, request.model), provider.complete)
     if not step.tools and step.response_schema is None:  # the usual step: one call per attempt
-        return functools.partial(_plain_call, ctx, provider.complete, request)
-    call_model = refusals_raise(ctx, provider.complete)
+        return functools.partial(_plain_call, ctx, complete, request)
+    call_model = refusals_raise(ctx, complete)
     from .._calls.structured import resolve_shape, run_structured  # imported here: a plain step never needs them
 
     if step.tools:  # tool calling: the whole loop is one attempt, and a retry runs it again

@@ -13,7 +13,8 @@ starts from the file itself, so what was never reached is known by name:
 - **reasons**: run termination reasons, each agent step's stop reasons (the nine
   of :data:`~pytest_agentloom.engine._calls.agent_loop.STOP_REASONS`), an agent's
   approval decisions, retry paths (a step retried, and one that succeeded after a
-  retry) and gateway fallbacks (a provider that failed and the next one answered).
+  retry) and fallbacks: a step's own (its ``fallback`` trace events: the provider that failed, why, and the
+  one it went to) and a hand-built gateway's (a provider that failed and the next one answered).
   These are reported, not counted in the percentages: many are failure paths a
   suite may rightly never reach.
 
@@ -93,6 +94,9 @@ class WorkflowCoverage:
                 _bump(data["approvals"].setdefault(step, {}), f"call {event.data.get('decision')}")
             elif kind == "agent_stop":
                 _bump(data["agents"].setdefault(step, {}), str(event.data.get("reason")))
+            elif kind == "fallback":  # a step's own fallback (the workflow file's): who failed, why, who took it
+                label = f"{event.data.get('provider')} ({event.data.get('reason')}) to {event.data.get('to_provider')}"
+                _bump(data["fallbacks"].setdefault(step, {}), label)
             elif kind == "retry" and step not in retried:
                 retried.add(step)
                 _bump(data["retries"].setdefault(step, {"retried": 0, "recovered": 0}), "retried")

@@ -222,7 +222,7 @@ def _load(rootdir: Path, key: str) -> Workflow | None:
 _ROW_H, _LABEL_W, _TRACK_W = 22, 190, 560
 _BAR_COLOURS = {"success": "#43a047", "failed": "#e53935", "paused": "#fb8c00", "skipped": "#b0bec5",
                 "running": "#90a4ae"}
-_MARK_COLOURS = {"retry": "#6a1b9a", "tool": "#1565c0", "pause": "#ef6c00"}
+_MARK_COLOURS = {"retry": "#6a1b9a", "fallback": "#c62828", "tool": "#1565c0", "pause": "#ef6c00"}
 
 
 def _timeline_svg(run: dict[str, Any]) -> str:

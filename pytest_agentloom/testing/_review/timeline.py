@@ -2,7 +2,7 @@
 
 Plain data, read from the result's trace after the run: each step's start and
 end (a subworkflow's children as ``<step>/<child>``), its status and attempts,
-and marks for retries, tool calls and pauses. Times are the trace's, so the same
+and marks for retries, fallbacks, tool calls and pauses. Times are the trace's, so the same
 test gives the same timeline on every run. Each bar and mark also carries its place in the trace
 (``first``/``last``, ``order``, out of ``events``): a scripted or replayed run takes no virtual time,
 and its timeline is drawn in the order things happened instead.
@@ -16,7 +16,8 @@ from ...engine._outcome.result import WorkflowResult
 
 __all__ = ["run_timeline"]
 
-_MARKED = {"retry": "retry", "tool_call": "tool", "approval_waiting": "pause", "agent_waiting": "pause"}
+_MARKED = {"retry": "retry", "fallback": "fallback", "tool_call": "tool", "approval_waiting": "pause",
+           "agent_waiting": "pause"}
 
 
 def run_timeline(result: WorkflowResult, workflow_key: str) -> dict[str, Any]:
@@ -62,4 +63,7 @@ def _mark_label(kind: str, data: dict[str, Any]) -> str:
         return f"{data.get('tool')} {'ok' if data.get('ok', True) else 'failed'}"
     if kind == "retry":
         return f"retry: {str(data.get('error', ''))[:80]}"
+    if kind == "fallback":
+        return (f"fell back from {data.get('provider')} {data.get('model')} ({data.get('reason')}) to "
+                f"{data.get('to_provider')} {data.get('to_model')}: {str(data.get('error', ''))[:80]}")
     return "waiting for approval"

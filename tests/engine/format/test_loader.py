@@ -224,9 +224,9 @@ def test_unknown_keys_are_rejected_with_a_did_you_mean_hint(
 def test_unknown_key_with_nothing_close_lists_the_known_keys(tmp_path: Path) -> None:
     err, _ = load_error(tmp_path, "name: x\nconfig: {zzzzzz: 1}\nsteps: [{id: a, type: tool, tool_name: t}]\n")
     known = (
-        "budget_usd, capture_prompts, checkpoint, checkpoint_dir, default_response, embedding_model, latency_model, "
-        "latency_ms, max_concurrent_steps, max_retries, model, on_step_failure, provider, providers, responses_file, "
-        "retry, sandbox, stream, strict_outputs, timeout"
+        "budget_usd, capture_prompts, checkpoint, checkpoint_dir, default_response, embedding_model, fallbacks, "
+        "latency_model, latency_ms, max_concurrent_steps, max_retries, model, on_step_failure, provider, providers, "
+        "responses_file, retry, sandbox, stream, strict_outputs, timeout"
     )
     assert f"known keys here: {known}." in str(err)
 
