@@ -126,11 +126,11 @@ def test_a_status_the_retry_table_does_not_list_fails_the_run_and_leaves_the_res
     inner(project, """
 assert (result.status, result.reason) == ("failed", "step_failed")
 assert result.steps["classify"].error_code == "provider_error"
-assert "HTTP 529" in result.steps["classify"].error, result.steps["classify"].error
+assert "HTTP 501" in result.steps["classify"].error, result.steps["classify"].error
 assert "not retryable, attempt 1" in result.steps["classify"].error
 assert retries == []
 """)
-    faulted(project, "classify#1=529").assert_outcomes(passed=1)  # no unused-interactions failure
+    faulted(project, "classify#1=501").assert_outcomes(passed=1)  # no unused-interactions failure
 
 
 @pytest.mark.slow  # two inner sessions (or a recording of its own)
