@@ -323,8 +323,16 @@ def _cmd_run_showing_text(args: argparse.Namespace) -> int:
             sys.stdout.flush()
             last[0] = text[-1:]
 
-    def show(chunk: str) -> None:
-        write(stream_redactor.feed(chunk))
+    class Show:
+        """The run's text listener: text is redacted as it arrives; a failed attempt's held-back piece is dropped."""
+
+        def __call__(self, chunk: str) -> None:
+            write(stream_redactor.feed(chunk))
+
+        def abandon(self) -> None:
+            stream_redactor.abandon()
+
+    show = Show()
 
     def end_line() -> None:  # the summary starts on a line of its own
         write(stream_redactor.flush())

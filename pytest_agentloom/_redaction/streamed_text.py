@@ -29,6 +29,11 @@ class StreamedTextRedactor:
         self._held = text[len(text) - keep:] if keep else ""
         return text[: len(text) - keep]
 
+    def abandon(self) -> None:
+        """The stream broke: what was held back is dropped, never shown (it may be the start of a secret that
+        the broken stream did not finish; the retry streams the whole reply again)."""
+        self._held = ""
+
     def flush(self) -> str:
         """What was held back (the stream ended, so it was no secret)."""
         text, self._held = self._held, ""

@@ -146,6 +146,21 @@ def test_the_cli_prints_a_scripted_stream_as_it_arrives_with_secrets_redacted_ac
     assert out.startswith("Your code Your code is <REDACTED:") and "streams: success" in out
 
 
+def test_a_stream_that_breaks_inside_a_secret_never_prints_its_start(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "flow.yaml").write_text(FLOW.replace("steps:", "state_schema: {token: {redact: true}}\nsteps:"))
+    (tmp_path / "script.yaml").write_text(textwrap.dedent("""\
+        draft:
+          - {text: "Your code is tok-5ec12e7", chunks: ["Your code is tok-5e", "c12e7"], break_after: 1}
+          - {text: "Your code is tok-5ec12e7", chunks: ["Your code is tok-5e", "c12e7"]}
+        """))
+    assert main(["run", "flow.yaml", "--script", "script.yaml", "--stream", "--state", "token=tok-5ec12e7",
+                 "--no-record"]) == 0
+    out = capsys.readouterr().out
+    assert "tok-5e" not in out and "c12e7" not in out, out
+    assert out.startswith("Your code is Your code is <REDACTED:"), out
+
+
 @pytest.mark.parametrize(("arguments", "named", "says"), [
     ({"chunks": ["Hel", "lo!"]}, "chunks", "pieces that join to the text 'Hello'"),
     ({"chunks": ["He", "", "llo"]}, "chunks", "non-empty strings only"),

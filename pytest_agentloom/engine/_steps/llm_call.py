@@ -167,6 +167,9 @@ class _Watched:
         token = text_listener.set(watch)
         try:
             return await self.call(attempt)
+        except BaseException:
+            watch.abandon()
+            raise
         finally:
             text_listener.reset(token)
 
@@ -223,6 +226,14 @@ class _FirstText:
             self.first = self.clock.now()
         if self.forward is not None:
             self.forward(chunk)
+
+    def abandon(self) -> None:
+        """The attempt failed: a watcher that holds text back (a possible secret's start, see
+        :class:`~pytest_agentloom._redaction.streamed_text.StreamedTextRedactor`) drops it, since the next
+        attempt streams its reply from the start and the held piece would otherwise be shown before it."""
+        drop = getattr(self.forward, "abandon", None)
+        if callable(drop):
+            drop()
 
     def seconds(self) -> float:
         """Seconds to the first text; a provider that streamed nothing (scripted) counts its whole reply."""
