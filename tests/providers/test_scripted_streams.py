@@ -130,33 +130,32 @@ def test_an_agent_never_streams_its_answer_reaches_the_listener_whole(tmp_path):
     assert [call.request.stream for call in script.requests] == [False, False]
 
 
-def test_the_cli_prints_a_scripted_stream_as_it_arrives_with_secrets_redacted_across_chunks(tmp_path, capsys,
-                                                                                          monkeypatch):
+def _cli_stream(tmp_path, capsys, monkeypatch, first: str) -> str:
+    """What ``agentloom run --stream`` prints for a redacted token, the step's first attempt scripted as
+    ``first`` (a reply whose stream breaks), the second the token's whole reply."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "flow.yaml").write_text(FLOW.replace("steps:", "state_schema: {token: {redact: true}}\nsteps:"))
-    (tmp_path / "script.yaml").write_text(textwrap.dedent("""\
+    (tmp_path / "script.yaml").write_text(textwrap.dedent(f"""\
         draft:
-          - {text: "Your code is ready", chunks: ["Your code ", "is ready"], break_after: 1}
-          - {text: "Your code is tok-5ec12e7", chunks: ["Your code is tok-5e", "c12e7"]}
+          - {first}
+          - {{text: "Your code is tok-5ec12e7", chunks: ["Your code is tok-5e", "c12e7"]}}
         """))
     assert main(["run", "flow.yaml", "--script", "script.yaml", "--stream", "--state", "token=tok-5ec12e7",
                  "--no-record"]) == 0
-    out = capsys.readouterr().out
+    return capsys.readouterr().out
+
+
+def test_the_cli_prints_a_scripted_stream_as_it_arrives_with_secrets_redacted_across_chunks(tmp_path, capsys,
+                                                                                          monkeypatch):
+    out = _cli_stream(tmp_path, capsys, monkeypatch,
+                      '{text: "Your code is ready", chunks: ["Your code ", "is ready"], break_after: 1}')
     assert "tok-5e" not in out and "c12e7" not in out
     assert out.startswith("Your code Your code is <REDACTED:") and "streams: success" in out
 
 
 def test_a_stream_that_breaks_inside_a_secret_never_prints_its_start(tmp_path, capsys, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "flow.yaml").write_text(FLOW.replace("steps:", "state_schema: {token: {redact: true}}\nsteps:"))
-    (tmp_path / "script.yaml").write_text(textwrap.dedent("""\
-        draft:
-          - {text: "Your code is tok-5ec12e7", chunks: ["Your code is tok-5e", "c12e7"], break_after: 1}
-          - {text: "Your code is tok-5ec12e7", chunks: ["Your code is tok-5e", "c12e7"]}
-        """))
-    assert main(["run", "flow.yaml", "--script", "script.yaml", "--stream", "--state", "token=tok-5ec12e7",
-                 "--no-record"]) == 0
-    out = capsys.readouterr().out
+    out = _cli_stream(tmp_path, capsys, monkeypatch,
+                      '{text: "Your code is tok-5ec12e7", chunks: ["Your code is tok-5e", "c12e7"], break_after: 1}')
     assert "tok-5e" not in out and "c12e7" not in out, out
     assert out.startswith("Your code is Your code is <REDACTED:"), out
 
