@@ -50,10 +50,11 @@ from ...errors import AgentStopped, StepError, render_message
 from ...tools._registry import Tool
 from ...tools._schema import validate_against
 from .._evaluate.templates import render
+from .._format.fallbacks import fallbacks_of
 from .._format.model import AgentDefinition, AgentStep, RetryPolicy, ToolDeclaration
 from .._outcome.pricing import cost_of
 from .._outcome.step_context import StepContext, StepOutcome
-from .fallback import fallbacks_of, with_fallbacks
+from .fallback import with_fallbacks
 from .refusal import refusals_raise
 from .retry import call_with_retries
 from .tool_loop import declared_tools, execute_call, parse_arguments

@@ -20,39 +20,16 @@ plays them back in that order.
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Sequence
 
 from ..._core.types import LLMRequest, LLMResponse
 from ...errors import ErrorCode, MidStreamError, ProviderError, StepError
-from .._format.model import AgentStep, FallbackTarget, LLMCallStep, WorkflowConfig
+from .._format.fallbacks import primary_provider
+from .._format.model import FallbackTarget
 from .._outcome.step_context import StepContext
 from .refusal import CallModel
 
-__all__ = ["failure_kind", "fallbacks_of", "primary_provider", "with_fallbacks"]
-
-
-def primary_provider(config: WorkflowConfig, model: str) -> str | None:
-    """The provider a call of ``model`` goes to first, as far as the file says (``config.provider``, else the
-    gateway's default routes by model name), for ``config.fallbacks`` and the trace."""
-    from ...providers._gateway import DEFAULT_ROUTES, PROVIDER_ALIASES
-
-    if config.provider:
-        return PROVIDER_ALIASES.get(config.provider, config.provider)
-    for pattern, names in DEFAULT_ROUTES:
-        if fnmatch.fnmatchcase(model, pattern):
-            return names[0]
-    return None
-
-
-def fallbacks_of(step: LLMCallStep | AgentStep, config: WorkflowConfig, model: str) -> Sequence[FallbackTarget]:
-    """The step's own ``fallback`` (``[]`` turns them off), else what ``config.fallbacks`` gives its provider."""
-    if step.fallback is not None:
-        return step.fallback
-    if not config.fallbacks:
-        return ()
-    primary = primary_provider(config, model)
-    return config.fallbacks.get(primary, ()) if primary is not None else ()
+__all__ = ["failure_kind", "with_fallbacks"]
 
 
 def failure_kind(error: BaseException) -> str | None:

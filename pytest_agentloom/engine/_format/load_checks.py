@@ -17,6 +17,7 @@ from ...tools._schema import find_additional_properties_true
 from .._evaluate.expressions import ExpressionSyntaxError, compile_expression
 from .._evaluate.templates import check_template
 from .conversation_state import SPEAKER_PATTERN, conversation_key, read_conversation
+from .fallbacks import fallbacks_of, primary_provider
 from .graph import dependency_graph, step_depths
 from .model import FALLBACK_KINDS, AgentStep, FallbackTarget, LLMCallStep, NamedToolChoice, RouterStep, Workflow
 
@@ -24,6 +25,7 @@ __all__ = [
     "check_agent_conversations",
     "check_agents",
     "check_call_shapes",
+    "check_fallback_shapes",
     "check_fallbacks",
     "check_llm_calls",
     "check_shared_conversations",
@@ -295,8 +297,8 @@ def check_thinking(workflow: Workflow, file: str) -> list[WorkflowError]:
 
 
 def _thinking_problems(kind: str, step_id: str | None, field: str, thinking: Any, max_tokens: int | None, model: str,
-                       provider: str | None, file: str) -> list[WorkflowError]:
-    where = f"agent '{field.split('.')[1]}'" if step_id is None else f"{kind} '{step_id}'"
+                       provider: str | None, file: str, *, via: str = "") -> list[WorkflowError]:
+    where = (f"agent '{field.split('.')[1]}'" if step_id is None else f"{kind} '{step_id}'") + via
     budget = thinking.budget_tokens
     problems = []
     if provider == "anthropic" and thinking.type == "adaptive" and budget is not None:
@@ -346,19 +348,11 @@ def check_call_shapes(workflow: Workflow, file: str) -> list[WorkflowError]:
     """An llm_call field the step's provider has no wire form for, when the file says the provider."""
     problems = []
     for step in workflow.steps:
-        if not isinstance(step, LLMCallStep):
-            continue
-        wire = _wire_of(workflow, step.model or workflow.config.model or "")
-        for name in _NO_WIRE_FORM.get(wire or "", ()):
-            if getattr(step, name) not in (None, False) or (name == "strict_tools" and any(
-                    tool.strict for tool in step.tools)):
-                where = "OpenAI's Responses API" if wire == "responses" else f"provider '{wire}'"
-                problems.append(WorkflowError(
-                    f"llm_call '{step.id}' sets {name}, which {where} has no field for",
-                    file=file, step_id=step.id, field=name,
-                    hint="remove it, or send the step to a provider that has it (docs/providers.md: Call shapes)"
-                         + (", e.g. config.providers.openai.api: chat_completions." if wire == "responses" else "."),
-                ))
+        if isinstance(step, LLMCallStep):
+            wire = _wire_of(workflow, step.model or workflow.config.model or "")
+            hint = ("remove it, or send the step to a provider that has it (docs/providers.md: Call shapes)"
+                    + (", e.g. config.providers.openai.api: chat_completions." if wire == "responses" else "."))
+            problems.extend(_unsent_fields(step, wire, file, hint=hint))
     return problems
 
 
@@ -367,11 +361,69 @@ def _wire_of(workflow: Workflow, model: str) -> str | None:
     provider = _thinking_provider(workflow.config.provider, model)
     if provider is None and model.startswith(("gpt-", "chatgpt-", "o1", "o3", "o4")):
         provider = "openai"
+    return _api_of(workflow, provider)
+
+
+def _api_of(workflow: Workflow, provider: str | None) -> str | None:
+    """``provider``, or ``responses`` when it is OpenAI's (or a compatible server's) set to the Responses API."""
     if provider in ("openai", "generic_openai"):
         settings = next((value for name, value in workflow.config.providers.items() if name == provider), None)
         if settings is not None and settings.api == "responses":
             return "responses"
     return provider
+
+
+def check_fallback_shapes(workflow: Workflow, file: str) -> list[WorkflowError]:
+    """What the primary provider's checks refuse, refused for each fallback too: an llm_call field the
+    fallback's provider has no wire form for, and thinking settings that don't fit its provider and model
+    (a fallback gets the step's request with only the provider and the model changed)."""
+    from ...providers._gateway import PROVIDER_ALIASES
+
+    problems = []
+    for step in workflow.steps:
+        if not isinstance(step, LLMCallStep | AgentStep) or (settings := _reasoning_of(workflow, step)) is None:
+            continue
+        thinking, max_tokens, model = settings
+        targets = fallbacks_of(step, workflow.config, model)
+        primary = primary_provider(workflow.config, model)
+        field = "fallback" if step.fallback is not None else f"config.fallbacks.{primary}"
+        for index, target in enumerate(targets):
+            provider = PROVIDER_ALIASES.get(target.provider, target.provider)
+            via = f" (its {field}[{index}]: provider '{target.provider}', model '{target.model}')"
+            if isinstance(step, LLMCallStep):
+                problems.extend(_unsent_fields(step, _api_of(workflow, provider), file, via=via, hint=(
+                    "remove it, drop that fallback, or fall back to a provider that has it "
+                    "(docs/providers.md: Call shapes).")))
+            if thinking is not None and thinking.enabled:
+                kind = "llm_call" if isinstance(step, LLMCallStep) else "agent step"
+                problems.extend(_thinking_problems(kind, step.id, "thinking", thinking, max_tokens, target.model,
+                                                   provider, file, via=via))
+    return problems
+
+
+def _reasoning_of(workflow: Workflow, step: LLMCallStep | AgentStep) -> tuple[Any, int | None, str] | None:
+    """A model-calling step's thinking, max_tokens and model (an agent's come from its definition where the
+    step leaves them unset); ``None`` for an agent step whose agent is not defined (reported elsewhere)."""
+    if isinstance(step, LLMCallStep):
+        return step.thinking, step.max_tokens, step.model or workflow.config.model or ""
+    if step.agent in workflow.agents:
+        agent = workflow.agents[step.agent]
+        return step.thinking or agent.thinking, agent.max_tokens, agent.model or workflow.config.model or ""
+    return None
+
+
+def _unsent_fields(step: LLMCallStep, wire: str | None, file: str, *, hint: str, via: str = "") -> list[WorkflowError]:
+    """The step's fields that ``wire`` has no field for (``via`` says which fallback, if one, goes there)."""
+    problems = []
+    for name in _NO_WIRE_FORM.get(wire or "", ()):
+        if getattr(step, name) not in (None, False) or (name == "strict_tools" and any(
+                tool.strict for tool in step.tools)):
+            where = "OpenAI's Responses API" if wire == "responses" else f"provider '{wire}'"
+            problems.append(WorkflowError(
+                f"llm_call '{step.id}'{via} sets {name}, which {where} has no field for", file=file,
+                step_id=step.id, field=name, hint=hint,
+            ))
+    return problems
 
 
 def check_fallbacks(workflow: Workflow, file: str) -> list[WorkflowError]:

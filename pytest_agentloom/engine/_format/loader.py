@@ -150,6 +150,7 @@ def validate_workflow(workflow: Workflow, *, file: str = "<workflow>") -> None:
     problems.extend(checks.check_thinking(workflow, file))
     problems.extend(checks.check_call_shapes(workflow, file))
     problems.extend(checks.check_fallbacks(workflow, file))
+    problems.extend(checks.check_fallback_shapes(workflow, file))
     problems.extend(checks.check_agents(workflow, file))
     problems.extend(checks.compile_routers(workflow, file))
     if not problems:  # children are loaded only once the parent itself is sound

@@ -19,10 +19,11 @@ from ..._core.clock import Clock
 from ..._core.types import LLMRequest, LLMResponse, Message, text_listener
 from ...errors import ModelRefused, StepError, render_message
 from .._calls.conversation import Turn, close_turn, open_turn
-from .._calls.fallback import fallbacks_of, with_fallbacks
+from .._calls.fallback import with_fallbacks
 from .._calls.refusal import CallModel, is_refusal, refusal_error, refusals_raise
 from .._calls.retry import call_with_retries
 from .._evaluate.templates import render
+from .._format.fallbacks import fallbacks_of
 from .._format.model import LLMCallStep, RetryPolicy
 from .._outcome.pricing import cost_of
 from .._outcome.step_context import StepContext, StepOutcome

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentloom.engine._calls.fallback import failure_kind, fallbacks_of
+from pytest_agentloom.engine._calls.fallback import failure_kind
+from pytest_agentloom.engine._format.fallbacks import fallbacks_of
 from pytest_agentloom.engine._format.loader import parse_workflow
 from pytest_agentloom.errors import MidStreamError, ProviderConfigError, ProviderError, WorkflowError
 
@@ -106,3 +107,43 @@ def test_other_tools_ways_of_writing_a_chain_say_how_to_write_it_here(config):
 ])
 def test_which_failures_a_fallback_may_take(error, kind):
     assert failure_kind(error) == kind
+
+
+# -- a fallback gets the step's request with its own provider and model: the fields must fit it too -----------
+
+def test_a_prefill_refused_by_the_fallbacks_provider_is_a_load_error_naming_the_fallback():
+    text = problem(STEP.format(provider="openai", on="[overloaded]")
+                   .replace('    prompt: "Label it"\n', '    prompt: "Label it"\n    prefill: "{"\n'))
+    assert ("llm_call 'classify' (its fallback[0]: provider 'openai', model 'gpt-4o-mini') sets prefill, "
+            "which provider 'openai' has no field for") in text
+    assert "field: prefill" in text and "drop that fallback" in text
+
+
+def test_a_stop_list_refused_by_a_config_fallback_on_the_responses_api_is_a_load_error():
+    text = problem("name: x\nconfig:\n  providers: {openai: {api: responses}}\n"
+                   "  fallbacks:\n    anthropic: [{provider: openai, model: gpt-4o-mini}]\n"
+                   "steps:\n  - {id: a, type: llm_call, model: claude-haiku-4-5, prompt: hi, stop: [END]}\n")
+    assert "(its config.fallbacks.anthropic[0]: provider 'openai', model 'gpt-4o-mini') sets stop" in text
+    assert "which OpenAI's Responses API has no field for" in text
+
+
+def test_thinking_without_a_budget_is_refused_when_the_fallback_is_claude():
+    text = problem("name: x\nsteps:\n  - id: a\n    type: llm_call\n    model: gpt-5\n    prompt: hi\n"
+                   "    thinking: {enabled: true, level: high}\n"
+                   "    fallback: [{provider: anthropic, model: claude-sonnet-4-5}]\n")
+    assert ("llm_call 'a' (its fallback[0]: provider 'anthropic', model 'claude-sonnet-4-5') enables thinking "
+            "on Claude model 'claude-sonnet-4-5' without 'budget_tokens'") in text
+
+
+def test_an_agents_thinking_budget_is_checked_against_its_fallback():
+    text = problem("name: x\nagents:\n  helper:\n    model: gpt-5\n    thinking: {enabled: true, budget_tokens: 100}\n"
+                   "steps:\n  - {id: a, type: agent, agent: helper, prompt: help,"
+                   " fallback: [{provider: anthropic, model: claude-sonnet-4-5}]}\n")
+    assert "agent step 'a' (its fallback[0]: provider 'anthropic', model 'claude-sonnet-4-5') sets a thinking " \
+           "budget of 100 tokens" in text
+
+
+def test_fields_every_fallback_takes_load():
+    workflow = load(STEP.replace('    prompt: "Label it"\n', '    prompt: "Label it"\n    stop: [END]\n')
+                    .format(provider="openai", on="[overloaded]"))
+    assert workflow.step("classify").stop == ["END"]
