@@ -8,6 +8,9 @@ made of these two types. They are a ``dict`` and a ``list`` to every reader
 (``isinstance``, ``==``, ``json.dumps``, iteration, templates), but a write
 raises :class:`~pytest_agentloom.errors.UsageError` saying how to change a copy.
 
+A checkpoint read back from its file is made of them too, so that the value a resume starts from
+is the one that writes the file again.
+
 A copy is an ordinary ``dict`` or ``list`` of your own: ``copy.copy`` gives a
 shallow one, ``copy.deepcopy`` a deep one (the engine's copy on write relies on
 this), and ``dict(value)`` or ``list(value)`` work as always.
@@ -28,8 +31,8 @@ _HINT = ("change a copy: copy.deepcopy(value) of a value, workflow.model_copy(up
 
 def _refuse(self: Any, *args: Any, **kwargs: Any) -> NoReturn:
     raise UsageError(render_message(
-            f"this {type(self).__name__} is part of a loaded workflow, which is shared by every test "
-            "that loads its file and cannot be changed.",
+            f"this {type(self).__name__} cannot be changed: it is part of a loaded workflow (shared by every "
+            "test that loads its file) or of a checkpoint as it was read.",
             hint=f"{_HINT}"))
 
 

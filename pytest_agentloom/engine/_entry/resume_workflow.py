@@ -6,8 +6,11 @@ step reads (:func:`~.._format.reads.redacted_reads`), and ``state=`` puts values
 The workflow is reloaded from its file, which must not have changed since the
 checkpoint was saved (``workflow=`` overrides); the definition saved in the
 checkpoint is never run, since a checkpoint is untrusted data (without the file,
-resuming is refused). The run then goes on as any
-other (:class:`~.._run.loop.Run` starting from a :class:`~.._run.loop.ResumePoint`).
+resuming is refused). Whatever the checkpoint is given as (a file, a run id, a
+document, a result), it is checked and read into one frozen
+:class:`~.._run.saved_checkpoint.SavedCheckpoint`, and everything below reads that
+value. The run then goes on as any other (:class:`~.._run.loop.Run` starting from
+a :class:`~.._run.resume_point.ResumePoint`).
 """
 
 from __future__ import annotations
@@ -25,7 +28,6 @@ from .._format.reads import redacted_reads
 from .._format.redaction_patterns import redactor_for
 from .._outcome.held_records import HeldRecords
 from .._outcome.result import WorkflowResult
-from .._outcome.step_context import PendingApproval
 from .._persist.checkpoints import (
     RESUMABLE,
     CheckpointError,
@@ -36,7 +38,8 @@ from .._persist.checkpoints import (
 )
 from .._persist.redacted_writes import Persistence
 from .._run.loop import Run
-from .._run.resume_point import ResumePoint, saved_results
+from .._run.resume_point import ResumePoint
+from .._run.saved_checkpoint import SavedCheckpoint
 from .options import ResumeOptions, RunOptions, check_options, prepare
 from .sync import run_sync
 
@@ -67,17 +70,17 @@ async def aresume_workflow(checkpoint: Checkpoint, **options: Unpack[ResumeOptio
     """Continue a saved run. See :func:`resume_workflow`."""
     check_options(options, ResumeOptions, "aresume_workflow")
     env, salt, checkpoint_dir = options.get("env"), options.get("redaction_salt"), options.get("checkpoint_dir")
-    document, where = _locate(checkpoint, checkpoint_dir=checkpoint_dir, runs_dir=options.get("runs_dir"), env=env)
+    saved, where = _locate(checkpoint, checkpoint_dir=checkpoint_dir, runs_dir=options.get("runs_dir"), env=env)
     given = options.get("workflow")
     if given is None and isinstance(checkpoint, WorkflowResult) and checkpoint.ran_workflow is not None \
             and checkpoint.ran_workflow.source is None:
         given = checkpoint.ran_workflow  # the run's own workflow, held in memory (it has no file to reload)
-    loaded, notes = _workflow_for(document, given, env, salt)
-    point, saved_state = _resume_point(document, loaded, _decision(options.get("decision")), options.get("state"),
+    loaded, notes = _workflow_for(saved, given, env, salt)
+    point, saved_state = _resume_point(saved, loaded, _decision(options.get("decision")), options.get("state"),
                                        notes)
     inputs = prepare(loaded, saved_state, RunOptions(provider=options.get("provider"), tools=options.get("tools"),
                                                      clock=options.get("clock")))
-    _check_tools(document, loaded, point, inputs.tools)  # before anything is written: the checkpoint stays as it is
+    _check_tools(saved, loaded, point, inputs.tools)  # before anything is written: the checkpoint stays as it is
     folder = checkpoint_dir if checkpoint_dir is not None else (where.parent if where is not None else None)
     hooks = Persistence.for_run(
         loaded, checkpoint_dir=folder, runs_dir=options.get("runs_dir"), redaction_salt=salt,
@@ -86,13 +89,13 @@ async def aresume_workflow(checkpoint: Checkpoint, **options: Unpack[ResumeOptio
     if folder is not None and not (checkpoint_dir is not None or loaded.config.checkpoint):
         hooks.checkpoint_every_layer = False  # saved only at a pause, as in the original run
     hooks.redactor.check_secret_lengths(dict(options.get("state") or {}))  # the values put back (the rest: markers)
-    hooks.check_record(document["run_id"])
+    hooks.check_record(saved.run_id)
     run = Run(loaded, inputs.state, provider=inputs.provider, tools=inputs.tools, clock=inputs.clock,
-              run_id=document["run_id"], hooks=hooks, resume=point)
+              run_id=saved.run_id, hooks=hooks, resume=point)
     return await run.execute()
 
 
-def _check_tools(checkpoint: dict[str, Any], workflow: Workflow, point: ResumePoint, tools: Mapping[str, Any]) -> None:
+def _check_tools(checkpoint: SavedCheckpoint, workflow: Workflow, point: ResumePoint, tools: Mapping[str, Any]) -> None:
     """Refuse to resume when a step still to run names a tool this resume was not given.
 
     Otherwise the step would fail, and with it the resumed run; typically the tools the run was
@@ -113,10 +116,10 @@ def _check_tools(checkpoint: dict[str, Any], workflow: Workflow, point: ResumePo
                            for name, steps in sorted(missing.items()))
         raise CheckpointError(
             render_message(
-                f"Run '{checkpoint['run_id']}' cannot be resumed: steps still to run need tools this resume was not "
+                f"Run '{checkpoint.run_id}' cannot be resumed: steps still to run need tools this resume was not "
                 f"given: {needed}. The checkpoint is unchanged.",
                 hint="pass the tools the run was started with, "
-                     f"e.g. agentloom resume {checkpoint['run_id']} --tools MODULE:ATTR (resume_workflow(..., "
+                     f"e.g. agentloom resume {checkpoint.run_id} --tools MODULE:ATTR (resume_workflow(..., "
                      f"tools=...)).")
         )
 
@@ -136,7 +139,7 @@ def _decision(value: str | bool | None) -> str | None:
             hint="pass one of those, e.g. agentloom.resume(result, approve='cancelled')."))
 
 
-def _workflow_for(checkpoint: dict[str, Any], given: Workflow | str | Path | None,
+def _workflow_for(checkpoint: SavedCheckpoint, given: Workflow | str | Path | None,
                   env: Mapping[str, str] | None, salt: bytes | str | None) -> tuple[Workflow, list[str]]:
     """The workflow to resume with: the one given, else the checkpoint's file (which must not have changed)."""
     workflow, notes = _saved_workflow(checkpoint, given, env, salt)
@@ -149,30 +152,30 @@ def _workflow_for(checkpoint: dict[str, Any], given: Workflow | str | Path | Non
 _RESUMED_OVERRIDES: dict[str, type] = {"model": str, "provider": str, "stream": bool, "checkpoint": bool}
 
 
-def _overrides(checkpoint: dict[str, Any]) -> dict[str, Any]:
+def _overrides(checkpoint: SavedCheckpoint) -> dict[str, Any]:
     """The ``--model``, ``--provider``, ``--stream`` and ``--checkpoint`` the run was started with."""
-    saved = checkpoint["workflow"].get("overrides")
-    if not isinstance(saved, dict):
+    saved = checkpoint.workflow.overrides
+    if saved is None:
         return {}
     return {key: value for key, value in saved.items()
             if key in _RESUMED_OVERRIDES and isinstance(value, _RESUMED_OVERRIDES[key])}
 
 
-def _saved_workflow(checkpoint: dict[str, Any], given: Workflow | str | Path | None,
+def _saved_workflow(checkpoint: SavedCheckpoint, given: Workflow | str | Path | None,
                     env: Mapping[str, str] | None, salt: bytes | str | None) -> tuple[Workflow, list[str]]:
     notes: list[str] = []
-    saved = checkpoint["workflow"]
+    saved = checkpoint.workflow
     if given is not None:
         return (given if isinstance(given, Workflow) else load_workflow(given)), notes
-    file = saved.get("file")
+    file = saved.file
     if file and Path(file).is_file():
         workflow = load_workflow(file)
         current = workflow_hash(workflow, redactor_for(workflow, env=env, salt=salt))
-        if current != saved.get("hash"):
+        if current != saved.hash:
             raise CheckpointError(
                 render_message(
-                    f"The workflow file {file} changed since run '{checkpoint['run_id']}' was saved "
-                    f"(hash {saved.get('hash')} then, {current} now).",
+                    f"The workflow file {file} changed since run '{checkpoint.run_id}' was saved "
+                    f"(hash {saved.hash} then, {current} now).",
                     hint="restore the file, or pass the workflow explicitly (workflow=...) to resume with the "
                          "new definition anyway.")
             )
@@ -182,26 +185,24 @@ def _saved_workflow(checkpoint: dict[str, Any], given: Workflow | str | Path | N
     where = f"its workflow file {file} is not there" if file else "its workflow has no file (it was built in Python)"
     raise CheckpointError(
         render_message(
-            f"Cannot resume run '{checkpoint['run_id']}': {where}, and a checkpoint's saved definition is "
+            f"Cannot resume run '{checkpoint.run_id}': {where}, and a checkpoint's saved definition is "
             "never run (a checkpoint is data; the definition it holds could allow what the workflow does not).",
             hint="restore the workflow file, or pass the workflow explicitly (workflow=... in Python, "
                  "--workflow FILE on the command line).")
     )
 
 
-def _resume_point(checkpoint: dict[str, Any], workflow: Workflow, decision: str | None,
+def _resume_point(checkpoint: SavedCheckpoint, workflow: Workflow, decision: str | None,
                   state: Mapping[str, Any] | None, notes: list[str]) -> tuple[ResumePoint, dict[str, Any]]:
-    if checkpoint["status"] not in RESUMABLE:
+    if checkpoint.status not in RESUMABLE:
         raise CheckpointError(
             render_message(
-                f"Run '{checkpoint['run_id']}' ended with status '{checkpoint['status']}'; only paused or interrupted "
+                f"Run '{checkpoint.run_id}' ended with status '{checkpoint.status}'; only paused or interrupted "
                 "runs can be resumed.",
                 hint="start a new run.")
         )
-    completed = set(checkpoint.get("completed_steps") or [])
-    results = saved_results(checkpoint.get("steps") or {}, completed)
-    initial = {**copy.deepcopy(checkpoint.get("state") or {}), **copy.deepcopy(dict(state or {}))}
-    remaining = [step.id for step in workflow.steps if step.id not in completed]
+    initial = {**checkpoint.plain_state(), **copy.deepcopy(dict(state or {}))}
+    remaining = [step.id for step in workflow.steps if step.id not in checkpoint.completed_steps]
     warnings = list(notes)
     for step_id, key in redacted_reads(workflow, initial, remaining):
         warnings.append(
@@ -212,21 +213,15 @@ def _resume_point(checkpoint: dict[str, Any], workflow: Workflow, decision: str 
                      f"...}} (agentloom resume --state {key.split('.')[0]}=...)", inline=True)
         )
     for message in warnings:
-        log.warning("resume %s: %s", checkpoint["run_id"], message)
-    pending = checkpoint.get("pending_approval")
-    point = ResumePoint(
-        checkpoint=checkpoint, results=results,
-        pending=PendingApproval.from_dict(pending) if pending else None, decision=decision,
-        resumes=int(checkpoint.get("resumes") or 0) + 1, elapsed=float(checkpoint.get("elapsed_seconds") or 0.0),
-        warnings=warnings,
-    )
-    return point, initial
+        log.warning("resume %s: %s", checkpoint.run_id, message)
+    return ResumePoint.starting_from(checkpoint, decision=decision, warnings=warnings), initial
 
 
 def _locate(checkpoint: Any, *, checkpoint_dir: str | Path | None,
             runs_dir: str | Path | bool | HeldRecords | None,
-            env: Mapping[str, str] | None) -> tuple[dict[str, Any], Path | None]:
-    """The checkpoint document, and its file when it came from one."""
+            env: Mapping[str, str] | None) -> tuple[SavedCheckpoint, Path | None]:
+    """The checkpoint, checked and read (a frozen value, whatever it was given as), and its file when it came
+    from one."""
     if isinstance(checkpoint, WorkflowResult):
         if checkpoint.checkpoint_path is not None and Path(checkpoint.checkpoint_path).is_file():
             return load_checkpoint(checkpoint.checkpoint_path), Path(checkpoint.checkpoint_path)

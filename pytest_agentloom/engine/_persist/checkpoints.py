@@ -13,6 +13,11 @@ atomically by :class:`~.redacted_writes.Persistence`::
 It is saved after each layer when checkpointing is on (``config.checkpoint``,
 ``--checkpoint`` or ``checkpoint_dir=``), at the end of such a run, and always
 when an approval gate pauses the run. :mod:`.._entry.resume_workflow` continues it.
+
+Both ways go through a frozen value, never through the run: a run hands the writer a
+:class:`~.._run.checkpoint_snapshot.CheckpointSnapshot` (:func:`checkpoint_document`), and the
+reader (:func:`load_checkpoint`, :func:`check_checkpoint`) hands back a
+:class:`~.._run.saved_checkpoint.SavedCheckpoint`, read-only, which writes the same bytes again.
 """
 
 from __future__ import annotations
@@ -35,7 +40,8 @@ from .._format.model import Workflow
 from .._outcome.held_records import HeldRecords
 from .._outcome.redacted import redact_step
 from .._outcome.result import StepStatus
-from .._run.checkpoint_snapshot import CHECKPOINT_FORMAT_VERSION, CheckpointSnapshot
+from .._run.checkpoint_snapshot import CHECKPOINT_FORMAT_VERSION, CHECKPOINT_KIND, CheckpointSnapshot
+from .._run.saved_checkpoint import SavedCheckpoint
 from .checkpoint_fields import field_problems
 from .records import iso_time, list_records, resolve_runs_dir
 
@@ -57,7 +63,6 @@ __all__ = [
     "workflow_hash",
 ]
 
-CHECKPOINT_KIND = "agentloom.checkpoint"
 CHECKPOINT_DIR_ENV = "AGENTLOOM_CHECKPOINT_DIR"
 RESUMABLE = ("paused", "running")
 
@@ -191,8 +196,9 @@ _TAMPERED = ("restore the file from where it was copied, or run the workflow aga
              "(the file is left as it is).")
 
 
-def load_checkpoint(path: str | Path) -> dict[str, Any]:
-    """Read and check a checkpoint file: JSON, the right kind, a known ``format_version``."""
+def load_checkpoint(path: str | Path) -> SavedCheckpoint:
+    """Read and check a checkpoint file (JSON, the right kind, a known ``format_version``, every field's
+    type): the frozen value a resume starts from."""
     file = Path(path)
     try:
         data = load_json(read_text_capped(file, max_bytes=DEFAULT_LIMITS.max_bytes, what="checkpoint"), file=str(file))
@@ -204,10 +210,10 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     return check_checkpoint(data, str(file))
 
 
-def check_checkpoint(data: Any, where: str = "<checkpoint>") -> dict[str, Any]:
-    """``data`` if it is a checkpoint this version can read; a checkpoint is untrusted input, so every field
-    a resume reads is checked for type (:mod:`.checkpoint_fields`), and its run id (which names files) for
-    the characters a run id may have."""
+def check_checkpoint(data: Any, where: str = "<checkpoint>") -> SavedCheckpoint:
+    """``data`` read as a :class:`SavedCheckpoint` if it is a checkpoint this version can read; a checkpoint
+    is untrusted input, so every field a resume reads is checked for type (:mod:`.checkpoint_fields`), and its
+    run id (which names files) for the characters a run id may have, before anything is read."""
     if not isinstance(data, dict) or data.get("kind") != CHECKPOINT_KIND:
         raise CheckpointError(f"{where} is not an AgentLoom checkpoint (no kind: {CHECKPOINT_KIND!r})")
     version = data.get("format_version")
@@ -226,7 +232,7 @@ def check_checkpoint(data: Any, where: str = "<checkpoint>") -> dict[str, Any]:
                 f"Checkpoint {where} is malformed: {'; '.join(problems)}.",
                 hint="use the checkpoint file the run wrote, or run the workflow again "
                      "(the file is left as it is)."))
-    return data
+    return SavedCheckpoint.read(data)
 
 
 def check_run_id(run_id: Any, where: str) -> str:
@@ -248,12 +254,12 @@ def list_checkpoints(folder: Path) -> list[dict[str, Any]]:
         return found
     for path in sorted(folder.glob("*.json")):
         try:
-            data = load_checkpoint(path)
+            saved = load_checkpoint(path)
         except CheckpointError:
             continue
         found.append({
-            "run_id": data["run_id"], "workflow": data["workflow"]["name"], "status": data["status"],
-            "paused_step": data.get("paused_step"), "saved_at": data.get("saved_at"), "path": str(path),
+            "run_id": saved.run_id, "workflow": saved.workflow.name, "status": saved.status,
+            "paused_step": saved.paused_step, "saved_at": saved.saved_at, "path": str(path),
         })
     found.sort(key=lambda item: (str(item["saved_at"]), item["run_id"]))
     return found

@@ -25,6 +25,7 @@ from .._outcome.held_records import HeldRecords, check_record_target, write_reco
 from .._outcome.redacted import redact_result
 from .._outcome.result import RunStatus, WorkflowResult
 from .._run.loop import ResumePoint, Run
+from .._run.saved_checkpoint import SavedCheckpoint
 from .checkpoints import (
     check_checkpoint_target,
     checkpoint_document,
@@ -170,11 +171,16 @@ class Persistence:
         once the cause is fixed: the last checkpoint saved during this resume (after a layer that
         succeeded) stays; when none was, the checkpoint it resumed from is kept, its resume count raised so
         that the next attempt's run record does not replace this one's.
+
+        That checkpoint is written from the frozen value it was read as
+        (:class:`~.._run.saved_checkpoint.SavedCheckpoint`), not from an edited document: the file is the
+        one read, byte for byte, but for its resume count.
         """
-        if self.checkpoint is None and self.resume is not None:
-            document = {**self.resume.checkpoint, "resumes": self.resume.resumes}
-            self._write(run, document)
-            run.event("checkpoint_saved", status=str(document.get("status")))
+        saved = self.resume.saved if self.resume is not None else None
+        if self.checkpoint is None and self.resume is not None and isinstance(saved, SavedCheckpoint):
+            kept = saved.with_resumes(self.resume.resumes)
+            self._write(run, kept.to_document())
+            run.event("checkpoint_saved", status=kept.status)
 
     def _save(self, run: Run, *, status: str) -> None:
         document = checkpoint_document(run.checkpoint_snapshot(), status=status, redactor=self.redactor, hash=self.hash,

@@ -4,7 +4,8 @@ The checkpoint file is a versioned format: its fields must change only when
 :data:`CHECKPOINT_FORMAT_VERSION` does. The checkpoint writer
 (:func:`~.._persist.checkpoints.checkpoint_document`) reads nothing but this value, so renaming an
 attribute of the run changes the run's one method that fills it, never the file; a test pins the
-field list and the version together.
+field list and the version together. The reader's side is :mod:`.saved_checkpoint`: a file read
+back is a frozen :class:`~.saved_checkpoint.SavedCheckpoint`, never the run's attributes either.
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ from .._format.model import Workflow
 from .._outcome.result import StepResult
 from .._outcome.step_context import PendingApproval
 
-__all__ = ["CHECKPOINT_FORMAT_VERSION", "CheckpointSnapshot"]
+__all__ = ["CHECKPOINT_FORMAT_VERSION", "CHECKPOINT_KIND", "CheckpointSnapshot"]
 
 #: the version of the checkpoint file's fields; raise it whenever :class:`CheckpointSnapshot` changes
 CHECKPOINT_FORMAT_VERSION = 1
+#: a checkpoint file's top-level ``kind``: what tells it from any other JSON file
+CHECKPOINT_KIND = "agentloom.checkpoint"
 
 
 @dataclass(frozen=True)

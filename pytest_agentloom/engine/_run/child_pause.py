@@ -25,9 +25,9 @@ from .._format.model import Workflow
 from .._format.reads import redacted_reads
 from .._outcome.redacted import redact_step
 from .._outcome.result import StepStatus
-from .._outcome.step_context import PendingApproval
 from .checkpoint_snapshot import CheckpointSnapshot
-from .resume_point import ResumePoint, saved_results
+from .resume_point import ResumePoint
+from .saved_checkpoint import SavedRun
 
 __all__ = ["child_resume_point", "saved_child"]
 
@@ -53,28 +53,22 @@ def child_resume_point(saved: Mapping[str, Any], workflow: Workflow, decision: s
                        inherited: Mapping[str, Any] | None = None) -> tuple[ResumePoint, dict[str, Any]]:
     """The resume point and state of a child run from :func:`saved_child` (its types checked with the checkpoint).
 
-    ``inherited`` is the parent's state, for a child that started from it: a top-level key the child
-    holds as a redaction marker takes the parent's value when the parent has a real one (a resume's
-    ``state=`` put it back), so ``agentloom resume --state api_key=...`` reaches the child too. A
-    redacted key that a step still to run reads is named in the child's ``run_resume`` event, as a
-    top-level resume names it.
+    The saved child is read first into a frozen :class:`~.saved_checkpoint.SavedRun`, as a checkpoint
+    file is, and the child resumed from that value. ``inherited`` is the parent's state, for a child that
+    started from it: a top-level key the child holds as a redaction marker takes the parent's value when
+    the parent has a real one (a resume's ``state=`` put it back), so ``agentloom resume --state
+    api_key=...`` reaches the child too. A redacted key that a step still to run reads is named in the
+    child's ``run_resume`` event, as a top-level resume names it.
     """
-    completed = list(saved.get("completed_steps") or [])
-    state = copy.deepcopy(dict(saved.get("state") or {}))
+    child = SavedRun.read(saved)
+    state = child.plain_state()
     for key, value in (inherited or {}).items():
         if _is_marker(state.get(key)) and not _is_marker(value):
             state[key] = copy.deepcopy(value)
-    remaining = [step.id for step in workflow.steps if step.id not in completed]
+    remaining = [step.id for step in workflow.steps if step.id not in child.completed_steps]
     warnings = [f"step '{step_id}' reads state key '{key}', which the checkpoint holds redacted"
                 for step_id, key in redacted_reads(workflow, state, remaining)]
-    pending = saved.get("pending_approval")
-    point = ResumePoint(
-        checkpoint=dict(saved), results=saved_results(saved.get("steps") or {}, completed),
-        pending=PendingApproval.from_dict(pending) if pending else None, decision=decision,
-        resumes=int(saved.get("resumes") or 0) + 1, elapsed=float(saved.get("elapsed_seconds") or 0.0),
-        warnings=warnings,
-    )
-    return point, state
+    return ResumePoint.starting_from(child, decision=decision, warnings=warnings), state
 
 
 def _is_marker(value: Any) -> bool:

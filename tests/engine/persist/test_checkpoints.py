@@ -171,14 +171,14 @@ def test_checkpoint_is_saved_after_each_layer_and_at_the_end(tmp_path):
     result = run(tmp_path)
     saves = [e.data["status"] for e in result.trace.events("checkpoint_saved")]
     assert saves == ["running", "running", "running", "success"]
-    doc = load_checkpoint(result.checkpoint_path)
-    assert doc["status"] == "success"
-    assert doc["completed_steps"] == ["lookup", "answer", "fetch_token"]
-    assert doc["saved_at"] == "2026-01-01T00:00:00.000000Z"
-    assert set(doc) >= {"format_version", "workflow", "state", "steps", "completed_steps", "status",
-                        "paused_step", "run_id"}
-    assert doc["workflow"]["file"] == str(tmp_path / "flow.yaml")
-    assert doc["workflow"]["hash"].startswith("sha256:")
+    saved = load_checkpoint(result.checkpoint_path)
+    assert saved.status == "success"
+    assert saved.completed_steps == ("lookup", "answer", "fetch_token")
+    assert saved.saved_at == "2026-01-01T00:00:00.000000Z"
+    assert set(saved.to_document()) >= {"format_version", "workflow", "state", "steps", "completed_steps", "status",
+                                        "paused_step", "run_id"}
+    assert saved.workflow.file == str(tmp_path / "flow.yaml")
+    assert saved.workflow.hash is not None and saved.workflow.hash.startswith("sha256:")
 
 
 def test_checkpoint_dir_argument_turns_checkpoints_on(tmp_path):

@@ -91,16 +91,17 @@ def test_gate_pauses_the_run_and_saves_a_redacted_checkpoint(tmp_path):
     assert result.steps["gate"].status.value == "paused"
     assert "deploy" not in result.steps and "cancel" not in result.steps
     checkpoint = load_checkpoint(result.checkpoint_path)
-    assert checkpoint == result.checkpoint
-    assert checkpoint["format_version"] == 1
-    assert checkpoint["status"] == "paused"
-    assert checkpoint["paused_step"] == "gate"
-    assert checkpoint["completed_steps"] == ["plan"]
-    assert checkpoint["run_id"] == "run-approval"
+    assert checkpoint.to_document() == result.checkpoint
+    assert checkpoint.to_document()["format_version"] == 1
+    assert checkpoint.status == "paused"
+    assert checkpoint.paused_step == "gate"
+    assert checkpoint.completed_steps == ("plan",)
+    assert checkpoint.run_id == "run-approval"
     marker = make_marker(CANARY, salt=SALT.encode())
-    assert checkpoint["state"]["api_key"] == marker
-    assert checkpoint["workflow"]["definition"]["state"]["api_key"] == marker
-    assert checkpoint["workflow"]["definition"]["steps"][0]["tool_args"]["token"] == "{state.api_key}"
+    assert checkpoint.state["api_key"] == marker
+    definition = checkpoint.workflow.definition
+    assert definition is not None and definition["state"]["api_key"] == marker
+    assert definition["steps"][0]["tool_args"]["token"] == "{state.api_key}"
     assert CANARY not in result.checkpoint_path.read_text()
     assert result.checkpoint_path.parent == tmp_path / "runs" / "checkpoints"
 
@@ -120,7 +121,7 @@ def test_resume_with_a_decision_writes_output_and_approval_key_and_continues(tmp
     assert result.steps[chosen].output == expected
     assert result.state["result"] == expected
     assert result.trace.step_ids() == ["gate", "route", chosen]  # plan is not run again
-    assert load_checkpoint(paused.checkpoint_path)["status"] == "success"  # settled: cannot resume twice
+    assert load_checkpoint(paused.checkpoint_path).status == "success"  # settled: cannot resume twice
 
 
 def test_both_endings_as_canonical_json(tmp_path):

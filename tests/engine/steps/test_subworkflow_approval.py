@@ -68,9 +68,10 @@ def test_a_gate_in_the_child_pauses_the_parent_at_the_subworkflow_step(tmp_path)
     assert [e.data["event"] for e in paused.trace.events("subworkflow")][-1] == "run_end"
     assert paused.trace.events("approval_requested")[0].step_id == "review/approve"
     saved = load_checkpoint(paused.checkpoint_path)
-    assert saved["paused_step"] == "review/approve" and saved["completed_steps"] == ["prepare"]
-    child = saved["pending_approval"]["detail"]["subworkflow"]
-    assert saved["pending_approval"]["step_id"] == "review"
+    assert saved.paused_step == "review/approve" and saved.completed_steps == ("prepare",)
+    assert saved.pending_approval is not None
+    child = saved.pending_approval["detail"]["subworkflow"]
+    assert saved.pending_approval["step_id"] == "review"
     assert child["paused_step"] == "approve" and child["pending_approval"]["step_id"] == "approve"
     assert child["completed_steps"] == ["draft"] and child["state"]["notes"] == "notes on billing"
     assert CANARY not in paused.checkpoint_path.read_text()  # the child's state is redacted like the parent's
@@ -135,7 +136,7 @@ def test_a_gate_two_subworkflows_deep_pauses_and_resumes_every_level(tmp_path):
     tools = Tools()
     paused = run(tmp_path, tools, flow=tmp_path / "outer.yaml")
     assert paused.paused_step == "nest/deeper/gate"
-    assert load_checkpoint(paused.checkpoint_path)["paused_step"] == "nest/deeper/gate"
+    assert load_checkpoint(paused.checkpoint_path).paused_step == "nest/deeper/gate"
     ended = resume(paused, tmp_path, tools, decision="approved")
     assert ended.status.value == "success" and ended.state["shipped"] == "shipped"
     assert tools.calls == ["record", "ship"]
@@ -143,7 +144,7 @@ def test_a_gate_two_subworkflows_deep_pauses_and_resumes_every_level(tmp_path):
 
 def test_a_tampered_child_in_the_checkpoint_is_refused(tmp_path):
     paused = run(tmp_path, Tools())
-    document = load_checkpoint(paused.checkpoint_path)
+    document = json.loads(paused.checkpoint_path.read_text())
     document["pending_approval"]["detail"]["subworkflow"]["steps"]["draft"]["attempts"] = "many"
     with pytest.raises(CheckpointError) as caught:
         resume_workflow(document, tools=Tools(), clock=VirtualClock(), runs_dir=False, workflow=FLOW,
