@@ -38,7 +38,7 @@ def test_merged_markers_follow_the_mark_objects(pytester: pytest.Pytester) -> No
         from pytest_agentloom.testing._session import SESSION_KEY
 
         def pytest_collection_finish(session):
-            agentloom = session.config.stash[SESSION_KEY]
+            agentloom = session.config.stash[SESSION_KEY].settings
             merged = {item.name: agentloom.merged_markers(item) for item in session.items}
             lines = [f"{name} {merged[name].get('state')} {merged[name]['config']}" for name in sorted(merged)]
             lines.append(f"shared: {merged['test_a'] is merged['test_b']}")
