@@ -28,6 +28,7 @@ from ._injection import inject_faults
 from ._secrets_scan import check_no_secrets, files_written, pending_writes
 from ._snapshots.per_test import TestSnapshots
 from ._snapshots.sent import SentLog, SentRequests
+from ._unused_replies import unused_replies_message
 from ._workflow_cache import load_cached
 
 if TYPE_CHECKING:
@@ -338,24 +339,7 @@ class AgentloomHarness:
 
     def unused_replies_message(self) -> str | None:
         """Why this test fails although it passed: scripted replies that no request used (or ``None``)."""
-        lines = []
-        for provider in self._scripted:
-            if getattr(provider, "allow_unused", False):
-                continue
-            for step, left in sorted(provider.unused().items()):
-                total = provider.script_length(step)
-                lines.append(f"  step '{step}': {left} of {total} scripted repl{'y' if total == 1 else 'ies'} "
-                             "never used")
-        if not lines:
-            return None
-        from ..errors import UnusedRepliesError
-
-        return str(UnusedRepliesError(render_message(
-            f"Test {self.nodeid} passed, but its scripted provider kept replies that no request used: "
-            "the workflow did less than the script says.", details=lines,
-            hint="remove the replies the workflow does not need, or keep them on purpose with "
-                 "agentloom.scripted(..., allow_unused=True) (Scripted(..., allow_unused=True)).",
-        )))
+        return unused_replies_message(self.nodeid, self._scripted)
 
     def resume(self, result: WorkflowResult,
                approve: bool | Literal["approved", "rejected", "cancelled"] | None = True,

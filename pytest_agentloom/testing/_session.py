@@ -55,7 +55,7 @@ class AgentloomSession:
         self._hooks = {hook: [f for f in self.features if overrides(f, hook)] for hook in _HOOKS}
         self._check_call = [f.check_call for f in self._hooks["check_call"]]  # bound once: run per test
         self._after_report = [f.after_report for f in self._hooks["after_report"]]
-        # whether anything observes the harness's runs: none does in most sessions
+        # each harness tells its runs to the features that listen (in most sessions none does: no observer)
         self.harnesses = HarnessFactory(self.settings, self.replay, self.snapshot_feature, self.drift,
                                         observer=self.observer if self._hooks["observer"] else None)
 
@@ -69,8 +69,7 @@ class AgentloomSession:
         drift = _drift_feature(self.drift, defaults, is_worker=self.is_worker)
         repetitions = _repetition_feature(self.config, defaults, self.replay) if self.replay.live.repeats else None
         review = _review_feature(self.config, drift, repetitions)
-        usage = UsageFeature(self.config, self.replay, self.snapshot_feature, review,
-                             judged=judged)  # unused cassettes, shard report
+        usage = UsageFeature(self.config, self.replay, self.snapshot_feature, review, judged=judged)  # shard report
         chosen = (self.snapshot_feature, usage, JudgeFeature(harness_of),
                   CassetteFeature(mode, self.snapshot_feature.snapshots), HarnessFeature(), review, repetitions, drift)
         return [feature for feature in chosen if feature is not None]
