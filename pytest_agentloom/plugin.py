@@ -2,7 +2,9 @@
 
 Hooks, options and fixtures only: each hook hands its work to the
 :class:`~pytest_agentloom.testing._session.AgentloomSession` kept under
-``config.stash[SESSION_KEY]``. ``pytest -p no:agentloom`` turns it all off.
+``config.stash[SESSION_KEY]`` (its features), or to its two parts that serve tests: ``settings`` (what
+a test's markers, the ini and the command line say) and ``harnesses`` (the ``agentloom`` fixture's factory).
+``pytest -p no:agentloom`` turns it all off.
 Loading this module imports neither the provider SDKs nor deepdiff.
 """
 
@@ -79,7 +81,8 @@ def _session_runs_dir() -> Callable[[], Path]:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if file_path.suffix in (".yaml", ".yml") and parent.config.stash[SESSION_KEY].is_scenario_file(file_path):
+    settings = parent.config.stash[SESSION_KEY].settings
+    if file_path.suffix in (".yaml", ".yml") and settings.is_scenario_file(file_path):
         from .testing._scenarios.yaml_tests import ScenarioFile
 
         return ScenarioFile.from_parent(parent, path=file_path)
@@ -135,9 +138,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    agentloom = item.config.stash[SESSION_KEY]
+    settings = item.config.stash[SESSION_KEY].settings
     try:
-        agentloom.merged_markers(item)  # a test with no agentloom marker merges nothing: {"config": {}}
+        settings.merged_markers(item)  # a test with no agentloom marker merges nothing: {"config": {}}
     except MarkerError as exc:
         message = str(exc)
     else:
@@ -210,9 +213,9 @@ def agentloom(request: pytest.FixtureRequest, agentloom_tools: Any) -> Agentloom
     takes one, else a fresh folder of its own beside it, made when first needed: see :mod:`.testing._folders`).
     Tools given to every run come from the ``agentloom_tools`` fixture.
     """
-    agentloom = request.config.stash[SESSION_KEY]
+    harnesses = request.config.stash[SESSION_KEY].harnesses
     folder, exists = folder_for_test(request, request.fixturenames)
-    return agentloom.harness(request.node, folder, agentloom_tools, folder_exists=exists)
+    return harnesses.build(request.node, folder, agentloom_tools, folder_exists=exists)
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ nothing per test (three reports of every row of a scenario table go through :met
 :meth:`Feature.after_report`).
 
 Adding a feature means adding one object: subclass :class:`Feature` in the room of ``testing/`` it belongs to,
-override the hooks it needs, and add it to the list ``AgentloomSession.__init__`` builds (``None`` when the
+override the hooks it needs, and add it to the list ``AgentloomSession._features`` builds (``None`` when the
 session does not ask for it). Its terminal lines, its exit status, its share of the data an xdist worker
 sends to the controller and its per-test work then come from it alone.
 """

@@ -8,8 +8,6 @@ for byte. Files the engine writes go under :attr:`AgentloomHarness.tmp_path`.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +15,6 @@ from typing import TYPE_CHECKING, Any, Literal, final
 
 from .._core.clock import VirtualClock, derived_run_id
 from .._core.files import resolved
-from .._core.suggest import did_you_mean
 from ..engine._entry.options import mock_provider
 from ..engine._entry.resume_workflow import aresume_workflow, resume_workflow
 from ..engine._entry.run_workflow import arun_workflow, run_workflow
@@ -30,7 +27,8 @@ from ..tools._registry import tools_by_name
 from ._injection import inject_faults
 from ._secrets_scan import check_no_secrets, files_written, pending_writes
 from ._snapshots.per_test import TestSnapshots
-from ._snapshots.sent import SentRequests, sent_data
+from ._snapshots.sent import SentLog, SentRequests
+from ._unused_replies import unused_replies_message
 from ._workflow_cache import load_cached
 
 if TYPE_CHECKING:
@@ -97,9 +95,7 @@ class AgentloomHarness:
         self._runs = 0
         self._run_inputs: dict[str, dict[str, Any]] = {}  # run id -> workflow, provider, tools (for resume)
         self._resumes: dict[str, int] = {}  # run id -> how many times this test resumed it (numbers the records)
-        #: id of a result -> the requests its run sent (a resumed run's: with those before its pause) and the
-        #: unredacted states of the runs that sent them (whose secrets the snapshot replaces)
-        self._sent_by_run: dict[int, tuple[list[Any], list[Any]]] = {}
+        self._sent = SentLog()  # what each run sent, for its snapshot (a resumed run's: with those before its pause)
         self._missing_keys = missing_template_keys
         self._faults = faults  # injected into every run (--agentloom-inject, the marker's inject=)
         self._live_tools = live_tools  # run for real over a replay, compared with the tape (--agentloom-live-tools)
@@ -246,45 +242,12 @@ class AgentloomHarness:
         edited prompt of ``at`` or a later step): the steps before ``at`` must send what was recorded. Nothing
         is written (see :mod:`._live.fork`)."""
         __tracebackhide__ = True
-        from ._live.fork import ForkedProvider, compare_fork
-        from ._settings.drift_outputs import parse_methods
-        from ._workflow_key import workflow_key
+        from ._live.fork import TestFork
 
-        methods = parse_methods(outputs, "agentloom.fork(outputs=...)")
-        workflow = self._workflow(variant if variant is not None else workflow_or_path)[0]
-        if at not in {step.id for step in workflow.steps}:
-            raise UsageError(render_message(
-                f"agentloom.fork(at='{at}') in {self.nodeid}: the workflow has no step '{at}'.",
-                hint=did_you_mean(at, [step.id for step in workflow.steps]) or "name one of its steps"))
-        if then is None:
-            from ..providers._factory import default_gateway
-
-            then = default_gateway(workflow.config)
-        runs = []
-        for source, fork in ((workflow_or_path, None), (variant if variant is not None else workflow_or_path, then)):
-            reading = self._fork_cassette(at, cassette)  # each run reads the recording on its own
-            loaded = self._workflow(source)[0]
-            merged = {**self._defaults.get("state", {}), **dict(state or {})}
-            replayed = reading.provider(loaded, merged)
-            taped = reading.tools(loaded, {**self._defaults.get("tools", {}), **tools_by_name(tools)})
-            provider = replayed if fork is None else ForkedProvider(replayed, fork, at, model=model)
-            try:
-                runs.append(self.run(source, state, tools=dict(taped), provider=provider))
-            finally:
-                reading.release()
-        name = workflow.config.provider if workflow.config.provider != "mock" else None
-        return compare_fork(self.nodeid, workflow_key(workflow, self.test_dir), runs[0], runs[1], at, methods,
-                            then=then, provider_name=name)
-
-    def _fork_cassette(self, at: str, cassette: str | Path | None) -> TestCassette:
-        """A reading of the recording a fork replays (this test's cassette, or ``cassette``); only a replay can
-        be forked."""
-        if self._cassette is None or self._cassette.mode.records:
-            raise UsageError(render_message(
-                f"agentloom.fork(at='{at}') in {self.nodeid} forks a recorded run: it needs a cassette, replayed.",
-                hint="record the test first (pytest --agentloom-record), then fork it in a plain pytest run"))
-        path = None if cassette is None else self._cassette.settings.rootdir / cassette
-        return dataclasses.replace(self._cassette, session=None, tape=None, path_override=path)
+        fork = TestFork(self.nodeid, self.test_dir, self._cassette, self._defaults, run=self.run,
+                        load=lambda source: self._workflow(source)[0])
+        return fork.compare(workflow_or_path, state, at=at, then=then, model=model, variant=variant, tools=tools,
+                            outputs=outputs, cassette=cassette)
 
     async def arun(self, workflow_or_path: Workflow | str | Path | None = None,
                    state: Mapping[str, Any] | None = None, provider: Provider | None = None,
@@ -344,8 +307,7 @@ class AgentloomHarness:
         sent: SentRequests = options["provider"]
         if self._observer is not None:
             self._observer(workflow, result, sent.inner, fallbacks_before)
-        result.sent_requests = functools.partial(sent_data, sent.sent, workflow, result.unredacted_state)
-        self._sent_by_run[id(result)] = (sent.sent, [result.unredacted_state])
+        self._sent.note(result, sent, workflow)
         self.results.append(result)
         self._run_inputs[result.run_id] = {"workflow": workflow, "provider": sent.inner, "tools": options["tools"],
                                            "shared": shared}
@@ -377,24 +339,7 @@ class AgentloomHarness:
 
     def unused_replies_message(self) -> str | None:
         """Why this test fails although it passed: scripted replies that no request used (or ``None``)."""
-        lines = []
-        for provider in self._scripted:
-            if getattr(provider, "allow_unused", False):
-                continue
-            for step, left in sorted(provider.unused().items()):
-                total = provider.script_length(step)
-                lines.append(f"  step '{step}': {left} of {total} scripted repl{'y' if total == 1 else 'ies'} "
-                             "never used")
-        if not lines:
-            return None
-        from ..errors import UnusedRepliesError
-
-        return str(UnusedRepliesError(render_message(
-            f"Test {self.nodeid} passed, but its scripted provider kept replies that no request used: "
-            "the workflow did less than the script says.", details=lines,
-            hint="remove the replies the workflow does not need, or keep them on purpose with "
-                 "agentloom.scripted(..., allow_unused=True) (Scripted(..., allow_unused=True)).",
-        )))
+        return unused_replies_message(self.nodeid, self._scripted)
 
     def resume(self, result: WorkflowResult,
                approve: bool | Literal["approved", "rejected", "cancelled"] | None = True,
@@ -459,11 +404,7 @@ class AgentloomHarness:
         if inputs.get("shared"):
             _hide_shared(resumed)
         if sent is not None:
-            before, states = self._sent_by_run.get(id(result), ([], []))
-            earlier = [*states, resumed.unredacted_state]
-            resumed.sent_requests = functools.partial(sent_data, [*before, *sent.sent], workflow,
-                                                      resumed.unredacted_state, states)
-            self._sent_by_run[id(resumed)] = ([*before, *sent.sent], earlier)
+            self._sent.note_resumed(result, resumed, sent, workflow)
         self.results.append(resumed)
         self._run_inputs[resumed.run_id] = inputs
         if result.run_id in self._cassette_runs and provider is None:

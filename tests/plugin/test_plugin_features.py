@@ -95,7 +95,7 @@ def test_the_session_asks_only_the_features_it_was_asked_for(pytester: pytest.Py
             (session.config.rootpath / "features.txt").write_text(" ".join(type(f).__name__ for f in features))
     """)
     pytester.makepyfile(test_nothing="def test_nothing():\n    pass\n")
-    plain = "SnapshotFeature UsageFeature JudgeFeature CassetteFeature _HarnessFeature"
+    plain = "SnapshotFeature UsageFeature JudgeFeature CassetteFeature HarnessFeature"
     pytester.runpytest_inprocess("-p", "no:randomly").assert_outcomes(passed=1)
     assert (pytester.path / "features.txt").read_text() == plain
     pytester.runpytest_inprocess("-p", "no:randomly", "--agentloom-cov").assert_outcomes(passed=1)

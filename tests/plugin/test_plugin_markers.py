@@ -132,9 +132,9 @@ def test_a_marker_added_by_a_fixture_before_the_harness_is_made_counts(triage: p
 
         @pytest.mark.agentloom("flow.yaml")
         def test_defaults_are_each_callers_own(request, agentloom):
-            session = request.config.stash[__import__("pytest_agentloom").plugin.SESSION_KEY]
-            session.defaults(request.node)["config"]["budget_usd"] = 1.0
-            assert session.defaults(request.node)["config"] == {}
+            settings = request.config.stash[__import__("pytest_agentloom").plugin.SESSION_KEY].settings
+            settings.defaults(request.node)["config"]["budget_usd"] = 1.0
+            assert settings.defaults(request.node)["config"] == {}
     """)
     triage.runpytest_inprocess().assert_outcomes(passed=3)
 
@@ -147,7 +147,7 @@ def test_settings_read_once_per_session_keep_their_precedence(pytester: pytest.P
         from pytest_agentloom.testing._session import SESSION_KEY
 
         def pytest_sessionfinish(session):
-            agentloom = session.config.stash[SESSION_KEY]
+            agentloom = session.config.stash[SESSION_KEY].settings
             seen = []
             for marker in ({}, {"snapshot_dir": "from_marker", "missing_template_keys": "warn"}, {}):
                 keys = ("snapshot_dir", "missing_template_keys")

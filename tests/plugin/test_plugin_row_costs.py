@@ -38,7 +38,7 @@ def test_merged_markers_follow_the_mark_objects(pytester: pytest.Pytester) -> No
         from pytest_agentloom.testing._session import SESSION_KEY
 
         def pytest_collection_finish(session):
-            agentloom = session.config.stash[SESSION_KEY]
+            agentloom = session.config.stash[SESSION_KEY].settings
             merged = {item.name: agentloom.merged_markers(item) for item in session.items}
             lines = [f"{name} {merged[name].get('state')} {merged[name]['config']}" for name in sorted(merged)]
             lines.append(f"shared: {merged['test_a'] is merged['test_b']}")
@@ -63,6 +63,34 @@ def test_merged_markers_follow_the_mark_objects(pytester: pytest.Pytester) -> No
     pytester.runpytest_inprocess("-p", "no:randomly").assert_outcomes(passed=3)
     assert (pytester.path / "merged.txt").read_text().split("\n") == [
         "test_a {'n': 1} {}", "test_b {'n': 1} {}", "test_c {'n': 2} {'model': 'm'}", "shared: True", "own: False"]
+
+
+def test_marks_of_equal_value_on_two_tests_are_merged_apart(pytester: pytest.Pytester) -> None:
+    """The merges are kept by the mark objects themselves, never by their value or a bare id: two tests with
+    equal marks of their own get equal merges, each its own; rows of one of them share theirs."""
+    pytester.makeconftest("""
+        from pytest_agentloom.testing._session import SESSION_KEY
+
+        def pytest_collection_finish(session):
+            settings = session.config.stash[SESSION_KEY].settings
+            merged = [settings.merged_markers(item) for item in session.items]
+            same = [a is b for a, b in zip(merged, merged[1:])]
+            (session.config.rootpath / "merged.txt").write_text(f"{merged[0] == merged[2]} {same}")
+    """)
+    pytester.makepyfile(test_equal="""
+        import pytest
+
+        @pytest.mark.agentloom(state={"n": 1})
+        @pytest.mark.parametrize("row", [1, 2])
+        def test_a(row):
+            pass
+
+        @pytest.mark.agentloom(state={"n": 1})
+        def test_b():
+            pass
+    """)
+    pytester.runpytest_inprocess("-p", "no:randomly").assert_outcomes(passed=3)
+    assert (pytester.path / "merged.txt").read_text() == "True [True, False]"
 
 
 def test_a_bad_marker_names_each_test_it_is_on(pytester: pytest.Pytester) -> None:

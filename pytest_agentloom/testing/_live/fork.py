@@ -12,18 +12,90 @@ and a fork's runs are compared with no snapshot.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._settings.drift_outputs import OutputMethods
+from ..._core.suggest import did_you_mean
+from ...errors import UsageError, render_message
+from .._settings.drift_outputs import OutputMethods, parse_methods
 from .drift_diff import TestDrift, compare_test
 from .trace_facts import run_facts
 
 if TYPE_CHECKING:
     from ..._core.types import LLMRequest, LLMResponse, Provider
+    from ...engine._format.model import Workflow
     from ...engine._outcome.result import WorkflowResult
+    from .._test_cassette import TestCassette
 
-__all__ = ["ForkResult", "ForkedProvider", "compare_fork"]
+__all__ = ["ForkResult", "ForkedProvider", "TestFork", "compare_fork"]
+
+
+@dataclass(frozen=True)
+class TestFork:
+    """What ``agentloom.fork`` needs of its test: where it is, its cassette and merged markers (``defaults``),
+    how it loads a workflow (``load``: a workflow, a path, or ``None`` for the marker's) and runs one (``run``:
+    the harness's, so the forked runs are the test's runs)."""
+
+    __test__ = False
+
+    nodeid: str
+    test_dir: Path
+    cassette: TestCassette | None
+    defaults: Mapping[str, Any]
+    load: Callable[[Any], Workflow]
+    run: Callable[..., WorkflowResult]
+
+    def compare(self, workflow_or_path: Any, state: Mapping[str, Any] | None, *, at: str, then: Provider | None,
+                model: str | None, variant: Any, tools: Any, outputs: Any, cassette: str | Path | None) -> ForkResult:
+        """The recorded run and its fork from step ``at``, compared (see ``AgentloomHarness.fork``)."""
+        __tracebackhide__ = True
+        methods = parse_methods(outputs, "agentloom.fork(outputs=...)")
+        forked_source = variant if variant is not None else workflow_or_path
+        workflow = self.load(forked_source)
+        steps = [step.id for step in workflow.steps]
+        if at not in steps:
+            raise UsageError(render_message(
+                f"agentloom.fork(at='{at}') in {self.nodeid}: the workflow has no step '{at}'.",
+                hint=did_you_mean(at, steps) or "name one of its steps"))
+        if then is None:
+            from ...providers._factory import default_gateway
+
+            then = default_gateway(workflow.config)
+        runs = [self._run(source, state, tools, self._reading(at, cassette), fork, at, model)
+                for source, fork in ((workflow_or_path, None), (forked_source, then))]
+        from .._workflow_key import workflow_key
+
+        name = workflow.config.provider if workflow.config.provider != "mock" else None
+        return compare_fork(self.nodeid, workflow_key(workflow, self.test_dir), runs[0], runs[1], at, methods,
+                            then=then, provider_name=name)
+
+    def _run(self, source: Any, state: Mapping[str, Any] | None, tools: Any, reading: TestCassette,
+             fork: Provider | None, at: str, model: str | None) -> WorkflowResult:
+        """One run of the fork, on its own reading of the recording: replayed whole, or forked to ``fork``."""
+        __tracebackhide__ = True
+        from ...tools._registry import tools_by_name
+
+        try:
+            loaded = self.load(source)
+            replayed = reading.provider(loaded, {**self.defaults.get("state", {}), **dict(state or {})})
+            taped = reading.tools(loaded, {**self.defaults.get("tools", {}), **tools_by_name(tools)})
+            provider = replayed if fork is None else ForkedProvider(replayed, fork, at, model=model)
+            return self.run(source, state, tools=dict(taped), provider=provider)
+        finally:
+            reading.release()
+
+    def _reading(self, at: str, cassette: str | Path | None) -> TestCassette:
+        """A reading of the recording a fork replays (this test's cassette, or ``cassette``); only a replay can
+        be forked."""
+        if self.cassette is None or self.cassette.mode.records:
+            raise UsageError(render_message(
+                f"agentloom.fork(at='{at}') in {self.nodeid} forks a recorded run: it needs a cassette, replayed.",
+                hint="record the test first (pytest --agentloom-record), then fork it in a plain pytest run"))
+        path = None if cassette is None else self.cassette.settings.rootdir / cassette
+        return dataclasses.replace(self.cassette, session=None, tape=None, path_override=path)
 
 
 class ForkedProvider:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -147,6 +148,18 @@ class SnapshotOptions:
     #: paths passed to this assertion itself must reach something (marker and ini defaults need not)
     strict_paths: tuple[str, ...] = ()
     verbose: int = 0
+
+    @classmethod
+    def read(cls, setting: Callable[[str], tuple[Any, str]], *, verbose: int) -> SnapshotOptions:
+        """A test's snapshot defaults, from ``setting(name) -> (value, where it came from)`` (marker, then ini;
+        see ``_settings/option_table.py``); ``verbose`` (``-vv``) for diffs."""
+        matchers = setting("snapshot_matchers")[0]
+        if not isinstance(matchers, dict) and matchers:  # ini lines (none: no matchers, and no import for them)
+            from .volatile import matchers_from_lines
+
+            matchers = matchers_from_lines(matchers, "ini agentloom_snapshot_matchers")
+        return cls(requests=bool(setting("snapshot_requests")[0]), exclude=tuple(setting("snapshot_exclude")[0]),
+                   matchers=dict(matchers), verbose=verbose)
 
     def data(self, subject: Any) -> tuple[dict[str, Any], dict[str, str] | None]:
         """The snapshot of ``subject`` and its step -> output key table (``None`` for a plain value).

@@ -26,10 +26,12 @@ __all__ = ["SnapshotFeature", "module_name"]
 class SnapshotFeature(Feature):
     """The session's snapshot files, and the "was the whole suite selected?" question they need."""
 
-    def __init__(self, config: pytest.Config, location: Callable[[pytest.Item], tuple[Path, str]], *,
+    def __init__(self, config: pytest.Config, snapshot_dir: Callable[[pytest.Item], str], *,
                  judged: bool, recording: bool = False) -> None:
         self.config = config
-        self._location = location  # a test's snapshot folder and stem (from its markers: see the session)
+        self._snapshot_dir = snapshot_dir  # a test's snapshot_dir setting (from its markers: see ._test_settings)
+        #: (snapshot_dir setting, test file) -> the snapshot root (as text) and the module's folder in it
+        self._folders: dict[tuple[str, Path], tuple[str, Path]] = {}
         self._judged = judged  # live and drift sessions judge no committed snapshot
         self.update = bool(read_setting(config, "update_snapshots"))
         self.warn_unused = bool(read_setting(config, "warn_unused_snapshots"))
@@ -47,6 +49,28 @@ class SnapshotFeature(Feature):
         self.narrowed_beyond_removal = 0  # of those, the ones narrowed by more than dropped items
         self.unused: list[Path] = []  # set at the end of the session (see finish)
         self.deleted = False
+
+    def location(self, item: pytest.Item, snapshot_dir: str | None = None) -> tuple[Path, str]:
+        """A test's snapshot folder (``<dir>/<module>``) and file stem (``<test>[<param>]``); ``snapshot_dir`` is
+        its setting, when the caller has it. Its root is noted for the unused report.
+
+        Raises :class:`~pytest_agentloom.errors.MarkerError` (a ``ValueError``) when the test's marker is bad.
+        """
+        setting = self._snapshot_dir(item) if snapshot_dir is None else snapshot_dir
+        root, module_folder = self._folder(setting, item.path)
+        self.snapshots.roots.add(root)
+        parts = item.nodeid.split("::")[1:]
+        return module_folder, sanitize(".".join(parts) or item.name)
+
+    def _folder(self, setting: str, test_file: Path) -> tuple[str, Path]:
+        """The snapshot root (as text) and the test module's folder in it, worked out once per test file and
+        setting: the rows of a table share both."""
+        known = self._folders.get((setting, test_file))
+        if known is None:
+            folder = Path(setting)
+            root = folder if folder.is_absolute() else test_file.parent / folder
+            known = self._folders[setting, test_file] = (str(root), root / module_name(test_file))
+        return known
 
     def configure(self, config: pytest.Config) -> None:
         config.pluginmanager.register(self.watch, "agentloom-selection")
@@ -89,7 +113,7 @@ class SnapshotFeature(Feature):
                 self.not_set_up.add(report.nodeid)
         if report.outcome != "passed":
             try:
-                folder, name = self._location(item)
+                folder, name = self.location(item)
             except ValueError:
                 return
             self.snapshots.protect(folder / name)

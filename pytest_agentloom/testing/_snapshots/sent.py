@@ -13,6 +13,7 @@ every other file the plugin writes.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -23,8 +24,9 @@ from ..._redaction.redactor import Redactor
 if TYPE_CHECKING:
     from ..._core.types import Provider
     from ...engine._format.model import Workflow
+    from ...engine._outcome.result import WorkflowResult
 
-__all__ = ["SentRequests", "sent_data"]
+__all__ = ["SentLog", "SentRequests", "sent_data"]
 
 
 class SentRequests:
@@ -50,6 +52,32 @@ class SentRequests:
             return await embed(request)  # type: ignore[no-any-return]
 
         return noted
+
+
+class SentLog:
+    """What each run of one test sent, given to its result as ``sent_requests`` (its snapshot's ``requests``).
+
+    A resumed run's snapshot holds what was sent before its pause too, and replaces the secrets that only the
+    unredacted states of the runs before it hold: so each result's requests and states are kept with it,
+    found again by the result itself (``is``: results are not hashable, and two may be equal).
+    """
+
+    def __init__(self) -> None:
+        self._runs: list[tuple[WorkflowResult, list[Any], list[Any]]] = []
+
+    def note(self, result: WorkflowResult, sent: SentRequests, workflow: Workflow) -> None:
+        """A run's result and what its run sent."""
+        result.sent_requests = functools.partial(sent_data, sent.sent, workflow, result.unredacted_state)
+        self._runs.append((result, sent.sent, [result.unredacted_state]))
+
+    def note_resumed(self, result: WorkflowResult, resumed: WorkflowResult, sent: SentRequests,
+                     workflow: Workflow | None) -> None:
+        """A resumed run: what ``result`` (the run it resumed) had sent before the pause, then what it sent."""
+        before, states = next(((sent_before, kept) for run, sent_before, kept in reversed(self._runs)
+                               if run is result), ([], []))
+        requests = [*before, *sent.sent]
+        resumed.sent_requests = functools.partial(sent_data, requests, workflow, resumed.unredacted_state, states)
+        self._runs.append((resumed, requests, [*states, resumed.unredacted_state]))
 
 
 def _entry(request: LLMRequest | EmbedRequest) -> dict[str, Any]:
