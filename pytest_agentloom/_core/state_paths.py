@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from types import MappingProxyType
-from typing import Any, Final
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import OutputPathError
 from .readonly import ReadOnlyDict
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = [
     "MISSING",
@@ -151,13 +153,20 @@ def _step(current: Any, seg: Segment) -> Any:
     """Take one step into a mapping, a model or a list."""
     if type(current) in _PLAIN_MAPPINGS:  # the state and what it holds, without the abstract-class checks
         return current.get(seg, MISSING)
-    if isinstance(current, BaseModel):
+    if _is_model(current):
         return _model_field(current, seg)
     if isinstance(current, Mapping):
         return current.get(seg, MISSING)
     if isinstance(current, list | tuple) and isinstance(seg, int):
         return current[seg] if -len(current) <= seg < len(current) else MISSING
     return MISSING
+
+
+def _is_model(value: Any) -> bool:
+    """Whether ``value`` is a pydantic model, without importing pydantic: when nothing has imported it, nothing
+    can be one (the plugin reads marker settings with these paths before any engine model is loaded)."""
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and isinstance(value, pydantic.BaseModel)
 
 
 def _model_field(model: BaseModel, seg: Segment) -> Any:

@@ -137,20 +137,24 @@ def check_ini(config: pytest.Config) -> None:
     """A bad cassette age or on_expiry, or a bad fault, in the ini is a usage error of the session, before any
     test runs."""
     from ..errors import UsageError
-    from ..providers._faults import parse_faults
 
     try:
         CassetteOptions.read(lambda name: read_setting_from(config, name))
-        parse_faults(*read_setting_from(config, "inject"))
+        _faults(*read_setting_from(config, "inject"))
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
 
 
 def _faults(value: Any, source: str) -> tuple[Fault, ...]:
-    """The faults injected into a test's runs (``--agentloom-inject``, the marker's ``inject=``, the ini)."""
+    """The faults injected into a test's runs (``--agentloom-inject``, the marker's ``inject=``, the ini).
+
+    None is the usual answer, given without importing the fault module (it loads the engine's types, and
+    pydantic with them, into every session that injects nothing)."""
+    if not value:
+        return ()
     from ..providers._faults import parse_faults
 
-    return parse_faults(value or None, source)
+    return parse_faults(value, source)
 
 
 def _names(value: str | Sequence[str] | None) -> tuple[str, ...]:
