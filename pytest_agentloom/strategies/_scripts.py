@@ -24,7 +24,8 @@ from ..errors import ScriptError
 from ..providers import Scripted
 from ..providers._replies import is_answer
 from ..providers._script_data import reply_from_data
-from ..tools import ToolRegistry
+from ..tools import BUILTIN_TOOL_NAMES, Sandbox, ToolRegistry, run_tools
+from ._escapes import escape_attempts
 
 __all__ = ["FuzzScript", "scripts"]
 
@@ -86,17 +87,19 @@ def scripts(workflow: Workflow | str | Path, *, tools: Any = None, max_replies: 
     """Scripts for every ``llm_call`` and ``agent`` step of ``workflow`` (a loaded workflow or its file).
 
     ``tools`` (as ``run_workflow`` takes them) give the tools' parameter schemas, for valid and invalid
-    arguments. Each step gets up to ``max_replies`` replies, then a final reply repeated; a step that asks
-    more than ``max_calls`` times is cut off (and reported by :func:`assert_invariants`).
+    arguments; a step offering a built-in tool also gets escape attempts its sandbox must refuse. Each step
+    gets up to ``max_replies`` replies, then a final reply repeated; a step that asks more than ``max_calls``
+    times is cut off (and reported by :func:`assert_invariants`).
     """
     loaded = workflow if isinstance(workflow, Workflow) else load_workflow(workflow)
     if isinstance(max_replies, bool) or not isinstance(max_replies, int) or max_replies < 0:
         raise bad_argument("scripts()", "max_replies", max_replies, "a number of replies, 0 or more")
     if isinstance(max_calls, bool) or not isinstance(max_calls, int) or max_calls < 1:
         raise bad_argument("scripts()", "max_calls", max_calls, "a number of model calls per step, at least 1")
-    registry = ToolRegistry(tools) if tools else ToolRegistry()
+    registry = run_tools(loaded.config.sandbox, loaded.base_dir, tools)  # the built-ins' schemas, then yours
+    sandbox = Sandbox(loaded.config.sandbox, base_dir=loaded.base_dir)
     words = _router_words(loaded)
-    plans = {step.id: _StepPlan(loaded, step, registry, words)
+    plans = {step.id: _StepPlan(loaded, step, registry, words, sandbox)
              for step in loaded.steps if isinstance(step, (LLMCallStep, AgentStep))}
     if not plans:
         raise bad_argument("scripts()", "workflow", loaded.name, "a workflow with an llm_call or agent step",
@@ -123,7 +126,7 @@ class _StepPlan:
     """What one model step can be answered with: its right final answer, its tools, its schema."""
 
     def __init__(self, workflow: Workflow, step: LLMCallStep | AgentStep, registry: ToolRegistry,
-                 words: list[str]) -> None:
+                 words: list[str], sandbox: Sandbox) -> None:
         self.schema: dict[str, Any] | None = None
         self.tools: dict[str, dict[str, Any]] = {}
         if isinstance(step, AgentStep):
@@ -138,6 +141,10 @@ class _StepPlan:
             self.tools = {declared.name: _parameters(registry, declared.name, declared.parameters)
                           for declared in step.tools}
         self.words = words or ["ok"]
+        #: per built-in tool the step offers (by name: a tool of yours under that name is judged as it), the
+        #: arguments its sandbox must refuse
+        self.escapes = {name: escape_attempts(name, sandbox) for name in sorted(self.tools)
+                        if name in BUILTIN_TOOL_NAMES}
         self.right: Any = json.dumps(_example(self.schema), sort_keys=True) if self.schema else self.words[0]
 
     def answer(self) -> st.SearchStrategy[Any]:
@@ -162,14 +169,18 @@ class _StepPlan:
         return st.one_of(*kinds)
 
     def tool_call(self) -> st.SearchStrategy[Any]:
-        """A call of one of the step's tools with fitting arguments, unfitting ones, bad JSON or an unknown tool."""
+        """A call of one of the step's tools: an escape attempt (for a built-in tool; first, so a sandbox bug
+        shrinks to one), fitting arguments, unfitting ones, bad JSON, or a call of an unknown tool."""
         name = st.sampled_from(sorted(self.tools))
         valid = name.flatmap(lambda tool: _values(self.tools[tool]).map(
             lambda args: {"tool_call": tool, "arguments": args if isinstance(args, dict) else {}}))
         invalid = name.flatmap(lambda tool: _wrong_arguments(self.tools[tool]).map(
             lambda args: {"tool_call": tool, "arguments": args}))
-        return st.one_of(valid, invalid, name.map(lambda tool: {"misbehave": "invalid_call", "tool": tool}),
-                         st.just({"misbehave": "calls_unknown_tool"}))
+        kinds = [valid, invalid, name.map(lambda tool: {"misbehave": "invalid_call", "tool": tool}),
+                 st.just({"misbehave": "calls_unknown_tool"})]
+        escapes = [{"tool_call": tool, "arguments": args} for tool, attempts in self.escapes.items()
+                   for args in attempts]
+        return st.one_of(st.sampled_from(escapes), *kinds) if escapes else st.one_of(*kinds)
 
     def tail(self) -> st.SearchStrategy[Any]:
         """What the step gets every time after its replies: its right answer (the simplest), another answer, a

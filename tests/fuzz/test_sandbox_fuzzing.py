@@ -1,16 +1,80 @@
-"""The sandbox invariant: :func:`check_sandbox` asks the run's own sandbox about every built-in tool call."""
+"""The sandbox invariant and the escape attempts of generated scripts.
+
+A step that offers a built-in tool gets calls that try to leave the sandbox; :func:`check_sandbox` says
+whether the run's own sandbox refused each one it should. The agent example given the four built-ins
+holds (nothing runs: its sandbox is closed); a copy whose ``file_read`` is replaced by one that checks
+nothing is caught, and the search shrinks the script to the one call that escaped.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import given
+
 from pytest_agentloom import Scripted, VirtualClock, run_workflow
-from pytest_agentloom.strategies import check_sandbox
+from pytest_agentloom.strategies import assert_invariants, check_sandbox, scripts
+from tests.fuzz.helpers import AGENT, FAST, Desk, seeded, shrunk_failure, total_replies
+
+BUILTINS = ["file_read", "file_write", "shell_command", "http_request"]
+METADATA = "http://169.254.169.254/latest/meta-data/"
+
+
+def with_builtins(folder: Path, names: list[str], sandbox: dict | None = None) -> Path:
+    """A copy of the agent example whose triager is also offered the built-in tools ``names``."""
+    def change(data):
+        data["agents"]["triager"]["tools"] += names
+        if sandbox is not None:
+            data["config"]["sandbox"] = sandbox
+    return seeded(folder, AGENT / "triage.yaml", change)
 
 
 def unchecked_file_read(path: str) -> str:
     """The seeded bug: a ``file_read`` of the test's own that reads any path, sandbox or not."""
     return Path(path).read_text()[:40]
+
+
+def drawn_calls(flow: Path, tool: str) -> list[dict]:
+    """The arguments of every call of ``tool`` the (fast, derandomized) search draws for the triage step."""
+    found: list[dict] = []
+
+    @FAST
+    @given(script=scripts(flow, tools=Desk().tools))
+    def draw(script):
+        found.extend(item["arguments"] for item in script.replies["triage"]
+                     if isinstance(item, dict) and item.get("tool_call") == tool)
+
+    draw()
+    return found
+
+
+def test_the_agent_example_with_the_built_ins_holds_and_its_closed_sandbox_runs_nothing(tmp_path):
+    flow = with_builtins(tmp_path, BUILTINS)
+    codes: list[str] = []
+
+    @FAST
+    @given(script=scripts(flow, tools=Desk().tools))
+    def fuzz(script):
+        result = script.run(tools=Desk().tools)
+        assert_invariants(result)
+        calls = [event for event in result.trace.events("tool_call") if event.data["tool"] in BUILTINS]
+        assert not any(event.data["ok"] for event in calls)  # the default sandbox is closed: nothing runs
+        codes.extend(event.data["code"] for event in calls)
+
+    fuzz()
+    assert codes and set(codes) == {"sandbox_refused"}
+
+
+def test_an_unchecked_file_read_is_found_and_shrunk_to_one_escape(tmp_path):
+    flow = with_builtins(tmp_path, ["file_read"])
+    tools = {**Desk().by_name(), "file_read": unchecked_file_read}
+    script, error = shrunk_failure(scripts(flow, tools=tools),
+                                   lambda script: assert_invariants(script.run(tools=tools)))
+    assert ("sandbox: step 'triage' called file_read {\"path\": \"/etc/passwd\"}, which ran although the sandbox "
+            "refuses it (rule 'readable_paths')") in error
+    assert total_replies(script) == 1
+    assert repr(script) == ("FuzzScript(replies={'triage': [{'tool_call': 'file_read', 'arguments': "
+                            "{'path': '/etc/passwd'}}]}, then={})")
 
 
 def test_a_tool_that_acts_before_asking_the_sandbox_is_reported(tmp_path):
@@ -50,3 +114,14 @@ def test_the_sandbox_check_asks_the_workflows_own_sandbox(tmp_path, monkeypatch)
         "step 'b' called file_read {\"path\": \"inside_sibling/notes.txt\"}, which ran although the sandbox "
         "refuses it (rule 'readable_paths')"]
     assert check_sandbox(run_workflow(flow, clock=VirtualClock(), runs_dir=False)) == []  # the built-in's refusal
+
+
+def test_escape_attempts_never_name_an_address_the_sandbox_would_connect_to(tmp_path):
+    closed = {call["url"] for call in drawn_calls(with_builtins(tmp_path / "closed", ["http_request"]),
+                                                  "http_request") if isinstance(call.get("url"), str)}
+    opened = {call["url"] for call in drawn_calls(
+        with_builtins(tmp_path / "open", ["http_request"], {"allow_network": True, "allow_internal_targets": True}),
+        "http_request") if isinstance(call.get("url"), str)}
+    internal = ("http://169.254.", "http://127.", "http://10.", "http://localhost", "http://[::1]", "http://0.0.0.0")
+    assert any(url.startswith(internal) for url in closed)
+    assert not any(url.startswith(internal) for url in opened)  # allowed there: it would connect
