@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,12 +19,14 @@ from .._core.arguments import bad_argument
 from .._core.clock import VirtualClock
 from .._core.types import LLMRequest
 from ..engine import WorkflowResult, load_workflow, run_workflow
-from ..engine._format.model import AgentStep, LLMCallStep, RouterStep, Workflow
+from ..engine._format.model import AgentStep, AnyStep, EmbedStep, LLMCallStep, RouterStep, SubworkflowStep, Workflow
+from ..engine._steps.subworkflow import child_workflow
 from ..errors import ScriptError
 from ..providers import Scripted
-from ..providers._replies import is_answer
+from ..providers._replies import Reply, is_answer
 from ..providers._script_data import reply_from_data
 from ..tools import BUILTIN_TOOL_NAMES, Sandbox, ToolRegistry, run_tools
+from ._embed_plan import EmbedPlan
 from ._escapes import escape_attempts
 
 __all__ = ["FuzzScript", "scripts"]
@@ -67,9 +69,8 @@ class FuzzScript:
         return run_workflow(self.workflow, provider=self.provider(), tools=tools, state=dict(state or {}), **options)
 
     def _answers(self, step: str) -> Callable[[LLMRequest], Any]:
-        listed = [reply_from_data(item, where=f"{step}[{index}]")
-                  for index, item in enumerate(self.replies.get(step, ()))]
-        after = reply_from_data(self.then.get(step, self.right[step]), where=f"then.{step}")
+        listed = [_reply(item, f"{step}[{index}]") for index, item in enumerate(self.replies.get(step, ()))]
+        after = _reply(self.then.get(step, self.right[step]), f"then.{step}")
         count = [0]
 
         def answer(request: LLMRequest) -> Any:
@@ -82,9 +83,15 @@ class FuzzScript:
         return answer
 
 
+def _reply(item: Any, where: str) -> Reply:
+    """A reply from its data form; a right answer made from the request (an embed step's) is one already."""
+    return item if callable(item) else reply_from_data(item, where=where)
+
+
 def scripts(workflow: Workflow | str | Path, *, tools: Any = None, max_replies: int = 4,
             max_calls: int = 25) -> st.SearchStrategy[FuzzScript]:
-    """Scripts for every ``llm_call`` and ``agent`` step of ``workflow`` (a loaded workflow or its file).
+    """Scripts for every ``llm_call``, ``agent`` and ``embed`` step of ``workflow`` (a loaded workflow or its
+    file), those of its subworkflows included (as ``<parent step>/<child step>``).
 
     ``tools`` (as ``run_workflow`` takes them) give the tools' parameter schemas, for valid and invalid
     arguments; a step offering a built-in tool also gets escape attempts its sandbox must refuse. Each step
@@ -97,12 +104,15 @@ def scripts(workflow: Workflow | str | Path, *, tools: Any = None, max_replies: 
     if isinstance(max_calls, bool) or not isinstance(max_calls, int) or max_calls < 1:
         raise bad_argument("scripts()", "max_calls", max_calls, "a number of model calls per step, at least 1")
     registry = run_tools(loaded.config.sandbox, loaded.base_dir, tools)  # the built-ins' schemas, then yours
-    sandbox = Sandbox(loaded.config.sandbox, base_dir=loaded.base_dir)
-    words = _router_words(loaded)
-    plans = {step.id: _StepPlan(loaded, step, registry, words, sandbox)
-             for step in loaded.steps if isinstance(step, (LLMCallStep, AgentStep))}
+    sandbox = Sandbox(loaded.config.sandbox, base_dir=loaded.base_dir)  # subworkflows run with these tools too
+    answered = list(_answered_steps(loaded))
+    words = _router_words(owner for _, owner, _ in answered)
+    plans: dict[str, _StepPlan | EmbedPlan] = {
+        step_id: EmbedPlan(step) if isinstance(step, EmbedStep) else _StepPlan(owner, step, registry, words, sandbox)
+        for step_id, owner, step in answered if isinstance(step, (EmbedStep, LLMCallStep, AgentStep))}
     if not plans:
-        raise bad_argument("scripts()", "workflow", loaded.name, "a workflow with an llm_call or agent step",
+        raise bad_argument("scripts()", "workflow", loaded.name,
+                           "a workflow with an llm_call, agent or embed step",
                            hint="there is no model step to script.")
     replies = st.fixed_dictionaries({step: st.lists(plan.reply(), max_size=max_replies).map(tuple)
                                      for step, plan in plans.items()})
@@ -111,14 +121,24 @@ def scripts(workflow: Workflow | str | Path, *, tools: Any = None, max_replies: 
     return st.tuples(replies, then).map(lambda drawn: FuzzScript(drawn[0], drawn[1], right, loaded, max_calls))
 
 
-def _router_words(workflow: Workflow) -> list[str]:
+def _answered_steps(workflow: Workflow, prefix: str = "") -> Iterator[tuple[str, Workflow, AnyStep]]:
+    """Every step of ``workflow`` and of its subworkflows (depth first), by the id its model requests carry
+    (``<parent step>/<child step>``), with the workflow it belongs to."""
+    for step in workflow.steps:
+        yield f"{prefix}{step.id}", workflow, step
+        if isinstance(step, SubworkflowStep):
+            yield from _answered_steps(child_workflow(workflow, step), f"{prefix}{step.id}/")
+
+
+def _router_words(workflows: Iterable[Workflow]) -> list[str]:
     """The quoted words router conditions compare with: the answers that steer the run."""
     found: dict[str, None] = {}
-    for step in workflow.steps:
-        if isinstance(step, RouterStep):
-            for condition in step.conditions:
-                for quoted in re.findall(r"'([^']*)'|\"([^\"]*)\"", condition.expression):
-                    found.setdefault(quoted[0] or quoted[1])
+    for workflow in workflows:
+        for step in workflow.steps:
+            if isinstance(step, RouterStep):
+                for condition in step.conditions:
+                    for quoted in re.findall(r"'([^']*)'|\"([^\"]*)\"", condition.expression):
+                        found.setdefault(quoted[0] or quoted[1])
     return list(found)
 
 

@@ -1,4 +1,4 @@
-"""The sandbox invariant and the escape attempts of generated scripts.
+"""The sandbox invariant, the escape attempts of generated scripts, and replies for subworkflows and embed steps.
 
 A step that offers a built-in tool gets calls that try to leave the sandbox; :func:`check_sandbox` says
 whether the run's own sandbox refused each one it should. The agent example given the four built-ins
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import yaml
 from hypothesis import given
 
 from pytest_agentloom import Scripted, VirtualClock, run_workflow
@@ -125,3 +126,45 @@ def test_escape_attempts_never_name_an_address_the_sandbox_would_connect_to(tmp_
     internal = ("http://169.254.", "http://127.", "http://10.", "http://localhost", "http://[::1]", "http://0.0.0.0")
     assert any(url.startswith(internal) for url in closed)
     assert not any(url.startswith(internal) for url in opened)  # allowed there: it would connect
+
+
+def nested_flow(tmp_path: Path, *, default: bool = True) -> Path:
+    child_route = {"id": "route", "type": "router", "depends_on": ["label"],
+                   "conditions": [{"expression": "state.label == 'good'", "target": "good"}]}
+    if default:
+        child_route["default"] = "other"
+    flow = tmp_path / "nested.yaml"
+    flow.write_text(yaml.safe_dump({
+        "name": "nested", "config": {"model": "gpt-4o-mini", "embedding_model": "text-embedding-3-small"},
+        "state": {"docs": ["a", "b"]},
+        "steps": [
+            {"id": "vectors", "type": "embed", "inputs": "docs", "output": "vectors"},
+            {"id": "review", "type": "subworkflow", "depends_on": ["vectors"], "output": "review",
+             "workflow_inline": {"name": "child", "config": {"model": "gpt-4o-mini"}, "steps": [
+                 {"id": "label", "type": "llm_call", "prompt": "label", "output": "label"}, child_route,
+                 {"id": "good", "type": "llm_call", "prompt": "good", "output": "done"},
+                 {"id": "other", "type": "llm_call", "prompt": "other", "output": "done"}]}}]},
+        sort_keys=False))
+    return flow
+
+
+def test_steps_inside_subworkflows_and_embed_steps_get_replies(tmp_path):
+    misbehaved: set[str] = set()
+
+    @FAST
+    @given(script=scripts(nested_flow(tmp_path)))
+    def fuzz(script):
+        assert set(script.right) == {"vectors", "review/label", "review/good", "review/other"}
+        assert_invariants(script.run())  # without replies, these steps failed with invalid_script
+        misbehaved.update(step for step, items in script.replies.items() if items)
+
+    fuzz()
+    assert {"vectors", "review/label"} <= misbehaved
+
+
+def test_a_router_without_a_default_inside_a_subworkflow_is_found_and_shrunk(tmp_path):
+    script, error = shrunk_failure(scripts(nested_flow(tmp_path, default=False)),
+                                   lambda script: assert_invariants(script.run()))
+    assert "defects: step 'review' failed with router_no_match" in error
+    assert "subworkflow '<inline>' failed at step 'route'" in error
+    assert repr(script) == "FuzzScript(replies={'review/label': ['']}, then={})"  # one child reply, by its path
