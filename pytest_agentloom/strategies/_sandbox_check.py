@@ -71,7 +71,7 @@ def check_sandbox(result: WorkflowResult) -> list[str]:
     if workflow is None:
         return []
     sandbox = Sandbox(workflow.config.sandbox, base_dir=workflow.base_dir)  # children run with the parent's tools
-    schemas = {made.name: made.parameters for made in builtin_tools(sandbox)}
+    schemas: dict[str, dict[str, Any]] | None = None  # the built-ins' parameters, made once a failed call needs them
     problems = []
     for event in result.trace.events("tool_call"):
         tool, arguments = event.data.get("tool"), event.data.get("args")
@@ -84,7 +84,11 @@ def check_sandbox(result: WorkflowResult) -> list[str]:
         code = event.data.get("code")  # a tool step's failed call has none: only that it ran is judged there
         if event.data.get("ok"):
             problems.append(f"{call}, which ran although the sandbox refuses it (rule '{due.rule}')")
-        elif code not in (None, due.code) and _fits(schemas[tool], arguments):
+        elif code not in (None, due.code):
+            if schemas is None:
+                schemas = {made.name: made.parameters for made in builtin_tools(sandbox)}
+            if not _fits(schemas[tool], arguments):
+                continue
             problems.append(f"{call}, which failed with {code} where the sandbox refuses it (rule '{due.rule}'): "
                             "the tool acted before it asked the sandbox")
     return problems
