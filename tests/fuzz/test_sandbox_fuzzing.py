@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from hypothesis import given
+from hypothesis import given, settings
 
 from pytest_agentloom import Scripted, VirtualClock, run_workflow
 from pytest_agentloom.strategies import assert_invariants, check_sandbox, scripts
@@ -36,10 +36,11 @@ def unchecked_file_read(path: str) -> str:
 
 
 def drawn_calls(flow: Path, tool: str) -> list[dict]:
-    """The arguments of every call of ``tool`` the (fast, derandomized) search draws for the triage step."""
+    """The arguments of every call of ``tool`` a derandomized search draws for the triage step (drawing only:
+    no run, so many examples stay fast, and every version of hypothesis draws some escape attempts)."""
     found: list[dict] = []
 
-    @FAST
+    @settings(FAST, max_examples=300)
     @given(script=scripts(flow, tools=Desk().tools))
     def draw(script):
         found.extend(item["arguments"] for item in script.replies["triage"]
@@ -167,4 +168,6 @@ def test_a_router_without_a_default_inside_a_subworkflow_is_found_and_shrunk(tmp
                                    lambda script: assert_invariants(script.run()))
     assert "defects: step 'review' failed with router_no_match" in error
     assert "subworkflow '<inline>' failed at step 'route'" in error
-    assert repr(script) == "FuzzScript(replies={'review/label': ['']}, then={})"  # one child reply, by its path
+    assert total_replies(script) == 1  # one empty reply of the child's step, named by its path
+    assert repr(script) in ("FuzzScript(replies={'review/label': ['']}, then={})",
+                            "FuzzScript(replies={}, then={'review/label': ''})")  # as hypothesis versions shrink
