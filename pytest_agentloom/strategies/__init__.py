@@ -23,8 +23,8 @@ from .._lazy import attach
 #: ``__all__`` and the names a type checker sees (below) come from it; tests/test_public_api.py checks both.
 _EXPORTS = {
     "._invariants": ("DEFECT_CODES", "DOCUMENTED_ENDINGS", "assert_invariants", "check_budget", "check_caps",
-                     "check_no_defects", "check_no_secrets", "check_termination", "check_tool_policy",
-                     "invariant_problems"),
+                     "check_no_defects", "check_no_secrets", "check_sandbox", "check_termination",
+                     "check_tool_policy", "invariant_problems"),
     "._scripts": ("FuzzScript", "scripts"),
 }
 __getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from ._invariants import check_caps as check_caps
     from ._invariants import check_no_defects as check_no_defects
     from ._invariants import check_no_secrets as check_no_secrets
+    from ._invariants import check_sandbox as check_sandbox
     from ._invariants import check_termination as check_termination
     from ._invariants import check_tool_policy as check_tool_policy
     from ._invariants import invariant_problems as invariant_problems

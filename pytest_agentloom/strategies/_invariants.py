@@ -14,9 +14,11 @@ from typing import Any
 from ..engine import WorkflowResult
 from ..engine._format.model import AgentStep, LLMCallStep, ToolStep, Workflow
 from ..engine._format.redaction_patterns import redactor_for
+from ._sandbox_check import check_sandbox
 
 __all__ = ["DEFECT_CODES", "DOCUMENTED_ENDINGS", "INVARIANTS", "assert_invariants", "check_budget", "check_caps",
-           "check_no_defects", "check_no_secrets", "check_termination", "check_tool_policy", "invariant_problems"]
+           "check_no_defects", "check_no_secrets", "check_sandbox", "check_termination", "check_tool_policy",
+           "invariant_problems"]
 
 #: the (status, termination reason) pairs a run may end with (docs/errors.md: Termination reasons)
 DOCUMENTED_ENDINGS = frozenset({
@@ -161,7 +163,7 @@ def _workflow(result: WorkflowResult) -> Workflow | None:
 #: every check :func:`assert_invariants` runs, by name, in order
 INVARIANTS: dict[str, Callable[[WorkflowResult], list[str]]] = {
     "termination": check_termination, "defects": check_no_defects, "caps": check_caps, "budget": check_budget,
-    "secrets": check_no_secrets, "tool_policy": check_tool_policy,
+    "secrets": check_no_secrets, "tool_policy": check_tool_policy, "sandbox": check_sandbox,
 }
 
 

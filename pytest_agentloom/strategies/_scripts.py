@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,12 +19,15 @@ from .._core.arguments import bad_argument
 from .._core.clock import VirtualClock
 from .._core.types import LLMRequest
 from ..engine import WorkflowResult, load_workflow, run_workflow
-from ..engine._format.model import AgentStep, LLMCallStep, RouterStep, Workflow
+from ..engine._format.model import AgentStep, AnyStep, EmbedStep, LLMCallStep, RouterStep, SubworkflowStep, Workflow
+from ..engine._steps.subworkflow import child_workflow
 from ..errors import ScriptError
 from ..providers import Scripted
-from ..providers._replies import is_answer
+from ..providers._replies import Reply, is_answer
 from ..providers._script_data import reply_from_data
-from ..tools import ToolRegistry
+from ..tools import BUILTIN_TOOL_NAMES, Sandbox, ToolRegistry, run_tools
+from ._embed_plan import EmbedPlan
+from ._escapes import escape_attempts
 
 __all__ = ["FuzzScript", "scripts"]
 
@@ -66,9 +69,8 @@ class FuzzScript:
         return run_workflow(self.workflow, provider=self.provider(), tools=tools, state=dict(state or {}), **options)
 
     def _answers(self, step: str) -> Callable[[LLMRequest], Any]:
-        listed = [reply_from_data(item, where=f"{step}[{index}]")
-                  for index, item in enumerate(self.replies.get(step, ()))]
-        after = reply_from_data(self.then.get(step, self.right[step]), where=f"then.{step}")
+        listed = [_reply(item, f"{step}[{index}]") for index, item in enumerate(self.replies.get(step, ()))]
+        after = _reply(self.then.get(step, self.right[step]), f"then.{step}")
         count = [0]
 
         def answer(request: LLMRequest) -> Any:
@@ -81,25 +83,36 @@ class FuzzScript:
         return answer
 
 
+def _reply(item: Any, where: str) -> Reply:
+    """A reply from its data form; a right answer made from the request (an embed step's) is one already."""
+    return item if callable(item) else reply_from_data(item, where=where)
+
+
 def scripts(workflow: Workflow | str | Path, *, tools: Any = None, max_replies: int = 4,
             max_calls: int = 25) -> st.SearchStrategy[FuzzScript]:
-    """Scripts for every ``llm_call`` and ``agent`` step of ``workflow`` (a loaded workflow or its file).
+    """Scripts for every ``llm_call``, ``agent`` and ``embed`` step of ``workflow`` (a loaded workflow or its
+    file), those of its subworkflows included (as ``<parent step>/<child step>``).
 
     ``tools`` (as ``run_workflow`` takes them) give the tools' parameter schemas, for valid and invalid
-    arguments. Each step gets up to ``max_replies`` replies, then a final reply repeated; a step that asks
-    more than ``max_calls`` times is cut off (and reported by :func:`assert_invariants`).
+    arguments; a step offering a built-in tool also gets escape attempts its sandbox must refuse. Each step
+    gets up to ``max_replies`` replies, then a final reply repeated; a step that asks more than ``max_calls``
+    times is cut off (and reported by :func:`assert_invariants`).
     """
     loaded = workflow if isinstance(workflow, Workflow) else load_workflow(workflow)
     if isinstance(max_replies, bool) or not isinstance(max_replies, int) or max_replies < 0:
         raise bad_argument("scripts()", "max_replies", max_replies, "a number of replies, 0 or more")
     if isinstance(max_calls, bool) or not isinstance(max_calls, int) or max_calls < 1:
         raise bad_argument("scripts()", "max_calls", max_calls, "a number of model calls per step, at least 1")
-    registry = ToolRegistry(tools) if tools else ToolRegistry()
-    words = _router_words(loaded)
-    plans = {step.id: _StepPlan(loaded, step, registry, words)
-             for step in loaded.steps if isinstance(step, (LLMCallStep, AgentStep))}
+    registry = run_tools(loaded.config.sandbox, loaded.base_dir, tools)  # the built-ins' schemas, then yours
+    sandbox = Sandbox(loaded.config.sandbox, base_dir=loaded.base_dir)  # subworkflows run with these tools too
+    answered = list(_answered_steps(loaded))
+    words = _router_words(owner for _, owner, _ in answered)
+    plans: dict[str, _StepPlan | EmbedPlan] = {
+        step_id: EmbedPlan(step) if isinstance(step, EmbedStep) else _StepPlan(owner, step, registry, words, sandbox)
+        for step_id, owner, step in answered if isinstance(step, (EmbedStep, LLMCallStep, AgentStep))}
     if not plans:
-        raise bad_argument("scripts()", "workflow", loaded.name, "a workflow with an llm_call or agent step",
+        raise bad_argument("scripts()", "workflow", loaded.name,
+                           "a workflow with an llm_call, agent or embed step",
                            hint="there is no model step to script.")
     replies = st.fixed_dictionaries({step: st.lists(plan.reply(), max_size=max_replies).map(tuple)
                                      for step, plan in plans.items()})
@@ -108,14 +121,24 @@ def scripts(workflow: Workflow | str | Path, *, tools: Any = None, max_replies: 
     return st.tuples(replies, then).map(lambda drawn: FuzzScript(drawn[0], drawn[1], right, loaded, max_calls))
 
 
-def _router_words(workflow: Workflow) -> list[str]:
+def _answered_steps(workflow: Workflow, prefix: str = "") -> Iterator[tuple[str, Workflow, AnyStep]]:
+    """Every step of ``workflow`` and of its subworkflows (depth first), by the id its model requests carry
+    (``<parent step>/<child step>``), with the workflow it belongs to."""
+    for step in workflow.steps:
+        yield f"{prefix}{step.id}", workflow, step
+        if isinstance(step, SubworkflowStep):
+            yield from _answered_steps(child_workflow(workflow, step), f"{prefix}{step.id}/")
+
+
+def _router_words(workflows: Iterable[Workflow]) -> list[str]:
     """The quoted words router conditions compare with: the answers that steer the run."""
     found: dict[str, None] = {}
-    for step in workflow.steps:
-        if isinstance(step, RouterStep):
-            for condition in step.conditions:
-                for quoted in re.findall(r"'([^']*)'|\"([^\"]*)\"", condition.expression):
-                    found.setdefault(quoted[0] or quoted[1])
+    for workflow in workflows:
+        for step in workflow.steps:
+            if isinstance(step, RouterStep):
+                for condition in step.conditions:
+                    for quoted in re.findall(r"'([^']*)'|\"([^\"]*)\"", condition.expression):
+                        found.setdefault(quoted[0] or quoted[1])
     return list(found)
 
 
@@ -123,7 +146,7 @@ class _StepPlan:
     """What one model step can be answered with: its right final answer, its tools, its schema."""
 
     def __init__(self, workflow: Workflow, step: LLMCallStep | AgentStep, registry: ToolRegistry,
-                 words: list[str]) -> None:
+                 words: list[str], sandbox: Sandbox) -> None:
         self.schema: dict[str, Any] | None = None
         self.tools: dict[str, dict[str, Any]] = {}
         if isinstance(step, AgentStep):
@@ -138,6 +161,10 @@ class _StepPlan:
             self.tools = {declared.name: _parameters(registry, declared.name, declared.parameters)
                           for declared in step.tools}
         self.words = words or ["ok"]
+        #: per built-in tool the step offers (by name: a tool of yours under that name is judged as it), the
+        #: arguments its sandbox must refuse
+        self.escapes = {name: escape_attempts(name, sandbox) for name in sorted(self.tools)
+                        if name in BUILTIN_TOOL_NAMES}
         self.right: Any = json.dumps(_example(self.schema), sort_keys=True) if self.schema else self.words[0]
 
     def answer(self) -> st.SearchStrategy[Any]:
@@ -162,14 +189,18 @@ class _StepPlan:
         return st.one_of(*kinds)
 
     def tool_call(self) -> st.SearchStrategy[Any]:
-        """A call of one of the step's tools with fitting arguments, unfitting ones, bad JSON or an unknown tool."""
+        """A call of one of the step's tools: an escape attempt (for a built-in tool; first, so a sandbox bug
+        shrinks to one), fitting arguments, unfitting ones, bad JSON, or a call of an unknown tool."""
         name = st.sampled_from(sorted(self.tools))
         valid = name.flatmap(lambda tool: _values(self.tools[tool]).map(
             lambda args: {"tool_call": tool, "arguments": args if isinstance(args, dict) else {}}))
         invalid = name.flatmap(lambda tool: _wrong_arguments(self.tools[tool]).map(
             lambda args: {"tool_call": tool, "arguments": args}))
-        return st.one_of(valid, invalid, name.map(lambda tool: {"misbehave": "invalid_call", "tool": tool}),
-                         st.just({"misbehave": "calls_unknown_tool"}))
+        kinds = [valid, invalid, name.map(lambda tool: {"misbehave": "invalid_call", "tool": tool}),
+                 st.just({"misbehave": "calls_unknown_tool"})]
+        escapes = [{"tool_call": tool, "arguments": args} for tool, attempts in self.escapes.items()
+                   for args in attempts]
+        return st.one_of(st.sampled_from(escapes), *kinds) if escapes else st.one_of(*kinds)
 
     def tail(self) -> st.SearchStrategy[Any]:
         """What the step gets every time after its replies: its right answer (the simplest), another answer, a
