@@ -62,6 +62,8 @@ class AnthropicProvider:
     """Anthropic's messages API. Key and base URL: constructor, else ``ANTHROPIC_API_KEY`` / ``ANTHROPIC_BASE_URL``."""
 
     name = "anthropic"
+    #: calls the provider over HTTP: the ``agentloom`` fixture records and replays it in the test's cassette
+    records_http = True
 
     def __init__(
         self, *, api_key: str | None = None, base_url: str | None = None, timeout: float = 600.0,

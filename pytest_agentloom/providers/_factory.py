@@ -14,7 +14,7 @@ from ._gateway import PROVIDER_ALIASES, Gateway
 if TYPE_CHECKING:
     from .._core.clock import Clock
 
-__all__ = ["PROVIDERS", "create_provider", "default_gateway"]
+__all__ = ["PROVIDERS", "create_provider", "default_gateway", "records_http"]
 
 
 class _ProviderSettings(Protocol):
@@ -60,6 +60,13 @@ def create_provider(name: str, **options: Any) -> Provider:
     module_name, _, class_name = PROVIDERS[key].partition(":")
     cls = getattr(importlib.import_module(module_name), class_name)
     return cls(**options)  # type: ignore[no-any-return]
+
+
+def records_http(provider: object) -> bool:
+    """Whether ``provider`` is one of ours that calls a real provider over HTTP (``OpenAIProvider``,
+    ``AnthropicProvider``... or a ``Gateway`` made only of them): the ``agentloom`` fixture puts such a provider,
+    given as ``provider=``, in the test's cassette, where a scripted or hand-written one is used as it is."""
+    return getattr(provider, "records_http", False) is True
 
 
 def default_gateway(

@@ -158,6 +158,13 @@ class Gateway:
         }
         self.fallbacks: list[tuple[str, str, str]] = []  # (step id, provider that failed, error), for assertions
 
+    @property
+    def records_http(self) -> bool:
+        """Whether every provider of the gateway sends its calls over HTTP (so the ``agentloom`` fixture records
+        and replays the gateway in the test's cassette, as it does the default gateway); a gateway holding a
+        scripted provider answers some calls itself and is used as it is."""
+        return all(getattr(provider, "records_http", False) is True for provider in self.providers.values())
+
     def candidates(self, request: LLMRequest | EmbedRequest) -> list[str]:
         """The providers to try for ``request``, in order; raises a clear error when none fits."""
         if request.provider:

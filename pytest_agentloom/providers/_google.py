@@ -46,6 +46,8 @@ class GoogleProvider:
     """Google's Gemini API."""
 
     name = "google"
+    #: calls the provider over HTTP: the ``agentloom`` fixture records and replays it in the test's cassette
+    records_http = True
 
     def __init__(
         self, *, api_key: str | None = None, base_url: str | None = None, timeout: float = 600.0,

@@ -41,6 +41,8 @@ class OllamaProvider:
     """A local (or remote) Ollama server."""
 
     name = "ollama"
+    #: calls the provider over HTTP: the ``agentloom`` fixture records and replays it in the test's cassette
+    records_http = True
 
     def __init__(self, *, host: str | None = None, timeout: float = 600.0) -> None:
         check_provider_settings("OllamaProvider()", host=host, timeout=timeout)

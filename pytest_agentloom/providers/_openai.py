@@ -90,6 +90,8 @@ class OpenAIProvider:
     """OpenAI's chat completions. Key and base URL: constructor, else ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``."""
 
     name = "openai"
+    #: calls the provider over HTTP: the ``agentloom`` fixture records and replays it in the test's cassette
+    records_http = True
     _key_env: tuple[str, ...] = ("OPENAI_API_KEY",)
     _url_env: tuple[str, ...] = ("OPENAI_BASE_URL",)
     _default_url: str | None = None  # the SDK's own default

@@ -21,6 +21,7 @@ from ..engine._entry.run_workflow import arun_workflow, run_workflow
 from ..engine._format.model import Workflow
 from ..engine._outcome.held_records import HeldRecords
 from ..errors import UsageError, render_message
+from ..providers._factory import records_http
 from ..providers._faults import parse_faults
 from ..providers._scripted import Scripted
 from ..tools._registry import tools_by_name
@@ -275,8 +276,13 @@ class AgentloomHarness:
         merged_state = {**self._defaults.get("state", {}), **dict(state or {})}
         merged_tools = {**self._defaults.get("tools", {}), **tools_by_name(tools)}
         self._via_cassette = False
-        if provider is None:
+        through_cassette = provider is None
+        if provider is None:  # the default gateway, in the cassette
             provider = self._default_provider(workflow, merged_state)
+        elif self._cassette is not None and records_http(provider):  # a live provider the test built (a Gateway
+            provider = self._cassette.wrap(provider, workflow, merged_state)  # with routes): in the cassette too
+            through_cassette = True
+        if through_cassette:
             self._via_cassette = self._cassette is not None and workflow.config.provider != "mock"
             if self._cassette is not None:  # tools with side effects are replayed with the model calls
                 merged_tools = dict(self._cassette.tools(workflow, merged_tools, allow_real=real_tools,

@@ -297,6 +297,21 @@ class TestCassette:
         __tracebackhide__ = True
         from ..providers._factory import default_gateway
 
+        session = self._opened(workflow, state)
+        replay_only = self.mode is RecordMode.NONE or (self.mode is RecordMode.ONCE and session.loaded_count > 0)
+        return session.wrap(default_gateway(workflow.config, api_key_placeholder=replay_only))
+
+    def wrap(self, provider: Provider, workflow: Workflow, state: Mapping[str, Any] | None = None) -> Provider:
+        """A live provider the test built itself (a ``Gateway`` with routes, an ``OpenAIProvider``...) wrapped in
+        this test's cassette, as :meth:`provider` wraps the default gateway: recorded with
+        ``--agentloom-record``, replayed otherwise. A key it lacks in a replay is the placeholder
+        (:func:`~pytest_agentloom.providers._common.required_unless_replay`)."""
+        __tracebackhide__ = True
+        return self._opened(workflow, state).wrap(provider)
+
+    def _opened(self, workflow: Workflow, state: Mapping[str, Any] | None) -> CassetteSession:
+        """This test's cassette session, open, its age checked, with ``workflow``'s run (its secrets) noted."""
+        __tracebackhide__ = True
         session = self._session()
         if calls_a_model_first(workflow):  # else a missing cassette fails the first request, if one is sent
             session.require_cassette()
@@ -304,8 +319,7 @@ class TestCassette:
         if self.options.max_age is not None and not self.expired and self.mode_override is None:
             session = self._check_age(session)
         session.add_run(workflow, state)
-        replay_only = self.mode is RecordMode.NONE or (self.mode is RecordMode.ONCE and session.loaded_count > 0)
-        return session.wrap(default_gateway(workflow.config, api_key_placeholder=replay_only))
+        return session
 
     def _check_age(self, session: CassetteSession) -> CassetteSession:
         """Apply ``on_expiry`` to a cassette about to be replayed that is older than ``max_age``: note it (warn),
