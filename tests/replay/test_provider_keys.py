@@ -79,15 +79,17 @@ def test_keys_of_providers_built_in_python_reach_no_file_and_no_output(project: 
     project.monkeypatch.setenv("TEAM_KEY", TEAM_KEY)
     project.monkeypatch.setenv("FAKE_URL", project.server.openai_base_url)
     project.server.plan("openai", text(f"Noted {TEAM_KEY}."), text(f"Noted {EXPLICIT}."))
+    # providers built in the test go through its cassette (recorded here), as the default gateway does
     ran = project.run("-s", "-vv", "test_keyed.py", "--agentloom-report=report.html", "--junitxml=junit.xml",
-                      "--agentloom-update-snapshots", f"--basetemp={project.path / 'tmp'}")
+                      "--agentloom-update-snapshots", "--agentloom-record", f"--basetemp={project.path / 'tmp'}")
     ran.assert_outcomes(passed=2)
     sent = json.dumps([request.json for request in project.server.requests_for("openai")])
     assert EXPLICIT in sent and TEAM_KEY in sent  # the model did get them (the tool's result): they are real
     auth = [request.headers.get("authorization") for request in project.server.requests_for("openai")]
     assert auth == [f"Bearer {TEAM_KEY}", f"Bearer {EXPLICIT}"]
     sources = read_all(project.path)
-    for kind in ("snapshots", "checkpoints", "report.html", "junit.xml"):
+    for kind in ("snapshots", "checkpoints", "report.html", "junit.xml", "test_by_variable.yaml",
+                 "test_by_value.tools.yaml"):
         assert any(kind in name for name in sources), (kind, sorted(sources))
     sources["stdout"], sources["stderr"] = ran.stdout.str(), ran.stderr.str()
     assert "<SCRUBBED>" in sources["stdout"]
