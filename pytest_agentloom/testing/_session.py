@@ -29,7 +29,7 @@ from ._judge.feature import JudgeFeature
 from ._live.repetitions import REPETITION_KEY
 from ._review.review import Review, ReviewSettings
 from ._settings.option_table import marker_defaults, read_setting, read_setting_from
-from ._snapshots.compare import SnapshotOptions, sanitize
+from ._snapshots.compare import SnapshotOptions, SnapshotSession, sanitize
 from ._snapshots.feature import SnapshotFeature, module_name
 from ._snapshots.per_test import TestSnapshots
 from ._test_cassette import CassetteOptions, ReplaySettings, TestCassette
@@ -75,7 +75,7 @@ class AgentloomSession:
                                                 recording=judged and self.replay.mode.records)
         self.snapshots = self.snapshot_feature.snapshots
         mode = self.drift.live_replay.mode if self.drift is not None else self.replay.mode
-        drift = _drift_feature(self.drift, self.defaults, is_worker=self.is_worker)
+        drift = _drift_feature(self.drift, self.defaults, is_worker=self.is_worker, snapshots=self.snapshots)
         repetitions = _repetition_feature(self.config, self.defaults, self.replay) if self.replay.live.repeats \
             else None
         review = _review_feature(self.config, drift, repetitions)
@@ -399,12 +399,12 @@ def _repetition_feature(config: pytest.Config, defaults: Any, replay: ReplaySett
     return RepetitionFeature(config, defaults, replay)
 
 
-def _drift_feature(drift: Any, defaults: Any, *, is_worker: bool) -> DriftFeature | None:
+def _drift_feature(drift: Any, defaults: Any, *, is_worker: bool, snapshots: SnapshotSession) -> DriftFeature | None:
     if drift is None:
         return None
     from ._live.features import DriftFeature
 
-    return DriftFeature(drift, defaults, is_worker=is_worker)
+    return DriftFeature(drift, defaults, is_worker=is_worker, harness_of=_harness_of, snapshots=snapshots)
 
 
 def _drift(config: pytest.Config, replay: ReplaySettings) -> Drift | None:
