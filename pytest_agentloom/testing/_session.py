@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from ._live.drift import Drift
     from ._live.features import DriftFeature, RepetitionFeature
     from ._review.feature import ReviewFeature
+    from ._snapshots.compare import SnapshotSession
 
 __all__ = ["CASSETTE_KEY", "SESSION_KEY", "WIRE_KEY", "AgentloomSession"]
 
@@ -66,7 +67,8 @@ class AgentloomSession:
                                                 recording=judged and self.replay.mode.records)
         mode = self.drift.live_replay.mode if self.drift is not None else self.replay.mode
         defaults = self.settings.defaults
-        drift = _drift_feature(self.drift, defaults, is_worker=self.is_worker)
+        drift = _drift_feature(self.drift, defaults, is_worker=self.is_worker,
+                               snapshots=self.snapshot_feature.snapshots)
         repetitions = _repetition_feature(self.config, defaults, self.replay) if self.replay.live.repeats else None
         review = _review_feature(self.config, drift, repetitions)
         usage = UsageFeature(self.config, self.replay, self.snapshot_feature, review, judged=judged)  # shard report
@@ -171,12 +173,12 @@ def _repetition_feature(config: pytest.Config, defaults: Any, replay: ReplaySett
     return RepetitionFeature(config, defaults, replay)
 
 
-def _drift_feature(drift: Any, defaults: Any, *, is_worker: bool) -> DriftFeature | None:
+def _drift_feature(drift: Any, defaults: Any, *, is_worker: bool, snapshots: SnapshotSession) -> DriftFeature | None:
     if drift is None:
         return None
     from ._live.features import DriftFeature
 
-    return DriftFeature(drift, defaults, is_worker=is_worker)
+    return DriftFeature(drift, defaults, is_worker=is_worker, harness_of=harness_of, snapshots=snapshots)
 
 
 def _drift(config: pytest.Config, replay: ReplaySettings) -> Drift | None:

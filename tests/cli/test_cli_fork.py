@@ -71,3 +71,55 @@ def test_a_step_that_is_not_there_is_a_usage_error(recorded: FakeLLMServer,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["fork", "ask.yaml", "--replay", "ask.cassette.yaml", "--at", "anwser"]) == 2
     assert "--at anwser: ask.yaml has no step 'anwser'; did you mean 'answer'?" in capsys.readouterr().err
+
+
+# the recorded answer, then the fork's: (3, 4) and (4, 3) have cosine 24/25, so the distance is 0.04
+_BY_MEANING = """\
+answer: Because of dust.
+embedding_check: {embedding: [[3.0, 4.0], [4.0, 3.0]]}
+judge: ['{"score": 0.9, "reason": "Names the scattering."}', '{"score": 0.4, "reason": "Wrong cause."}']
+"""
+
+
+@pytest.mark.parametrize(("outputs", "verdict", "line"), [
+    ("answer=embedding:0.1", "benign", "  output answer: close by embedding (distance 0.040 <= 0.1)"),
+    ("answer=judge:Explains why the sky is blue.", "regression (output answer)",
+     "  output answer: 'Short light scatters most, so blue fills the sky.' -> 'Because of dust.' (judge 0.90 -> "
+     "0.40 < 0.7: fails, passed before; reason now: 'Wrong cause.'; before: 'Names the scattering.')"),
+])
+def test_a_scripted_fork_compares_by_embedding_or_judge_offline(
+        recorded: FakeLLMServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        outputs: str, verdict: str, line: str) -> None:
+    recorded.stop()
+    monkeypatch.delenv("OPENAI_API_KEY")
+    (tmp_path / "script.yaml").write_text(_BY_MEANING)
+    capsys.readouterr()
+    before = sorted(path.name for path in tmp_path.iterdir())
+
+    code = main(["fork", "ask.yaml", "--replay", "ask.cassette.yaml", "--at", "answer", "--script", "script.yaml",
+                 "--outputs", outputs])
+
+    out = capsys.readouterr().out.splitlines()
+    assert code == 0
+    assert out[:2] == [f"agentloom fork: ask.yaml replayed from ask.cassette.yaml, forked at 'answer': {verdict}",
+                       line]  # then the tokens and cost
+    assert recorded.requests == []  # the script answered the comparison too
+    assert sorted(path.name for path in tmp_path.iterdir()) == before
+
+
+def test_a_live_fork_asks_the_judge_for_both_outputs(recorded: FakeLLMServer,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    recorded.plan("openai", text("Because of dust."), text('{"score": 0.9, "reason": "Names the scattering."}'),
+                  text('{"score": 0.4, "reason": "Wrong cause."}'))
+
+    code = main(["fork", "ask.yaml", "--replay", "ask.cassette.yaml", "--at", "answer", "--model", "gpt-4.1",
+                 "--outputs", "answer=judge(0.7, gpt-4o-mini):Explains why the sky is blue."])
+
+    out = capsys.readouterr().out.splitlines()
+    assert code == 0
+    assert out[0].endswith("forked at 'answer': regression (output answer)"), out
+    assert "(judge 0.90 -> 0.40 < 0.7: fails, passed before;" in out[1]
+    asked = recorded.requests_for("openai")
+    assert [request.json["model"] for request in asked] == ["gpt-4.1", "gpt-4o-mini", "gpt-4o-mini"]
+    assert [request.json["messages"][-1]["content"].rpartition("\n")[2] for request in asked[1:]] == [
+        "Short light scatters most, so blue fills the sky.", "Because of dust."]

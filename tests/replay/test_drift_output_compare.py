@@ -129,6 +129,13 @@ _JUDGE = OutputMethod("judge", 0.7, model="m", rubric="r")
               "new": {"score": 0.3, "passed": False, "reason": "y"}}, True,
      "judged alike (judge 0.20 -> 0.30, both fail at 0.7; reason now: 'y')"),
     (_JUDGE, {"method": str(_JUDGE), "error": "judge down"}, False, "'a' -> 'b' (judge: not measured: judge down)"),
+    # the replayed verdict read from its verdict snapshot, or asked with a note on the snapshot
+    (_JUDGE, {"method": str(_JUDGE), "old": {"score": 0.9, "passed": True, "reason": "x", "source": "snapshot"},
+              "new": {"score": 0.68, "passed": False, "reason": "y"}}, False,
+     "'a' -> 'b' (judge 0.90 (snapshot) -> 0.68 < 0.7: fails, passed before; reason now: 'y'; before: 'x')"),
+    (_JUDGE, {"method": str(_JUDGE), "old": {"score": 0.9, "passed": True, "reason": "x", "note": "asked; n"},
+              "new": {"score": 0.8, "passed": True, "reason": "y"}}, True,
+     "judged alike (judge 0.90 (asked; n) -> 0.80, both pass at 0.7; reason now: 'y')"),
 ])
 def test_methods_that_ask_a_model_decide_by_what_it_answered(method: OutputMethod, measured: dict | None,
                                                               benign: bool, detail: str) -> None:

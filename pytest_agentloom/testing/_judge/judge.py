@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..._core.plain import to_plain
 from ...errors import HINT_PREFIX, ErrorCode, JudgeError, UsageError, render_message
-from .verdict import Verdict, sha256, shorten
+from .verdict import Verdict, shorten, verdict_key
 
 if TYPE_CHECKING:
     from ...engine._format.model import Workflow
@@ -82,7 +82,7 @@ class JudgeAsk:
     call: VerdictCall | None = None  # its verdict snapshot, when it keeps one
 
     def hashes(self) -> dict[str, Any]:
-        return {"judged_sha256": sha256(self.text), "rubric_sha256": sha256(self.rubric), "model": self.model}
+        return verdict_key(self.model, self.rubric, self.text)
 
     def verdict(self, result: WorkflowResult) -> Verdict:
         __tracebackhide__ = True

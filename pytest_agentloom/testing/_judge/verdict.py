@@ -12,11 +12,16 @@ from typing import Any
 
 from ...errors import render_message
 
-__all__ = ["Verdict", "sha256", "shorten"]
+__all__ = ["Verdict", "sha256", "shorten", "verdict_key"]
 
 
 def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def verdict_key(model: str, rubric: str, judged: str) -> dict[str, str]:
+    """What a verdict snapshot is recorded for: a stored verdict is used only while all three still match."""
+    return {"judged_sha256": sha256(judged), "rubric_sha256": sha256(rubric), "model": model}
 
 
 def shorten(text: str, limit: int = 160) -> str:

@@ -75,14 +75,28 @@ class VerdictBook:
     def before(self, call: VerdictCall, wanted: dict[str, Any]) -> None:
         """Refuse a stale verdict before its judge is asked; ``wanted`` holds the hashes of this call."""
         __tracebackhide__ = True
-        claim_file(self.snapshots.owners, call.path, self.nodeid, what="verdict snapshot")
-        self.snapshots.used.add(str(call.path))
-        stored = self._stored(call)
+        stored, changed = self.look_up(call, wanted)
         if stored is None or call.refresh:
             return
-        changed = [what for key, what in _HASHES if stored.get(key) != wanted[key]]
         if changed:
             raise VerdictStaleError(_stale_message(call, stored, changed))
+
+    def look_up(self, call: VerdictCall, wanted: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
+        """The stored verdict of ``call`` (``None`` when there is none) and what changed since it was recorded
+        (``judged text``, ``rubric``, ``model``; empty when it still holds for ``wanted``, the hashes of this call).
+        Its file counts as used by this test. A file that cannot be read raises ArtifactError (unless refreshing)."""
+        __tracebackhide__ = True
+        self.claim(call)
+        stored = self._stored(call)
+        if stored is None:
+            return None, []
+        return stored, [what for key, what in _HASHES if stored.get(key) != wanted[key]]
+
+    def claim(self, call: VerdictCall) -> None:
+        """Note that this test uses ``call``'s file (FileNameClashError when another test already did)."""
+        __tracebackhide__ = True
+        claim_file(self.snapshots.owners, call.path, self.nodeid, what="verdict snapshot")
+        self.snapshots.used.add(str(call.path))
 
     def after(self, call: VerdictCall, verdict: Verdict) -> None:
         """Compare ``verdict`` with the stored one, or write it as the flags say (see the module docs)."""

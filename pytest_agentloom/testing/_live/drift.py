@@ -4,17 +4,17 @@ report says what changed between the two at the trace level.
 1. **Start** (:meth:`DriftSettings.from_config`): the scratch folder ``DIR`` is
    refused when it lies inside the cassette folder or a snapshot folder, holds
    the cassette folder, or is a folder with files that a drift check did not
-   make; flags that write committed files (``--agentloom-record``,
-   ``--agentloom-record-mode``, ``--agentloom-update-snapshots``,
-   ``--agentloom-create-snapshots``) and the other live mode
-   (``--agentloom-live`` and its repetition cassettes) are refused with it; under ``CI=true`` the
-   flag must be typed on the command line, as for recording.
+   make; the flags that record (``--agentloom-record``, ``--agentloom-record-mode``)
+   and the other live mode (``--agentloom-live`` and its repetition cassettes) are
+   refused with it; under ``CI=true`` the flag must be typed on the command line, as
+   for recording.
 2. **Collection** (:meth:`Drift.select`): only tests that use the ``agentloom``
    fixture and have a committed cassette are kept; the others are deselected
    and named in the summary.
 3. **Each kept test runs twice** (:meth:`Drift.replay_first`): first replayed
-   from its committed cassette (record mode ``none``, snapshots compared and
-   never written; this run's reports are not logged), then live: record mode
+   from its committed cassette (record mode ``none``, snapshots compared, and
+   written only as the snapshot flags say, as in a plain replay; this run's
+   reports are not logged), then live: record mode
    ``all`` into ``DIR/cassettes/...`` (kept when the test fails: that is the
    recording to study), snapshots written to
    ``DIR/snapshots/...`` (mirroring their committed paths). The live run is the
@@ -24,8 +24,10 @@ report says what changed between the two at the trace level.
    (:mod:`.drift_diff`) and prints the summary; ``--agentloom-report`` adds the
    drift to the review report.
 
-Nothing under the cassette folder or a committed snapshot folder is ever opened
-for writing: the live side's paths all start with ``DIR``.
+Nothing under the cassette folder is ever opened for writing, nor a committed
+snapshot folder unless a snapshot flag asks the replayed side to (its golden
+snapshots, and the verdicts of its ``judge`` comparisons: :mod:`.drift_verdicts`):
+the live side's paths all start with ``DIR``.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from ...errors import HINT_PREFIX, DriftError, ErrorCode, RecordingRefusedError,
 from ...replay._modes import RecordMode
 from .._settings.drift_outputs import OutputMethods
 from .._settings.option_table import read_setting, read_setting_from
-from .._snapshots.compare import SnapshotSession
+from .._snapshots.compare import DRIFT_VERDICT, SnapshotSession
 from .._test_cassette import ReplaySettings, refuse_under_ci
 from .drift_diff import VERDICTS, TestDrift, compare_test
 
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
 
     from ...engine._format.model import Workflow
     from ...engine._outcome.result import WorkflowResult
+    from .drift_verdicts import DriftVerdicts
 
 __all__ = ["MARKER_FILE", "Drift", "DriftSettings"]
 
@@ -57,8 +60,7 @@ __all__ = ["MARKER_FILE", "Drift", "DriftSettings"]
 MARKER_FILE = ".agentloom-drift"
 REPLAY, LIVE = "replay", "live"
 _DRIFT_FLAG = ("--agentloom-drift",)
-_REFUSED_WITH = ("record", "record_mode", "update_snapshots", "create_snapshots", "live", "record_repetitions",
-                 "replay_repetition")
+_REFUSED_WITH = ("record", "record_mode", "live", "record_repetitions", "replay_repetition")
 
 
 FAIL_ON = ("never", "regression", "benign")
@@ -133,9 +135,9 @@ def _conflicting_flags(config: pytest.Config) -> str | None:
     flags = ", ".join("--agentloom-" + name.replace("_", "-") for name in given)
     return render_message(
         f"--agentloom-drift cannot be combined with {flags}: the drift check runs each test replayed, then live, "
-        "itself, and never writes a committed cassette or snapshot.",
-        hint="run the drift check alone; to adopt what it found, re-record or update the snapshots in a separate "
-             "run (pytest --agentloom-record / --agentloom-update-snapshots).")
+        "itself, and never writes a committed cassette.",
+        hint="run the drift check alone; to adopt what it found, use agentloom drift --adopt TEST, or re-record "
+             "in a separate run (pytest --agentloom-record).")
 
 
 def _folder_problem(folder: Path, cassettes: Path, config: pytest.Config) -> str | None:
@@ -179,6 +181,9 @@ class Drift:
         self.methods: dict[str, dict[str, str]] = {}  # node id -> its output methods (plain data)
         #: node id -> its live runs still to compare by a model: replayed facts, live facts, provider, workflow
         self._to_score: dict[str, list[tuple[dict[str, Any], dict[str, Any], Any, Workflow]]] = {}
+        #: the session's snapshots, which the replayed side compares (and writes under the snapshot flags)
+        self.committed_snapshots: SnapshotSession | None = None
+        self._snapshot_places: dict[str, tuple[Path, str]] = {}  # node id -> its committed snapshot folder, stem
 
     # -- collection and the two runs of a test --------------------------------------------------------------
 
@@ -220,6 +225,11 @@ class Drift:
     def is_live(self, nodeid: str) -> bool:
         return self.phase.get(nodeid, LIVE) == LIVE
 
+    def note_snapshot_place(self, nodeid: str, folder: Path, name: str) -> None:
+        """Where the test's committed snapshots are (its replayed run's folder and file stem): its ``judge``
+        comparisons' verdicts are kept beside them (:mod:`.drift_verdicts`)."""
+        self._snapshot_places[nodeid] = (folder, name)
+
     def observer(self, nodeid: str) -> Callable[[Workflow, WorkflowResult, Any, int], None]:
         """The callback a test's harness calls after each run: it keeps the run's facts on the current side."""
         from .._workflow_key import workflow_key
@@ -244,17 +254,34 @@ class Drift:
         methods = parse_methods(self.methods.get(item.nodeid), "drift_outputs")
         if not any(method.kind in ASKING_METHODS for method in (methods.default, *dict(methods.per_step).values())):
             return
-        session = None
+        session, kept = None, self._kept_verdicts(item.nodeid)
         try:
             for number, (old, new, provider, workflow) in enumerate(pending, start=1):
                 if getattr(provider, "session", None) is not None:  # the test's cassette, closed by now
                     session = session or self._comparison_cassette(item)
                     provider = self._through(session, workflow)
                 name = workflow.config.provider if workflow.config.provider != "mock" else None
-                ask_scores(methods, old, new, provider, provider_name=name, run_id=f"{item.nodeid}#{number}")
+                ask_scores(methods, old, new, provider, provider_name=name, run_id=f"{item.nodeid}#{number}",
+                           kept=kept, run=number)
         finally:
             if session is not None:
                 session.close(keep=True)
+
+    def _kept_verdicts(self, nodeid: str) -> DriftVerdicts | None:
+        """The test's judge verdict snapshots: the replayed side's beside its committed snapshots, the live side's
+        under ``DIR/snapshots`` (``None`` when its replayed run told no snapshot folder)."""
+        from .._snapshots.compare import SnapshotOptions
+        from .._snapshots.per_test import TestSnapshots
+        from .drift_verdicts import DriftVerdicts
+
+        place = self._snapshot_places.get(nodeid)
+        if place is None or self.committed_snapshots is None:
+            return None
+        folder, name = place
+        replayed = TestSnapshots(nodeid, folder, name, self.committed_snapshots, SnapshotOptions())
+        live = TestSnapshots(nodeid, self.snapshot_dir(folder), name, self.live_snapshots, SnapshotOptions())
+        passed = self.sides.get(nodeid, {}).get(REPLAY, {}).get("outcome") == "passed"
+        return DriftVerdicts(nodeid, replayed, live, replay_passed=passed)
 
     def _comparison_cassette(self, item: pytest.Item) -> Any:
         """Where the comparison calls are recorded: ``DIR/comparisons/<test file>/<test>.yaml``, beside the live
@@ -327,8 +354,8 @@ class Drift:
         states = {}
         for path_text, owner in sorted(self.live_snapshots.owners.items()):
             path = Path(path_text)
-            if owner != nodeid or not _inside(path, scratch):
-                continue
+            if owner != nodeid or not _inside(path, scratch) or f".{DRIFT_VERDICT}." in path.name:
+                continue  # a judge verdict's change is the output line's (it is adopted all the same)
             committed = self.rootdir / path.relative_to(scratch)
             shown = committed.relative_to(self.rootdir).as_posix()
             if not committed.is_file():

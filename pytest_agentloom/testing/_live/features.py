@@ -15,6 +15,7 @@ from .drift import Drift
 from .repetitions import Plan, RepetitionLog, kept_repetitions, repetition_plan
 
 if TYPE_CHECKING:
+    from .._snapshots.compare import SnapshotSession
     from .._test_cassette import ReplaySettings
 
 __all__ = ["DriftFeature", "RepetitionFeature"]
@@ -74,10 +75,14 @@ class RepetitionFeature(Feature):
 class DriftFeature(Feature):
     """The drift check: recorded tests only, each run replayed first, then live; its verdict at the end."""
 
-    def __init__(self, drift: Drift, defaults: Callable[[pytest.Item], dict[str, Any]], *, is_worker: bool) -> None:
+    def __init__(self, drift: Drift, defaults: Callable[[pytest.Item], dict[str, Any]], *, is_worker: bool,
+                 harness_of: Callable[[pytest.Item], Any] | None = None,
+                 snapshots: SnapshotSession | None = None) -> None:
         self.drift = drift
         self._defaults = defaults  # a test's merged markers (raises MarkerError on a bad one)
         self._is_worker = is_worker
+        self._harness_of = harness_of  # a test's harness, or None (see the session)
+        drift.committed_snapshots = snapshots  # the replayed side's: its judge verdicts are kept there
 
     def select(self, items: list[pytest.Item]) -> list[pytest.Item]:
         return self.drift.select(items)[1]  # only recorded agentloom tests are compared
@@ -100,6 +105,10 @@ class DriftFeature(Feature):
             return OutputMethods()
 
     def after_report(self, item: pytest.Item, when: str, report: pytest.TestReport) -> None:
+        if when == "call" and self._harness_of is not None and not self.drift.is_live(item.nodeid):
+            harness = self._harness_of(item)  # the replayed run's: its snapshot folder is the committed one
+            if harness is not None:
+                self.drift.note_snapshot_place(item.nodeid, harness.snapshot_dir, harness.snapshot_name)
         self.drift.note_report(item, report)  # after the checks, which may fail the test
 
     def observer(self, nodeid: str) -> Observer | None:

@@ -16,7 +16,9 @@ compared by its declared method (:mod:`.._settings.drift_outputs` reads them):
   test ran (:mod:`.output_scores`); at most ``T`` is benign, more a regression;
 - ``judge:RUBRIC``: a judge's verdict on each output by the rubric (asked likewise); the live output failing
   where the replayed one passed is a regression, the same pass or fail (or a pass where it failed) benign. The
-  line shows both scores, the threshold and the judge's reasons, so a verdict near the threshold can be audited.
+  line shows both scores, the threshold and the judge's reasons, so a verdict near the threshold can be audited,
+  and where the replayed verdict came from when not from a call (``judge 0.90 (snapshot) -> 0.68``: a committed
+  verdict snapshot, see :mod:`.drift_verdicts`).
 
 A method that asks a model and has no answer (its call failed, or nobody asked) counts as a regression.
 
@@ -85,7 +87,7 @@ def _by_model(method: OutputMethod, old: str, new: str, measured: Mapping[str, A
             return OutputVerdict(False, True, f"close by embedding (distance {distance:.3f} <= {limit})")
         return OutputVerdict(False, False, f"{changed} (embedding distance {distance:.3f} > {limit})")
     before, after = measured["old"], measured["new"]
-    scores = f"judge {before['score']:.2f} -> {after['score']:.2f}"
+    scores = f"judge {before['score']:.2f}{_origin(before)} -> {after['score']:.2f}{_origin(after)}"
     now = f"reason now: {_shown(after['reason'], 100)}"
     if before["passed"] and not after["passed"]:
         return OutputVerdict(False, False, f"{changed} ({scores} < {limit}: fails, passed before; {now}; "
@@ -95,6 +97,14 @@ def _by_model(method: OutputMethod, old: str, new: str, measured: Mapping[str, A
                                           f"before: {_shown(before['reason'], 100)})")
     both = "both pass" if after["passed"] else "both fail"
     return OutputVerdict(False, True, f"judged alike ({scores}, {both} at {limit}; {now})")
+
+
+def _origin(side: Mapping[str, Any]) -> str:
+    """Where a side's verdict came from, when not from a plain judge call: its verdict snapshot, or a note on the
+    snapshot (stale, written; see :mod:`.drift_verdicts`)."""
+    if side.get("source") == "snapshot":
+        return " (snapshot)"
+    return f" ({side['note']})" if side.get("note") else ""
 
 
 def normalized_text(text: str) -> str:

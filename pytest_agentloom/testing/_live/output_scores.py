@@ -9,7 +9,9 @@ asked of the new side's provider (in a drift check, once the test's live call is
 over: through the live gateway, recorded into ``DIR/comparisons/...``, a cassette
 of their own that adopting a live recording leaves out; or the run's own
 provider, e.g. a ``Scripted`` one answering ``embedding_check=``/``judge=``
-replies; in a fork, ``then``). The answers are kept in the new side's facts as plain data
+replies; in a fork, ``then``). In a drift check, the replayed output's verdict comes from its verdict
+snapshot when one matches, and is not asked (:mod:`.drift_verdicts`). The answers are kept in the new side's facts
+as plain data
 (``scores``: step -> what was measured), which travel to the xdist controller
 with the rest; :mod:`.output_compare` reads them. A call that fails is kept as
 its error, and the output then counts as a regression: a comparison that could
@@ -28,14 +30,16 @@ from .._settings.drift_outputs import ASKING_METHODS, OutputMethod, OutputMethod
 
 if TYPE_CHECKING:
     from ..._core.types import Provider
+    from .drift_verdicts import DriftVerdicts
 
 __all__ = ["ask_scores"]
 
 
 def ask_scores(methods: OutputMethods, old: Mapping[str, Any], new: dict[str, Any], provider: Provider | None,
-               *, provider_name: str | None, run_id: str) -> None:
+               *, provider_name: str | None, run_id: str, kept: DriftVerdicts | None = None, run: int = 1) -> None:
     """Put in ``new["scores"]`` what the model says of each step whose method asks one and whose outputs differ
-    (``old`` and ``new`` are the facts of two runs, :mod:`.trace_facts`); ``run_id`` numbers the calls' runs."""
+    (``old`` and ``new`` are the facts of two runs, :mod:`.trace_facts`); ``run_id`` numbers the calls' runs.
+    ``kept``: the test's verdict snapshots (a drift check's; ``run`` is the test's run they are of)."""
     before, after = old.get("outputs", {}), new.get("outputs", {})
     for step in sorted(set(before) & set(after)):
         method = methods.for_step(step)
@@ -48,7 +52,7 @@ def ask_scores(methods: OutputMethods, old: Mapping[str, Any], new: dict[str, An
             if method.kind == "embedding":
                 measured = _distance(method, before[step], after[step], provider, provider_name, ids)
             else:
-                measured = _verdicts(method, before[step], after[step], provider, provider_name, ids)
+                measured = _verdicts(method, before[step], after[step], provider, provider_name, ids, kept, run)
         except (AgentloomError, ValueError) as exc:
             measured = {"error": redact_api_keys(" ".join(line.strip() for line in str(exc).splitlines()))[:300]}
         new.setdefault("scores", {})[step] = {"method": str(method), **measured}
@@ -64,18 +68,26 @@ def _distance(method: OutputMethod, old: str, new: str, provider: Provider, prov
 
 
 def _verdicts(method: OutputMethod, old: str, new: str, provider: Provider, provider_name: str | None,
-              ids: tuple[str, ...]) -> dict[str, Any]:
-    """The judge's verdict on each side's output, by the same rubric, model and threshold."""
+              ids: tuple[str, ...], kept: DriftVerdicts | None, run: int) -> dict[str, Any]:
+    """The judge's verdict on each side's output, by the same rubric, model and threshold; the replayed one from
+    its verdict snapshot when ``kept`` holds a matching one (then only the live output is judged)."""
     from .._judge.judge import judge_workflow, verdict_from_run
 
-    workflow = judge_workflow(method.model, provider_name)
-    sides = {}
+    workflow, step = judge_workflow(method.model, provider_name), ids[-1]
+    sides: dict[str, Any] = {}
     for side, text in (("old", old), ("new", new)):
+        stored, note = kept.stored(step, run, method, text) if kept is not None and side == "old" else (None, "")
+        if stored is not None:
+            sides[side] = stored
+            continue
         result = _run(workflow, {"rubric": method.rubric, "text": text}, provider, derived_run_id(*ids, side))
-        verdict = verdict_from_run(result, label=f"of the drift check ({side} output of step {ids[-1]})",
-                                   model=method.model, rubric=method.rubric, text=text, judged_from=f"step {ids[-1]}",
+        verdict = verdict_from_run(result, label=f"of the drift check ({side} output of step {step})",
+                                   model=method.model, rubric=method.rubric, text=text, judged_from=f"step {step}",
                                    threshold=method.threshold, record_command=None)
-        sides[side] = {"score": verdict.score, "passed": verdict.passed, "reason": redact_api_keys(verdict.reason)}
+        if kept is not None:
+            note = kept.keep(side, step, run, verdict, note)
+        sides[side] = {"score": verdict.score, "passed": verdict.passed, "reason": redact_api_keys(verdict.reason),
+                       **({"note": note} if note else {})}
     return sides
 
 

@@ -48,7 +48,13 @@ from .shape import (
 if TYPE_CHECKING:
     from ...engine._outcome.result import WorkflowResult
 
+#: The name part of a drift check's judge verdict (``<test>.drift-verdict.<step>.yaml``, see
+#: :mod:`.._live.drift_verdicts`). A plain run never reads one (only a drift check judges outputs), so it is no
+#: unused snapshot of it: never reported, never deleted by ``--agentloom-update-snapshots``.
+DRIFT_VERDICT = "drift-verdict"
+
 __all__ = [
+    "DRIFT_VERDICT",
     "FORMAT_VERSION",
     "SnapshotOptions",
     "SnapshotSession",
@@ -352,7 +358,8 @@ class SnapshotSession:
         }
 
     def unused(self) -> list[Path]:
-        """Snapshot files under the known roots that no test used (nor a test that failed or was skipped)."""
+        """Snapshot files under the known roots that no test used (nor a test that failed or was skipped); a drift
+        check's judge verdicts are left out (see :data:`DRIFT_VERDICT`)."""
         found = []
         for root in sorted(self.roots):
             base = Path(root)
@@ -360,7 +367,7 @@ class SnapshotSession:
                 continue
             for path in sorted(base.rglob("*.yaml")):
                 name = str(path)
-                if name in self.used or self._is_protected(path):
+                if name in self.used or self._is_protected(path) or f".{DRIFT_VERDICT}." in path.name:
                     continue
                 found.append(path)
         return found
