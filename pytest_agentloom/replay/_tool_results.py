@@ -63,7 +63,7 @@ def _from_messages(messages: list[Any]) -> Iterator[ToolOutput]:
             continue
         for call in message.get("tool_calls") or []:
             call = call if isinstance(call, dict) else {}
-            function = call.get("function") if isinstance(call.get("function"), dict) else {}
+            function: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else {}
             found = (str(function.get("name") or ""), function.get("arguments"))
             ordered.append(found)
             if call.get("id"):
