@@ -49,6 +49,7 @@ from ..errors import (
     CassetteMismatchError,
     CassetteNotFoundError,
     RequestNotInterceptedError,
+    ToolDriftError,
     UnrecordableResponseError,
     UnusedInteractionsError,
     render_message,
@@ -75,7 +76,9 @@ class CallInfo:
     """The provider call in progress: what the HTTP layer needs to name it in an error."""
 
     request: LLMRequest | EmbedRequest
-    mismatch: CassetteMismatchError | None = None
+    #: the request the cassette could not answer: a cassette mismatch, or (``--agentloom-live-tools=all``)
+    #: the tool whose real result made it differ from the recording
+    mismatch: CassetteMismatchError | ToolDriftError | None = None
     #: a request of this call that vcrpy did not intercept (see :meth:`CassetteSession.not_intercepted`)
     unsent: RequestNotInterceptedError | None = None
     #: a live response of this call too large (or of an encoding too unknown) to record
@@ -332,7 +335,10 @@ class CassetteSession:
         self._index = RequestIndex(resolve_matchers(config.match_on, config.ignore))
         self._loading = False
         self._last_redacted: tuple[Request, HttpRedactor, Request | None] | None = None
-        self.mismatches: list[CassetteMismatchError] = []
+        self.mismatches: list[CassetteMismatchError | ToolDriftError] = []
+        #: ``--agentloom-live-tools=all``: a request that differs from its closest recording only in tool
+        #: results is reported as the tool that drifted (:mod:`._tool_results`), not as a mismatch
+        self.compare_tool_results = False
         self.unsent: list[RequestNotInterceptedError] = []  # requests vcrpy let through in a replay: none sent
         #: a fault was injected into a request of this session: its path may leave recordings unused
         self.faulted = False
@@ -696,7 +702,11 @@ class CassetteSession:
     def _unmatched(self, request: Request) -> None:
         """vcrpy found no unused recording for ``request`` in a write-protected mode: build our error."""
         call = current_call.get()
-        error = self._mismatch_error(self._http_redactor.request(request), call.request if call else None)
+        redacted = self._http_redactor.request(request)
+        llm = call.request if call else None
+        error: CassetteMismatchError | ToolDriftError = self._mismatch_error(redacted, llm)
+        if self.compare_tool_results and isinstance(llm, LLMRequest):
+            error = self._tool_drift(redacted, llm) or error
         self.mismatches.append(error)
         if call is not None and call.mismatch is None:
             call.mismatch = error
@@ -750,6 +760,19 @@ class CassetteSession:
         return CassetteMismatchError(message, reason=reason, path=str(self.config.path),
                                      step_id=llm.step_id if llm else None,
                                      turn=getattr(llm, "turn", 1) if llm else None)
+
+    def _tool_drift(self, request: Request, llm: LLMRequest) -> ToolDriftError | None:
+        """The tool whose real result is all that keeps ``request`` from its closest recording, if any."""
+        from ._tool_results import tool_drift
+
+        index, passed, _ = self._closest(request)
+        if index is None or passed:
+            return None
+        ignore = self.config.ignore
+        return tool_drift(body_data(self._cassette.data[index][0], ignore), body_data(request, ignore),
+                          step=llm.step_id, turn=llm.turn,
+                          recording=f"{self.config.display_path}, interaction #{index + 1} (the next model turn)",
+                          path=str(self.config.path))
 
     def _closest(self, request: Request) -> tuple[int | None, bool, bool]:
         """The recorded request most like ``request``: (position, fully matches, already played)."""

@@ -369,7 +369,8 @@ class TestCassette:
         """The run's tools, the built-ins included, those with side effects going through the test's tool
         recording (``<cassette>.tools.yaml``): run and recorded while the cassette records, replayed from
         the recording (not run) while it replays. ``compare`` (``--agentloom-live-tools``) names tools with
-        side effects that run for real over a replay, each result held against the recording.
+        side effects that run for real over a replay, each result held against the recording; ``all`` in it
+        holds the results of the tools without side effects against the recorded conversation too.
         """
         from ..replay._tool_tape import ToolTape, tape_path
         from ..tools._builtins import run_tools
@@ -381,6 +382,10 @@ class TestCassette:
         self.tape.allow_real = allow_real if isinstance(allow_real, bool) else frozenset(allow_real)
         registry = run_tools(workflow.config.sandbox, workflow.base_dir, tools)
         self.tape.compare = _compared_tools(compare, registry, where) if compare else frozenset()
+        everything = ALL_TOOLS in compare
+        self._session().compare_tool_results = everything
+        if everything:
+            _note_unnamed(registry, self.tape.compare, where)
         return self.tape.wrap(registry)
 
     def release(self) -> None:
@@ -512,22 +517,50 @@ class ReplaySummary:
 
 
 
+ALL_TOOLS = "all"
+"""The ``--agentloom-live-tools`` word for every tool without side effects (never one with side effects)."""
+
+
 def _compared_tools(names: tuple[str, ...], registry: Mapping[str, Any], where: str) -> frozenset[str]:
     """``--agentloom-live-tools`` names checked: each a tool of the run, with side effects (the others run
-    for real over a replay anyway, and the tape records none of their results to compare with)."""
+    for real over a replay anyway, and the tape records none of their results to compare with), or
+    ``all`` (the tools without side effects, compared through the recorded conversation instead)."""
     from .._core.suggest import did_you_mean
     from ..errors import UsageError, render_message
     from ..tools._registry import as_tool
 
-    for name in names:
+    named = tuple(name for name in names if name != ALL_TOOLS)
+    for name in named:
         if name not in registry:
             raise UsageError(render_message(
                 f"--agentloom-live-tools names tool '{name}', which {where or 'this run'} does not have.",
-                [("tools", ", ".join(sorted(registry)))], hint=did_you_mean(name, registry) or "name one of them"))
+                [("tools", ", ".join(sorted(registry)))],
+                hint=did_you_mean(name, [*registry, ALL_TOOLS]) or f"name one of them, or '{ALL_TOOLS}'"))
         if not as_tool(registry[name], name).side_effects:
             raise UsageError(render_message(
                 f"--agentloom-live-tools names tool '{name}', which has no side effects: it runs for real over "
                 "every replay already, and the tool tape keeps no result of it to compare with.",
-                hint=f"leave '{name}' out; a change in its result shows as the next model turn's cassette "
-                     "mismatch"))
-    return frozenset(names)
+                hint=f"leave '{name}' out, or use '{ALL_TOOLS}': it holds the result of every tool without side "
+                     "effects against the recorded conversation"))
+    return frozenset(named)
+
+
+def _note_unnamed(registry: Mapping[str, Any], named: frozenset[str], where: str) -> None:
+    """``all`` never runs a tool with side effects: say which of the run's were replayed from the tape, so
+    nobody reads ``all`` as "every tool ran for real"."""
+    import warnings
+
+    from ..errors import render_message
+    from ..tools._registry import as_tool
+
+    builtin = {"file_write", "shell_command", "http_request"}  # always registered: named only when asked for
+    unnamed = sorted(name for name, value in registry.items()
+                     if name not in named and name not in builtin and as_tool(value, name).side_effects)
+    if unnamed:
+        warnings.warn(render_message(
+            f"--agentloom-live-tools=all runs only tools without side effects for real; "
+            f"{', '.join(repr(name) for name in unnamed)} of {where or 'this run'} "
+            f"{'has' if len(unnamed) == 1 else 'have'} side effects and {'is' if len(unnamed) == 1 else 'are'} "
+            "replayed from the tool tape.",
+            hint=f"name {'it' if len(unnamed) == 1 else 'them'} too to run {'it' if len(unnamed) == 1 else 'them'} "
+                 f"for real: --agentloom-live-tools=all,{','.join(unnamed)}"), UserWarning, stacklevel=2)

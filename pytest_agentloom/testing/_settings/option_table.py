@@ -303,7 +303,9 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "live_tools",
         "replay the model, run these tools with side effects for real (comma-separated names) and compare each "
-        "result with the tool tape: the first divergence fails its step, by step, turn and call.",
+        "result with the tool tape: the first divergence fails its step, by step, turn and call. 'all' compares "
+        "every tool without side effects with the recorded conversation too (it never runs one with side "
+        "effects: name it beside 'all').",
         marker=True,
     ),
     Option(
@@ -394,7 +396,8 @@ MARKER_KEYS: dict[str, str] = {
     "min_pass_rate": "under --agentloom-live: the fraction of repetitions that must pass (0 < rate <= 1)",
     "drift_outputs": "under --agentloom-drift: output comparison, 'similarity:0.8' or a dict of step -> method",
     "inject": "a fault (or list of faults) injected into every run of these tests, e.g. 'classify#1=429'",
-    "live_tools": "names of tools with side effects run for real over the replay and compared with the tool tape",
+    "live_tools": "names of tools with side effects run for real over the replay and compared with the tool tape; "
+                  "'all' compares every tool without side effects with the recorded conversation (e.g. 'all,send')",
 }
 MARKER_SIGNATURE = ("agentloom(workflow=None, *, tools=None, state=None, snapshot_dir=None, snapshot_requests=True, "
                     "snapshot_exclude=None, snapshot_matchers=None, missing_template_keys='error', "
