@@ -44,6 +44,7 @@ from .._core.offline import SOCKET_TRANSPORT, Seal, enter_seal, leave_seal
 from .._core.types import EmbedRequest, EmbedResponse, LLMRequest, LLMResponse, Provider
 from .._redaction.api_keys import noted_keys_version
 from .._redaction.http_traffic import HttpRedactor, api_keys_from_env
+from ..engine._entry.running import RunningWorkflow, running_workflow
 from ..errors import (
     CassetteFormatError,
     CassetteMismatchError,
@@ -892,9 +893,18 @@ class ReplayProvider:
         self.inner = inner
         self.session = session
         self.name = getattr(inner, "name", "replay")
+        self._noted: RunningWorkflow | None = None  # the last run whose redacted values the session was told
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         return await self._call(request, lambda: self.inner.complete(request))
+
+    def _note_run(self) -> None:
+        """Tell the session about the run this call belongs to, once per run, so its redacted values are
+        scrubbed from the recording whoever built the session (see :mod:`...engine._entry.running`)."""
+        running = running_workflow.get()
+        if running is not None and running is not self._noted:
+            self._noted = running  # each run sets a value of its own: the next run is noted again
+            self.session.add_run(running.workflow, running.state)
 
     async def embed(self, request: EmbedRequest) -> EmbedResponse:
         """An ``embed`` step's call, recorded and replayed like a chat call (the engine refuses it if inner can't)."""
@@ -910,6 +920,7 @@ class ReplayProvider:
 
     async def _call(self, request: LLMRequest | EmbedRequest, send: Callable[[], Awaitable[R]]) -> R:
         self.session.open()
+        self._note_run()
         call = CallInfo(request)
         token = current_call.set(call)
         sealed = enter_seal(self.session.seal) if self.session.replays_only else None  # no request may leave

@@ -41,6 +41,7 @@ from .._run.loop import Run
 from .._run.resume_point import ResumePoint
 from .._run.saved_checkpoint import SavedCheckpoint
 from .options import ResumeOptions, RunOptions, check_options, prepare
+from .running import RunningWorkflow, running_workflow
 from .sync import run_sync
 
 __all__ = ["aresume_workflow", "resume_workflow"]
@@ -92,7 +93,11 @@ async def aresume_workflow(checkpoint: Checkpoint, **options: Unpack[ResumeOptio
     hooks.check_record(saved.run_id)
     run = Run(loaded, inputs.state, provider=inputs.provider, tools=inputs.tools, clock=inputs.clock,
               run_id=saved.run_id, hooks=hooks, resume=point)
-    return await run.execute()
+    token = running_workflow.set(RunningWorkflow(saved.run_id, loaded, inputs.state))
+    try:
+        return await run.execute()
+    finally:
+        running_workflow.reset(token)
 
 
 def _check_tools(checkpoint: SavedCheckpoint, workflow: Workflow, point: ResumePoint, tools: Mapping[str, Any]) -> None:

@@ -22,6 +22,7 @@ from .._outcome.result import WorkflowResult
 from .._persist.redacted_writes import Persistence
 from .._run.loop import Run
 from .options import RunOptions, check_options, prepare
+from .running import RunningWorkflow, running_workflow
 from .sync import run_sync
 from .tool_check import check_agent_tools
 
@@ -67,7 +68,11 @@ async def _run(workflow: Workflow | str | Path, options: RunOptions) -> Workflow
     hooks.check_record(run_id)  # before anything runs: a record must not replace a file agentloom did not write
     run = Run(loaded, inputs.state, provider=inputs.provider, tools=inputs.tools, clock=inputs.clock,
               run_id=run_id, hooks=hooks)
-    return await run.execute()
+    token = running_workflow.set(RunningWorkflow(run_id, loaded, inputs.state))
+    try:
+        return await run.execute()
+    finally:
+        running_workflow.reset(token)
 
 
 def _run_id(source: str | RunIdSource | None, workflow: Workflow, overrides: Mapping[str, Any]) -> str:
