@@ -15,6 +15,7 @@ from ..engine import WorkflowResult
 from ..engine._format.model import AgentStep, LLMCallStep, ToolStep, Workflow
 from ..engine._format.redaction_patterns import redactor_for
 from ._sandbox_check import check_sandbox
+from ._steps import all_steps
 
 __all__ = ["DEFECT_CODES", "DOCUMENTED_ENDINGS", "INVARIANTS", "assert_invariants", "check_budget", "check_caps",
            "check_no_defects", "check_no_secrets", "check_sandbox", "check_termination", "check_tool_policy",
@@ -78,14 +79,14 @@ def check_caps(result: WorkflowResult) -> list[str]:
     """Every agent step made at most its ``max_steps`` model calls per attempt."""
     workflow = _workflow(result)
     problems = []
-    for step in workflow.steps if workflow is not None else ():
-        if isinstance(step, AgentStep) and workflow is not None and step.agent in workflow.agents:
-            cap = workflow.agents[step.agent].max_steps
+    for step_id, owner, step in all_steps(workflow) if workflow is not None else ():
+        if isinstance(step, AgentStep) and step.agent in owner.agents:  # a subworkflow's agent is its own file's
+            cap = owner.agents[step.agent].max_steps
             calls: dict[int, int] = {}
-            for event in result.trace.events("provider_call", step=step.id):
+            for event in result.trace.events("provider_call", step=step_id):
                 attempt = event.attempt or 1
                 calls[attempt] = calls.get(attempt, 0) + 1
-            problems += [f"agent step '{step.id}' made {count} model calls in attempt {attempt}, over its "
+            problems += [f"agent step '{step_id}' made {count} model calls in attempt {attempt}, over its "
                          f"max_steps {cap}" for attempt, count in sorted(calls.items()) if count > cap]
     return problems
 
@@ -144,10 +145,12 @@ def check_tool_policy(result: WorkflowResult) -> list[str]:
 
 
 def _offered(workflow: Workflow, step_id: str | None) -> tuple[set[str] | None, set[str]]:
-    """The tools a step may run and those that need an approval first (``None``: a step this check can't read)."""
-    step = next((candidate for candidate in workflow.steps if candidate.id == step_id), None)
-    if isinstance(step, AgentStep) and step.agent in workflow.agents:
-        agent = workflow.agents[step.agent]
+    """The tools a step may run and those that need an approval first (``None``: a step this check can't read);
+    a subworkflow's step by its ``<parent step>/<child step>`` id, read in the child's own file."""
+    owner, step = next(((owner, step) for found, owner, step in all_steps(workflow) if found == step_id),
+                       (workflow, None))
+    if isinstance(step, AgentStep) and step.agent in owner.agents:
+        agent = owner.agents[step.agent]
         return set(agent.tool_names()), set(agent.approval_required)
     if isinstance(step, LLMCallStep):
         return {declared.name for declared in step.tools}, set()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,8 +19,7 @@ from .._core.arguments import bad_argument
 from .._core.clock import VirtualClock
 from .._core.types import LLMRequest
 from ..engine import WorkflowResult, load_workflow, run_workflow
-from ..engine._format.model import AgentStep, AnyStep, EmbedStep, LLMCallStep, RouterStep, SubworkflowStep, Workflow
-from ..engine._steps.subworkflow import child_workflow
+from ..engine._format.model import AgentStep, EmbedStep, LLMCallStep, RouterStep, Workflow
 from ..errors import ScriptError
 from ..providers import Scripted
 from ..providers._replies import Reply, is_answer
@@ -28,6 +27,7 @@ from ..providers._script_data import reply_from_data
 from ..tools import BUILTIN_TOOL_NAMES, Sandbox, ToolRegistry, run_tools
 from ._embed_plan import EmbedPlan
 from ._escapes import escape_attempts
+from ._steps import all_steps
 
 __all__ = ["FuzzScript", "scripts"]
 
@@ -105,7 +105,7 @@ def scripts(workflow: Workflow | str | Path, *, tools: Any = None, max_replies: 
         raise bad_argument("scripts()", "max_calls", max_calls, "a number of model calls per step, at least 1")
     registry = run_tools(loaded.config.sandbox, loaded.base_dir, tools)  # the built-ins' schemas, then yours
     sandbox = Sandbox(loaded.config.sandbox, base_dir=loaded.base_dir)  # subworkflows run with these tools too
-    answered = list(_answered_steps(loaded))
+    answered = list(all_steps(loaded))
     words = _router_words(owner for _, owner, _ in answered)
     plans: dict[str, _StepPlan | EmbedPlan] = {
         step_id: EmbedPlan(step) if isinstance(step, EmbedStep) else _StepPlan(owner, step, registry, words, sandbox)
@@ -119,15 +119,6 @@ def scripts(workflow: Workflow | str | Path, *, tools: Any = None, max_replies: 
     then = st.fixed_dictionaries({step: plan.tail() for step, plan in plans.items()})
     right = {step: plan.right for step, plan in plans.items()}
     return st.tuples(replies, then).map(lambda drawn: FuzzScript(drawn[0], drawn[1], right, loaded, max_calls))
-
-
-def _answered_steps(workflow: Workflow, prefix: str = "") -> Iterator[tuple[str, Workflow, AnyStep]]:
-    """Every step of ``workflow`` and of its subworkflows (depth first), by the id its model requests carry
-    (``<parent step>/<child step>``), with the workflow it belongs to."""
-    for step in workflow.steps:
-        yield f"{prefix}{step.id}", workflow, step
-        if isinstance(step, SubworkflowStep):
-            yield from _answered_steps(child_workflow(workflow, step), f"{prefix}{step.id}/")
 
 
 def _router_words(workflows: Iterable[Workflow]) -> list[str]:

@@ -144,3 +144,24 @@ def test_the_plugin_does_not_import_hypothesis(pytester):
             assert 'pytest_agentloom.strategies' not in sys.modules
         """)
     pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:hypothesispytest").assert_outcomes(passed=1)
+
+
+def test_the_caps_and_tool_checks_read_the_steps_of_subworkflows(tmp_path):
+    (tmp_path / "child.yaml").write_text(
+        "name: child\nagents:\n  helper: {model: gpt-4o-mini, tools: [lookup], max_steps: 2}\n"
+        "steps:\n  - {id: work, type: agent, agent: helper, prompt: Help}\n")
+    (tmp_path / "parent.yaml").write_text(
+        "name: parent\nsteps:\n  - {id: review, type: subworkflow, workflow_path: child.yaml, output: done}\n")
+    script = Scripted({"review/work": [{"tool_call": "lookup", "arguments": {}}, "done"]})
+    result = run_workflow(tmp_path / "parent.yaml", provider=script, tools={"lookup": lambda: "found"},
+                          clock=VirtualClock(), runs_dir=False)
+    assert result.ok, result.steps
+    assert [e.step_id for e in result.trace.events("tool_call")] == ["review/work"]
+    assert check_caps(result) == [] and check_tool_policy(result) == []
+    trace = result.trace
+    call, tool = trace.events("provider_call")[0], trace.events("tool_call")[0]
+    trace._events.append(call)  # as if the child's loop had gone past its max_steps 2
+    trace._events.append(type(tool)(tool.seq, tool.time, tool.kind, tool.step_id, tool.attempt,
+                                    {**tool.data, "tool": "shell_command"}))  # a tool the child's agent lacks
+    assert check_caps(result) == ["agent step 'review/work' made 3 model calls in attempt 1, over its max_steps 2"]
+    assert check_tool_policy(result) == ["step 'review/work' ran tool 'shell_command', which it does not offer"]
