@@ -11,22 +11,10 @@ from __future__ import annotations
 import yaml
 
 from tests.replay.helpers import CANARY_KEY, CANARY_SECRET, Project
+from tests.replay.test_plugin_fallback import FLOW as FALLBACK_FLOW
 from tests.servers.fake_llm import fail, text
 
-FLOW = """\
-name: support
-state_schema:
-  api_token: {redact: true}
-state: {ticket: "", api_token: ""}
-config:
-  retry: {max_retries: 0}
-steps:
-  - id: classify
-    type: llm_call
-    model: claude-haiku-4-5
-    prompt: "Classify (auth {state.api_token}): {state.ticket}"
-    output: category
-"""
+FLOW = FALLBACK_FLOW.split("    fallback:\n")[0]  # the same step, with no fallback of its own
 
 TEST_FILE = """\
 import os
