@@ -302,14 +302,18 @@ def load_table(path: Path, *, default_workflow: str | None = None) -> list[Scena
 
 def _check_script_steps(rows: list[Scenario]) -> None:
     """A row's ``script`` (and ``resume.script``) keys must be step ids of its workflow: a mistyped one
-    (``clasify``) would leave the step without replies and fail the run far from the table's line."""
+    (``clasify``) would leave the step without replies and fail the run far from the table's line.
+
+    The rows of a table mostly share one workflow: each file's step ids are read once per table."""
+    read: dict[Path | None, list[str] | None] = {}
     for row in rows:
         scripts = [("script", row.script or {}), ("resume.script", (row.resume or {}).get("script") or {})]
         if row.inject:
             _check_inject_targets(row)
         if not any(script for _, script in scripts):
             continue
-        steps = _step_ids(row.workflow_path())
+        path = row.workflow_path()
+        steps = read[path] if path in read else read.setdefault(path, _step_ids(path))
         if steps is None:
             continue
         for where, script in scripts:
