@@ -64,8 +64,8 @@ def check_sandbox(result: WorkflowResult) -> list[str]:
 
     A tool registered under a built-in's name (``file_read``, ``file_write``, ``shell_command``,
     ``http_request``) is judged as the built-in. A failed call must have failed with ``sandbox_refused`` when
-    its arguments fit the built-in's parameters (others fail before any check); a ``tool`` step's failed
-    call carries no code in the trace, so only whether it ran is judged there.
+    its arguments fit the built-in's parameters (others fail before any check), in a tool loop, an agent's
+    turn or a ``tool`` step alike (each failed call's trace event carries its ``code``).
     """
     workflow = result.ran_workflow if isinstance(result.ran_workflow, Workflow) else None
     if workflow is None:
@@ -81,7 +81,7 @@ def check_sandbox(result: WorkflowResult) -> list[str]:
         if due is None:
             continue
         call = f"step '{event.step_id}' called {tool} {_shown(arguments)}"
-        code = event.data.get("code")  # a tool step's failed call has none: only that it ran is judged there
+        code = event.data.get("code")
         if event.data.get("ok"):
             problems.append(f"{call}, which ran although the sandbox refuses it (rule '{due.rule}')")
         elif code not in (None, due.code):

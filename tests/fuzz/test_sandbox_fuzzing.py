@@ -99,6 +99,25 @@ def test_a_tool_that_acts_before_asking_the_sandbox_is_reported(tmp_path):
     assert check_sandbox(run({"path": "/etc/passwd", "unexpected": 1}, {"file_read": file_read})) == []
 
 
+def test_a_tool_steps_failed_call_carries_its_code_and_is_judged_as_a_loops_is(tmp_path):
+    flow = tmp_path / "flow.yaml"
+    flow.write_text("name: f\nsteps:\n  - {id: read, type: tool, tool_name: file_read, "
+                    "tool_args: {path: /etc/passwd}, output: out}\n")
+
+    def file_read(path: str) -> str:
+        raise FileNotFoundError(path)  # it went to the file first: the sandbox was never asked
+
+    refused = run_workflow(flow, clock=VirtualClock(), runs_dir=False)  # the built-in, closed sandbox
+    [event] = refused.trace.events("tool_call")
+    assert (event.data["ok"], event.data["code"]) == (False, "sandbox_refused")
+    assert refused.steps["read"].error_code == "sandbox_refused" and check_sandbox(refused) == []
+    acted = run_workflow(flow, tools={"file_read": file_read}, clock=VirtualClock(), runs_dir=False)
+    assert acted.trace.events("tool_call")[0].data["code"] == "tool_error"
+    assert check_sandbox(acted) == [
+        "step 'read' called file_read {\"path\": \"/etc/passwd\"}, which failed with tool_error where the sandbox "
+        "refuses it (rule 'readable_paths'): the tool acted before it asked the sandbox"]
+
+
 def test_the_sandbox_check_asks_the_workflows_own_sandbox(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # where the unchecked tool reads relative paths from
     (tmp_path / "inside").mkdir()

@@ -41,14 +41,15 @@ async def run_tool(step: ToolStep, ctx: StepContext) -> StepOutcome:
             return StepOutcome(value=value, attempts=attempt)
         timed_out = isinstance(error, STEP_FAILURES)  # raised by ctx.within: the tool itself did not fail
         message = str(error) if timed_out else f"{type(error).__name__}: {error}"
-        ctx.event("tool_call", attempt, tool=step.tool_name, args=arguments, ok=False, error=message)
+        code = getattr(error, "code", "tool_error") if timed_out else "tool_error"  # as a tool loop's call says it
+        ctx.event("tool_call", attempt, tool=step.tool_name, args=arguments, ok=False, code=code, error=message)
         if policy is not None and attempt < max_attempts:
             delay = policy.delay(attempt)
             ctx.event("retry", attempt, error=message, delay=delay)
             await ctx.clock.sleep(delay)
             continue
         if timed_out:
-            raise ToolError(f"tool '{step.tool_name}' {message}", code=getattr(error, "code", "tool_error")) from error
+            raise ToolError(f"tool '{step.tool_name}' {message}", code=code) from error
         raise ToolError(f"tool '{step.tool_name}' raised {message}", code="tool_error") from error
     raise AssertionError("unreachable")
 
