@@ -35,6 +35,11 @@ def unchecked_file_read(path: str) -> str:
     return Path(path).read_text()[:40]
 
 
+def file_read_acting_first(path: str) -> str:
+    """A ``file_read`` that goes to the file before it asks the sandbox (it never does): the bug to catch."""
+    raise FileNotFoundError(path)
+
+
 def drawn_calls(flow: Path, tool: str) -> list[dict]:
     """The arguments of every call of ``tool`` a derandomized search draws for the triage step (drawing only:
     no run, so many examples stay fast, and every version of hypothesis draws some escape attempts)."""
@@ -84,19 +89,16 @@ def test_a_tool_that_acts_before_asking_the_sandbox_is_reported(tmp_path):
     flow.write_text("name: f\nconfig: {model: gpt-4o-mini}\nsteps:\n"
                     "  - {id: read, type: llm_call, prompt: p, output: out, tools: [{name: file_read}]}\n")
 
-    def file_read(path: str) -> str:
-        raise FileNotFoundError(path)  # it went to the file first: the sandbox was never asked
-
     def run(arguments, tools=None):
         script = Scripted.from_data({"read": [{"tool_call": "file_read", "arguments": arguments}, "done"]})
         return run_workflow(flow, provider=script, tools=tools, clock=VirtualClock(), runs_dir=False)
 
     assert check_sandbox(run({"path": "/etc/passwd"})) == []  # the built-in refuses it
-    assert check_sandbox(run({"path": "/etc/passwd"}, {"file_read": file_read})) == [
+    assert check_sandbox(run({"path": "/etc/passwd"}, {"file_read": file_read_acting_first})) == [
         "step 'read' called file_read {\"path\": \"/etc/passwd\"}, which failed with tool_error where the sandbox "
         "refuses it (rule 'readable_paths'): the tool acted before it asked the sandbox"]
     # arguments the built-in does not take fail before its sandbox check, whichever tool it is
-    assert check_sandbox(run({"path": "/etc/passwd", "unexpected": 1}, {"file_read": file_read})) == []
+    assert check_sandbox(run({"path": "/etc/passwd", "unexpected": 1}, {"file_read": file_read_acting_first})) == []
 
 
 def test_a_tool_steps_failed_call_carries_its_code_and_is_judged_as_a_loops_is(tmp_path):
@@ -104,14 +106,11 @@ def test_a_tool_steps_failed_call_carries_its_code_and_is_judged_as_a_loops_is(t
     flow.write_text("name: f\nsteps:\n  - {id: read, type: tool, tool_name: file_read, "
                     "tool_args: {path: /etc/passwd}, output: out}\n")
 
-    def file_read(path: str) -> str:
-        raise FileNotFoundError(path)  # it went to the file first: the sandbox was never asked
-
     refused = run_workflow(flow, clock=VirtualClock(), runs_dir=False)  # the built-in, closed sandbox
     [event] = refused.trace.events("tool_call")
     assert (event.data["ok"], event.data["code"]) == (False, "sandbox_refused")
     assert refused.steps["read"].error_code == "sandbox_refused" and check_sandbox(refused) == []
-    acted = run_workflow(flow, tools={"file_read": file_read}, clock=VirtualClock(), runs_dir=False)
+    acted = run_workflow(flow, tools={"file_read": file_read_acting_first}, clock=VirtualClock(), runs_dir=False)
     assert acted.trace.events("tool_call")[0].data["code"] == "tool_error"
     assert check_sandbox(acted) == [
         "step 'read' called file_read {\"path\": \"/etc/passwd\"}, which failed with tool_error where the sandbox "
