@@ -96,6 +96,13 @@ class Project:
     def files(self) -> list[Path]:
         return [path for path in self.path.rglob("*") if path.is_file()]
 
+    def assert_no_canaries(self) -> None:
+        """No file the project holds (cassettes, tapes, snapshots, reports...) has the canary key or secret."""
+        for path in self.files():
+            data = path.read_bytes()
+            assert CANARY_KEY.encode() not in data, path
+            assert CANARY_SECRET.encode() not in data, path
+
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
         """``agentloom <args>`` in a subprocess, offline: no keys, and an OpenAI base URL nothing listens on."""
         env = {key: value for key, value in os.environ.items()

@@ -28,10 +28,7 @@ def test_record_then_replay_offline_without_keys(project: Project) -> None:
 
     # no secret reached any file: neither the API key nor the redacted state value
     assert "<REDACTED:sha256=" in project.cassette().read_text()  # the prompt's secret, as the engine's marker
-    for path in project.files():
-        data = path.read_bytes()
-        assert CANARY_KEY.encode() not in data, path
-        assert CANARY_SECRET.encode() not in data, path
+    project.assert_no_canaries()
 
     # readable YAML with provenance
     document = yaml.safe_load(project.cassette().read_text())

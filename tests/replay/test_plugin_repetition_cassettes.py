@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from tests.replay.helpers import CANARY_KEY, CANARY_SECRET, Project
+from tests.replay.helpers import Project
 from tests.replay.test_plugin_tool_tape import setup as mail_project
 from tests.servers.fake_llm import text, tool_calls
 
@@ -29,10 +29,7 @@ def test_each_repetition_is_recorded_scrubbed_and_replays_on_its_own(project: Pr
     assert committed.read_text() == "the committed cassette: a live run leaves it alone\n"
     second = yaml.safe_load((folder / "2.yaml").read_text())
     assert second["interactions"][1]["response"]["body"]["json"]["choices"][0]["message"]["content"] == "Nope."
-    for path in project.files():  # neither the API key nor the redacted state value reached any file
-        data = path.read_bytes()
-        assert CANARY_KEY.encode() not in data, path
-        assert CANARY_SECRET.encode() not in data, path
+    project.assert_no_canaries()  # neither the API key nor the redacted state value reached any file
     recorded.stdout.fnmatch_lines([
         "agentloom: 3 cassettes recorded (record mode all):",
         "*",
